@@ -1,0 +1,14 @@
+//! The network: packets, queues, pipes (link and emulator directions) and routes.
+//!
+//! A link is two pipes; an emulator is two pipes spliced into every route that crosses it.
+//! Switches forward with zero processing delay, so a route is simply the ordered list of pipes
+//! a packet traverses from its source host to its destination host.
+
+pub mod packet;
+pub mod pipe;
+pub mod queue;
+pub mod route;
+
+pub use packet::{Body, End, FlowId, Packet, RouteId, TcpHeader};
+pub use pipe::{Offer, Pipe, PipeId, PipeWake};
+pub use queue::{Queue, QueueStats};

@@ -1,0 +1,181 @@
+//! Packets: payload-free header models. Behaviour reads and writes these fields; bytes exist
+//! only in the capture writer. Sequence numbers are 64-bit and unwrapped here; they are wrapped
+//! to 32 bits only when a header is written to a capture.
+
+use crate::units::SimTime;
+
+/// Index of a flow (one TCP connection or one UDP stream) in the simulation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FlowId(pub u32);
+
+/// Index of a precomputed route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RouteId(pub u32);
+
+/// Which end of a flow a packet is addressed to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum End {
+    /// The flow's source host (the active opener / sender).
+    Src,
+    /// The flow's destination host (the passive opener / receiver).
+    Dst,
+}
+
+/// IPv4 header bytes (no options).
+pub const IPV4_HEADER: u32 = 20;
+/// TCP header bytes without options.
+pub const TCP_HEADER: u32 = 20;
+/// UDP header bytes.
+pub const UDP_HEADER: u32 = 8;
+
+/// TCP flag bits, as on the wire.
+pub mod flags {
+    /// No more data from sender.
+    pub const FIN: u8 = 0x01;
+    /// Synchronize sequence numbers.
+    pub const SYN: u8 = 0x02;
+    /// Reset the connection.
+    pub const RST: u8 = 0x04;
+    /// Push function.
+    pub const PSH: u8 = 0x08;
+    /// Acknowledgment field significant.
+    pub const ACK: u8 = 0x10;
+}
+
+/// Up to four SACK blocks (the most that fit beside timestamps is three; four without them).
+pub const MAX_SACK_BLOCKS: usize = 4;
+
+/// A TCP header as the behaviour sees it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpHeader {
+    /// Sequence number of the first byte (or of the SYN/FIN), unwrapped, relative to ISN 0.
+    pub seq: u64,
+    /// Acknowledgment number (valid with the ACK flag), unwrapped.
+    pub ack: u64,
+    /// Payload length in bytes.
+    pub len: u32,
+    /// Flag bits (`flags::*`).
+    pub flags: u8,
+    /// Advertised receive window in bytes, after scaling (what the peer may send).
+    pub window: u64,
+    /// MSS option (SYN only).
+    pub mss: Option<u16>,
+    /// Window-scale option shift (SYN only).
+    pub wscale: Option<u8>,
+    /// SACK-permitted option (SYN only).
+    pub sack_permitted: bool,
+    /// Timestamps option: (TSval, TSecr) in the sender's timestamp clock ticks.
+    pub timestamps: Option<(u32, u32)>,
+    /// Number of valid entries in `sack`.
+    pub sack_len: u8,
+    /// SACK blocks `[start, end)`, unwrapped.
+    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+    /// True for a retransmission (model bookkeeping; not a header field).
+    pub retransmit: bool,
+}
+
+impl TcpHeader {
+    /// True if every bit of `f` is set.
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f == f
+    }
+
+    /// Sequence space this segment occupies (payload + SYN + FIN).
+    pub fn seq_len(&self) -> u64 {
+        self.len as u64 + self.has(flags::SYN) as u64 + self.has(flags::FIN) as u64
+    }
+
+    /// The SACK blocks in use.
+    pub fn sack_blocks(&self) -> &[(u64, u64)] {
+        &self.sack[..self.sack_len as usize]
+    }
+
+    /// TCP option bytes, padded to a multiple of 4 as a real stack would emit them.
+    pub fn options_len(&self) -> u32 {
+        let mut n = 0u32;
+        if self.mss.is_some() {
+            n += 4;
+        }
+        if self.wscale.is_some() {
+            n += 3;
+        }
+        if self.sack_permitted {
+            n += 2;
+        }
+        if self.timestamps.is_some() {
+            n += 10;
+        }
+        if self.sack_len > 0 {
+            n += 2 + 8 * self.sack_len as u32;
+        }
+        n.div_ceil(4) * 4
+    }
+
+    /// IP packet size: IPv4 + TCP + options + payload.
+    pub fn ip_len(&self) -> u32 {
+        IPV4_HEADER + TCP_HEADER + self.options_len() + self.len
+    }
+}
+
+/// What a packet carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Body {
+    /// A TCP segment.
+    Tcp(TcpHeader),
+    /// A UDP datagram: its sequence number in the stream and payload length.
+    Udp {
+        /// Datagram index within its stream.
+        seq: u64,
+        /// Payload bytes.
+        len: u32,
+    },
+}
+
+/// A packet in the network.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    /// The flow it belongs to.
+    pub flow: FlowId,
+    /// The end it is addressed to.
+    pub to: End,
+    /// Route it follows, and the index of the next pipe on it.
+    pub route: RouteId,
+    /// Index into the route of the pipe the packet is in (or entering).
+    pub hop: u16,
+    /// Priority class at strict-priority queues (0 = highest).
+    pub class: u8,
+    /// IP bytes on the wire (headers + payload).
+    pub size: u32,
+    /// When the packet left its host (for traces).
+    pub created: SimTime,
+    /// Header model.
+    pub body: Body,
+}
+
+impl Packet {
+    /// The TCP header, if this is a TCP segment.
+    pub fn tcp(&self) -> Option<&TcpHeader> {
+        match &self.body {
+            Body::Tcp(h) => Some(h),
+            Body::Udp { .. } => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_lengths_are_padded() {
+        let mut h = TcpHeader { len: 1000, ..Default::default() };
+        assert_eq!(h.ip_len(), 1040);
+        h.timestamps = Some((1, 2));
+        assert_eq!(h.options_len(), 12);
+        h.sack_len = 3;
+        assert_eq!(h.options_len(), 36);
+        let syn = TcpHeader { flags: flags::SYN, mss: Some(1460), wscale: Some(7), sack_permitted: true, timestamps: Some((0, 0)), ..Default::default() };
+        assert_eq!(syn.options_len(), 20);
+        assert_eq!(syn.seq_len(), 1);
+    }
+}

@@ -1,0 +1,156 @@
+//! Egress queues: drop-tail FIFOs limited in packets or bytes, optionally split into
+//! strict-priority classes each with its own buffer (class 0 is served first).
+
+use std::collections::VecDeque;
+
+use crate::net::packet::Packet;
+use crate::units::QueueLimit;
+
+/// Counters every queue keeps, always on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    /// Packets accepted into the queue.
+    pub enqueued: u64,
+    /// Packets refused because the buffer was full (tail drop).
+    pub dropped: u64,
+    /// Packets that left the queue for the transmitter.
+    pub departed: u64,
+    /// Largest occupancy seen, in packets.
+    pub max_packets: u64,
+    /// Largest occupancy seen, in bytes.
+    pub max_bytes: u64,
+}
+
+#[derive(Debug)]
+struct ClassFifo {
+    fifo: VecDeque<Packet>,
+    bytes: u64,
+    limit: QueueLimit,
+}
+
+impl ClassFifo {
+    fn admits(&self, size: u32) -> bool {
+        match self.limit {
+            QueueLimit::Packets(n) => (self.fifo.len() as u64) < n,
+            QueueLimit::Bytes(b) => self.bytes + size as u64 <= b,
+            QueueLimit::Unlimited => true,
+        }
+    }
+}
+
+/// A drop-tail queue with one or more strict-priority classes.
+#[derive(Debug)]
+pub struct Queue {
+    classes: Vec<ClassFifo>,
+    packets: u64,
+    bytes: u64,
+    /// Always-on counters.
+    pub stats: QueueStats,
+}
+
+impl Queue {
+    /// A single-class FIFO.
+    pub fn fifo(limit: QueueLimit) -> Self {
+        Self::classes(&[limit])
+    }
+
+    /// Strict-priority classes with per-class limits (index 0 = highest priority). Panics on
+    /// an empty list (the scenario layer rejects it).
+    pub fn classes(limits: &[QueueLimit]) -> Self {
+        assert!(!limits.is_empty(), "a queue needs at least one class");
+        Queue {
+            classes: limits.iter().map(|&limit| ClassFifo { fifo: VecDeque::new(), bytes: 0, limit }).collect(),
+            packets: 0,
+            bytes: 0,
+            stats: QueueStats::default(),
+        }
+    }
+
+    /// Offer a packet. Packets of a class beyond the last go to the last (lowest) class.
+    /// Returns the packet back if it was dropped.
+    pub fn enqueue(&mut self, pkt: Packet) -> Result<(), Packet> {
+        let c = (pkt.class as usize).min(self.classes.len() - 1);
+        let class = &mut self.classes[c];
+        if !class.admits(pkt.size) {
+            self.stats.dropped += 1;
+            return Err(pkt);
+        }
+        class.bytes += pkt.size as u64;
+        self.bytes += pkt.size as u64;
+        self.packets += 1;
+        class.fifo.push_back(pkt);
+        self.stats.enqueued += 1;
+        self.stats.max_packets = self.stats.max_packets.max(self.packets);
+        self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
+        Ok(())
+    }
+
+    /// Take the head packet of the highest-priority non-empty class.
+    pub fn dequeue(&mut self) -> Option<Packet> {
+        for class in &mut self.classes {
+            if let Some(p) = class.fifo.pop_front() {
+                class.bytes -= p.size as u64;
+                self.bytes -= p.size as u64;
+                self.packets -= 1;
+                self.stats.departed += 1;
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    /// Packets waiting.
+    pub fn len_packets(&self) -> u64 {
+        self.packets
+    }
+
+    /// Bytes waiting.
+    pub fn len_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// True when nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.packets == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::{Body, End, FlowId, RouteId};
+    use crate::units::SimTime;
+
+    fn pkt(class: u8, size: u32, seq: u64) -> Packet {
+        Packet { flow: FlowId(0), to: End::Dst, route: RouteId(0), hop: 0, class, size, created: SimTime::ZERO, body: Body::Udp { seq, len: size } }
+    }
+
+    #[test]
+    fn drop_tail_in_packets_and_bytes() {
+        let mut q = Queue::fifo(QueueLimit::Packets(2));
+        assert!(q.enqueue(pkt(0, 100, 0)).is_ok());
+        assert!(q.enqueue(pkt(0, 100, 1)).is_ok());
+        assert!(q.enqueue(pkt(0, 100, 2)).is_err());
+        assert_eq!(q.stats.dropped, 1);
+        let mut q = Queue::fifo(QueueLimit::Bytes(250));
+        assert!(q.enqueue(pkt(0, 100, 0)).is_ok());
+        assert!(q.enqueue(pkt(0, 100, 1)).is_ok());
+        assert!(q.enqueue(pkt(0, 100, 2)).is_err());
+        assert_eq!(q.len_bytes(), 200);
+        assert_eq!(q.stats.max_packets, 2);
+    }
+
+    #[test]
+    fn strict_priority_with_per_class_buffers() {
+        let mut q = Queue::classes(&[QueueLimit::Packets(1), QueueLimit::Packets(3)]);
+        q.enqueue(pkt(1, 10, 0)).unwrap();
+        q.enqueue(pkt(1, 10, 1)).unwrap();
+        q.enqueue(pkt(0, 10, 2)).unwrap();
+        assert!(q.enqueue(pkt(0, 10, 3)).is_err(), "class 0 buffer holds one");
+        q.enqueue(pkt(7, 10, 4)).unwrap(); // beyond the last class: lowest
+        let order: Vec<u64> = std::iter::from_fn(|| q.dequeue()).map(|p| match p.body { Body::Udp { seq, .. } => seq, _ => unreachable!() }).collect();
+        assert_eq!(order, vec![2, 0, 1, 4]);
+        assert_eq!(q.stats.departed, 4);
+        assert!(q.is_empty());
+    }
+}

@@ -1,0 +1,161 @@
+//! Congestion control: a narrow trait that sees named events (never sequence numbers) and
+//! answers `cwnd()` and `ssthresh()` in bytes. Loss detection, SACK, RTT and RTO belong to the
+//! connection. Built-in controllers are variants of the closed enum `Controller`, dispatched by
+//! `match`; adding one means a new file here and a new variant, never a connection change.
+
+pub mod reno;
+
+use crate::units::{BitRate, SimDuration, SimTime};
+
+pub use reno::{Reno, RenoConfig};
+
+/// An ACK that acknowledged new data, delivered to the controller outside fast recovery.
+#[derive(Clone, Copy, Debug)]
+pub struct AckSample {
+    /// When the ACK arrived.
+    pub now: SimTime,
+    /// Bytes newly acknowledged (cumulatively).
+    pub bytes_acked: u64,
+    /// Sender MSS (payload bytes per full segment).
+    pub mss: u32,
+    /// RTT sample carried by this ACK, if valid (Karn / timestamps).
+    pub rtt: Option<SimDuration>,
+    /// Smoothed RTT after this ACK, if known.
+    pub srtt: Option<SimDuration>,
+    /// Smallest RTT seen.
+    pub min_rtt: Option<SimDuration>,
+    /// Bytes in flight before this ACK was processed.
+    pub inflight_before: u64,
+    /// True when the sender was limited by cwnd (could not send a full segment more).
+    pub cwnd_limited: bool,
+    /// True while recovering from a timeout (slow start towards ssthresh).
+    pub after_timeout: bool,
+}
+
+/// Loss detected by duplicate ACKs or SACK: the connection enters fast recovery.
+#[derive(Clone, Copy, Debug)]
+pub struct CongestionEvent {
+    /// When recovery started.
+    pub now: SimTime,
+    /// Bytes in flight (FlightSize) at that moment.
+    pub inflight: u64,
+    /// Sender MSS.
+    pub mss: u32,
+}
+
+/// Fast recovery ended (the cumulative ACK passed the recovery point).
+#[derive(Clone, Copy, Debug)]
+pub struct RecoveryExit {
+    /// When recovery ended.
+    pub now: SimTime,
+    /// Bytes in flight after the ACK that ended recovery.
+    pub inflight: u64,
+    /// Sender MSS.
+    pub mss: u32,
+}
+
+/// The retransmission timer expired.
+#[derive(Clone, Copy, Debug)]
+pub struct TimeoutEvent {
+    /// When it fired.
+    pub now: SimTime,
+    /// Bytes in flight when it fired.
+    pub inflight: u64,
+    /// Sender MSS.
+    pub mss: u32,
+    /// Consecutive timeouts so far, this one included.
+    pub backoffs: u32,
+}
+
+/// The interface every congestion controller implements.
+pub trait CongestionControl {
+    /// Short name, e.g. `"newreno"`.
+    fn name(&self) -> &'static str;
+    /// Congestion window in bytes.
+    fn cwnd(&self) -> u64;
+    /// Slow-start threshold in bytes (`u64::MAX` = unlimited).
+    fn ssthresh(&self) -> u64;
+    /// New data was acknowledged outside fast recovery.
+    fn on_ack(&mut self, ack: &AckSample);
+    /// Fast recovery begins: set ssthresh (the connection manages the window during recovery).
+    fn on_congestion(&mut self, ev: &CongestionEvent);
+    /// Fast recovery ended: set the window to continue with.
+    fn on_recovery_exit(&mut self, ev: &RecoveryExit);
+    /// A retransmission timeout.
+    fn on_timeout(&mut self, ev: &TimeoutEvent);
+    /// Pacing rate, if the controller paces.
+    fn pacing_rate(&self) -> Option<BitRate> {
+        None
+    }
+}
+
+/// Which controller a connection uses, with its parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CcConfig {
+    /// Reno (RFC 5681): the same window rules as NewReno; the connection uses Reno recovery.
+    Reno(RenoConfig),
+    /// NewReno (RFC 5681 window rules; RFC 6582 recovery in the connection).
+    NewReno(RenoConfig),
+}
+
+impl CcConfig {
+    /// The controller's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcConfig::Reno(_) => "reno",
+            CcConfig::NewReno(_) => "newreno",
+        }
+    }
+}
+
+/// A built-in controller.
+#[derive(Clone, Debug)]
+pub enum Controller {
+    /// Reno or NewReno window rules.
+    Reno(Reno),
+}
+
+impl Controller {
+    /// Build the controller for `cfg` with the initial window and ssthresh in bytes.
+    pub fn new(cfg: &CcConfig, initial_cwnd: u64, initial_ssthresh: u64) -> Self {
+        match cfg {
+            CcConfig::Reno(c) => Controller::Reno(Reno::new("reno", *c, initial_cwnd, initial_ssthresh)),
+            CcConfig::NewReno(c) => Controller::Reno(Reno::new("newreno", *c, initial_cwnd, initial_ssthresh)),
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            Controller::Reno($c) => $e,
+        }
+    };
+}
+
+impl CongestionControl for Controller {
+    fn name(&self) -> &'static str {
+        dispatch!(self, c => c.name())
+    }
+    fn cwnd(&self) -> u64 {
+        dispatch!(self, c => c.cwnd())
+    }
+    fn ssthresh(&self) -> u64 {
+        dispatch!(self, c => c.ssthresh())
+    }
+    fn on_ack(&mut self, ack: &AckSample) {
+        dispatch!(self, c => c.on_ack(ack))
+    }
+    fn on_congestion(&mut self, ev: &CongestionEvent) {
+        dispatch!(self, c => c.on_congestion(ev))
+    }
+    fn on_recovery_exit(&mut self, ev: &RecoveryExit) {
+        dispatch!(self, c => c.on_recovery_exit(ev))
+    }
+    fn on_timeout(&mut self, ev: &TimeoutEvent) {
+        dispatch!(self, c => c.on_timeout(ev))
+    }
+    fn pacing_rate(&self) -> Option<BitRate> {
+        dispatch!(self, c => c.pacing_rate())
+    }
+}

@@ -1,0 +1,108 @@
+//! Reno/NewReno window rules (RFC 5681 §3.1): slow start adds min(N, L·SMSS) per ACK,
+//! congestion avoidance adds SMSS·SMSS/cwnd per ACK (≈ one SMSS per RTT), a loss sets
+//! ssthresh = max(FlightSize/2, 2·SMSS), a timeout also sets cwnd = 1 SMSS (the loss window).
+//! The recovery procedures themselves (Reno, NewReno, SACK) live in the connection.
+
+use super::{AckSample, CongestionControl, CongestionEvent, RecoveryExit, TimeoutEvent};
+
+/// Parameters of the Reno window rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RenoConfig {
+    /// Slow-start byte-counting limit L in segments (RFC 3465 / RFC 5681: 1 = at most one SMSS
+    /// per ACK; 2 = appropriate byte counting with L = 2).
+    pub abc_limit: u32,
+}
+
+impl Default for RenoConfig {
+    fn default() -> Self {
+        RenoConfig { abc_limit: 1 }
+    }
+}
+
+/// Reno/NewReno controller state.
+#[derive(Clone, Debug)]
+pub struct Reno {
+    name: &'static str,
+    cfg: RenoConfig,
+    cwnd: u64,
+    ssthresh: u64,
+}
+
+impl Reno {
+    /// A controller starting at `cwnd`/`ssthresh` bytes.
+    pub fn new(name: &'static str, cfg: RenoConfig, cwnd: u64, ssthresh: u64) -> Self {
+        Reno { name, cfg, cwnd, ssthresh }
+    }
+}
+
+impl CongestionControl for Reno {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+    fn on_ack(&mut self, a: &AckSample) {
+        if !a.cwnd_limited {
+            return; // RFC 7661: do not grow a window the sender is not using.
+        }
+        let mss = a.mss as u64;
+        if self.cwnd < self.ssthresh {
+            self.cwnd += a.bytes_acked.min(self.cfg.abc_limit as u64 * mss);
+        } else {
+            self.cwnd += (mss * mss / self.cwnd).max(1);
+        }
+    }
+    fn on_congestion(&mut self, ev: &CongestionEvent) {
+        self.ssthresh = (ev.inflight / 2).max(2 * ev.mss as u64);
+    }
+    fn on_recovery_exit(&mut self, _ev: &RecoveryExit) {
+        self.cwnd = self.ssthresh; // RFC 6582 §3.2 step 3, the "simply ssthresh" option.
+    }
+    fn on_timeout(&mut self, ev: &TimeoutEvent) {
+        if ev.backoffs <= 1 {
+            // RFC 5681 eq. (4); on repeated timeouts ssthresh is not halved again (RFC 5681 §3.1).
+            self.ssthresh = (ev.inflight / 2).max(2 * ev.mss as u64);
+        }
+        self.cwnd = ev.mss as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::SimTime;
+
+    fn ack(bytes: u64, limited: bool) -> AckSample {
+        AckSample { now: SimTime::ZERO, bytes_acked: bytes, mss: 1000, rtt: None, srtt: None, min_rtt: None, inflight_before: 0, cwnd_limited: limited, after_timeout: false }
+    }
+
+    #[test]
+    fn slow_start_then_avoidance() {
+        let mut r = Reno::new("newreno", RenoConfig::default(), 2000, 4000);
+        r.on_ack(&ack(2000, true));
+        assert_eq!(r.cwnd(), 3000, "at most one SMSS per ACK in slow start");
+        r.on_ack(&ack(1000, true));
+        assert_eq!(r.cwnd(), 4000);
+        r.on_ack(&ack(1000, true));
+        assert_eq!(r.cwnd(), 4250, "SMSS²/cwnd in avoidance");
+        r.on_ack(&ack(1000, false));
+        assert_eq!(r.cwnd(), 4250, "no growth when not cwnd-limited");
+    }
+
+    #[test]
+    fn loss_and_timeout() {
+        let mut r = Reno::new("newreno", RenoConfig::default(), 10_000, u64::MAX);
+        r.on_congestion(&CongestionEvent { now: SimTime::ZERO, inflight: 10_000, mss: 1000 });
+        assert_eq!(r.ssthresh(), 5000);
+        r.on_recovery_exit(&RecoveryExit { now: SimTime::ZERO, inflight: 0, mss: 1000 });
+        assert_eq!(r.cwnd(), 5000);
+        r.on_timeout(&TimeoutEvent { now: SimTime::ZERO, inflight: 3000, mss: 1000, backoffs: 1 });
+        assert_eq!((r.cwnd(), r.ssthresh()), (1000, 2000));
+        r.on_timeout(&TimeoutEvent { now: SimTime::ZERO, inflight: 1000, mss: 1000, backoffs: 2 });
+        assert_eq!(r.ssthresh(), 2000, "repeated timeouts keep ssthresh");
+    }
+}

@@ -1,0 +1,89 @@
+//! Per-connection TCP settings, fully resolved (the scenario layer fills every default).
+
+use crate::tcp::cc::{CcConfig, RenoConfig};
+use crate::tcp::rtt::{RtoPolicy, RttEstimatorKind};
+use crate::units::SimDuration;
+
+/// Which loss-recovery procedure the sender uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecoveryKind {
+    /// SACK (RFC 6675) if both ends negotiated it, else Reno if the controller is `reno`, else
+    /// NewReno.
+    Auto,
+    /// Reno fast recovery (RFC 5681 §3.2): leave recovery on the first new ACK.
+    Reno,
+    /// NewReno (RFC 6582): stay in recovery until the recovery point is acknowledged.
+    NewReno,
+    /// Conservative SACK-based recovery (RFC 6675); needs SACK negotiated, else NewReno.
+    Sack,
+}
+
+/// TCP settings of one endpoint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// Maximum segment size announced and used, in bytes, *including* option space: with
+    /// timestamps a full segment carries `mss - 12` payload bytes (as Linux does).
+    pub mss: u32,
+    /// Offer SACK.
+    pub sack: bool,
+    /// Offer RFC 7323 timestamps.
+    pub timestamps: bool,
+    /// Offer RFC 7323 window scaling.
+    pub window_scaling: bool,
+    /// Nagle's algorithm (RFC 896 / RFC 1122 §4.2.3.4).
+    pub nagle: bool,
+    /// Send socket buffer in bytes: unacknowledged plus unsent data never exceeds it.
+    pub sndbuf: u64,
+    /// Receive socket buffer in bytes: bounds the advertised window.
+    pub rcvbuf: u64,
+    /// Initial window in segments (0 = RFC 5681: 4, 3 or 2 segments by MSS).
+    pub initial_cwnd: u32,
+    /// Initial ssthresh in bytes (`u64::MAX` = unlimited).
+    pub initial_ssthresh: u64,
+    /// ACK at least every this many full-sized segments (1 = ACK every segment).
+    pub delack_segments: u32,
+    /// Delayed-ACK timeout (RFC 1122: at most 500 ms; Linux: 40 ms minimum; BSD: 200 ms tick).
+    pub delack_timeout: SimDuration,
+    /// RTT estimator.
+    pub rtt_estimator: RttEstimatorKind,
+    /// Retransmission-timer policy.
+    pub rto: RtoPolicy,
+    /// RFC 3042 limited transmit (non-SACK recovery; with SACK the pipe rule has the same effect).
+    pub limited_transmit: bool,
+    /// Duplicate-ACK threshold.
+    pub dupthresh: u32,
+    /// Loss recovery procedure.
+    pub recovery: RecoveryKind,
+    /// Congestion controller.
+    pub cc: CcConfig,
+    /// Period of the timestamp clock (TSval ticks); Linux 2.6.16 at HZ=250: 4 ms; modern: 1 ms.
+    pub ts_tick: SimDuration,
+    /// Zero-window probe interval before backoff (BSD/Linux use the RTO; here a floor).
+    pub persist_min: SimDuration,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1460,
+            sack: true,
+            timestamps: false,
+            window_scaling: true,
+            nagle: true,
+            sndbuf: 4_000_000,
+            rcvbuf: 4_000_000,
+            initial_cwnd: 0,
+            initial_ssthresh: u64::MAX,
+            delack_segments: 2,
+            delack_timeout: SimDuration::from_millis(40),
+            rtt_estimator: RttEstimatorKind::Rfc6298,
+            rto: RtoPolicy::default(),
+            limited_transmit: true,
+            dupthresh: 3,
+            recovery: RecoveryKind::Auto,
+            cc: CcConfig::NewReno(RenoConfig::default()),
+            ts_tick: SimDuration::from_millis(1),
+            persist_min: SimDuration::from_millis(200),
+        }
+    }
+}

@@ -1,0 +1,1308 @@
+//! A sans-I/O TCP endpoint: `(now, segment)` or `(now, timer)` in; segments, timer deadlines
+//! and trace events out. It owns everything between the application and the wire: handshake
+//! and close, the send and receive buffers, window scaling, Nagle and sender SWS avoidance,
+//! delayed ACKs, RTT estimation and the RTO (with its policy), duplicate-ACK detection,
+//! Reno/NewReno fast recovery (RFC 5681 / RFC 6582), SACK-based recovery (RFC 6675), limited
+//! transmit (RFC 3042) and zero-window probing. The congestion controller only sees events.
+//!
+//! Sequence numbers are 64-bit and unwrapped; both ISNs are 0, so the first data byte is 1.
+
+use std::collections::VecDeque;
+
+use crate::net::packet::{flags, TcpHeader, MAX_SACK_BLOCKS};
+use crate::tcp::cc::{AckSample, CongestionControl, CongestionEvent, Controller, RecoveryExit, TimeoutEvent};
+use crate::tcp::config::{RecoveryKind, TcpConfig};
+use crate::tcp::ranges::RangeSet;
+use crate::tcp::rtt::RttEstimator;
+use crate::units::{SimDuration, SimTime};
+
+/// Bytes the timestamps option takes from every segment's payload room.
+const TS_OPTION_BYTES: u32 = 12;
+
+/// RFC 793 connection states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// No connection.
+    Closed,
+    /// Waiting for a SYN.
+    Listen,
+    /// SYN sent, waiting for SYN-ACK.
+    SynSent,
+    /// SYN received, SYN-ACK sent.
+    SynReceived,
+    /// Data transfer.
+    Established,
+    /// Our FIN sent, not yet acknowledged.
+    FinWait1,
+    /// Our FIN acknowledged; waiting for the peer's.
+    FinWait2,
+    /// Peer's FIN received; we may still send.
+    CloseWait,
+    /// Both FINs sent, ours not yet acknowledged.
+    Closing,
+    /// Peer closed first; our FIN sent, waiting for its ACK.
+    LastAck,
+    /// Both directions closed.
+    TimeWait,
+}
+
+/// Something worth a trace record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpEventKind {
+    /// Fast retransmit: loss detected by duplicate ACKs or SACK, fast recovery entered.
+    FastRetransmit = 0,
+    /// The retransmission timer expired.
+    Timeout = 1,
+    /// Fast recovery ended.
+    RecoveryExit = 2,
+    /// A segment was retransmitted.
+    Retransmit = 3,
+    /// A duplicate ACK arrived.
+    DupAck = 4,
+}
+
+impl TcpEventKind {
+    /// Every kind, in code order.
+    pub const ALL: [TcpEventKind; 5] = [Self::FastRetransmit, Self::Timeout, Self::RecoveryExit, Self::Retransmit, Self::DupAck];
+
+    /// Name used in traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::FastRetransmit => "fast_retransmit",
+            Self::Timeout => "timeout",
+            Self::RecoveryExit => "recovery_exit",
+            Self::Retransmit => "retransmit",
+            Self::DupAck => "dupack",
+        }
+    }
+}
+
+/// A trace event: kind and the sequence number it concerns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpEvent {
+    /// What happened.
+    pub kind: TcpEventKind,
+    /// Sequence number concerned (snd_una for most).
+    pub seq: u64,
+}
+
+/// What a call into the connection produced.
+#[derive(Debug, Default)]
+pub struct Output {
+    /// Segments to transmit, in order.
+    pub segments: Vec<TcpHeader>,
+    /// Trace events.
+    pub events: Vec<TcpEvent>,
+}
+
+impl Output {
+    /// Empty both lists, keeping their capacity.
+    pub fn clear(&mut self) {
+        self.segments.clear();
+        self.events.clear();
+    }
+}
+
+/// Always-on counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnStats {
+    /// Data segments sent, retransmissions included.
+    pub segments_sent: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    /// Data segments retransmitted.
+    pub retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Fast retransmits (entries into fast recovery).
+    pub fast_retransmits: u64,
+    /// Duplicate ACKs received.
+    pub dupacks_received: u64,
+    /// Pure ACKs sent.
+    pub acks_sent: u64,
+    /// Payload bytes delivered in order to the application (receive side).
+    pub bytes_delivered: u64,
+    /// Payload bytes acknowledged by the peer (send side).
+    pub bytes_acked: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Recovery {
+    /// Reno/NewReno fast recovery with an inflated window.
+    NewReno { cwnd: u64, partial_seen: bool },
+    /// RFC 6675: window fixed at ssthresh, sending by the pipe rule.
+    Sack { cwnd: u64 },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SentRecord {
+    end: u64,
+    at: SimTime,
+    retransmitted: bool,
+}
+
+/// One TCP endpoint.
+#[derive(Debug)]
+pub struct Connection {
+    cfg: TcpConfig,
+    state: State,
+    // Negotiated.
+    smss: u32,
+    sack_ok: bool,
+    ts_ok: bool,
+    rcv_wscale: u8,
+    // Send side.
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    stream_end: u64,
+    close_requested: bool,
+    fin_sent: bool,
+    snd_wnd: u64,
+    max_snd_wnd: u64,
+    cc: Controller,
+    recovery: Option<Recovery>,
+    recovery_kind: RecoveryKind,
+    recover: u64,
+    loss_point: Option<u64>,
+    dupacks: u32,
+    sacked: RangeSet,
+    high_rxt: u64,
+    rescue_rxt: Option<u64>,
+    sent: VecDeque<SentRecord>,
+    rtt: RttEstimator,
+    backoffs: u32,
+    syn_retries: u32,
+    rto_at: Option<SimTime>,
+    persist_at: Option<SimTime>,
+    persist_backoff: u32,
+    // Receive side.
+    rcv_nxt: u64,
+    rcv_read: u64,
+    ooo: RangeSet,
+    sack_recent: Vec<u64>,
+    rcv_adv: u64,
+    rcv_mss: u32,
+    auto_read: bool,
+    unacked_bytes: u64,
+    delack_at: Option<SimTime>,
+    ts_recent: u32,
+    last_ack_sent: u64,
+    peer_fin: Option<u64>,
+    /// Counters.
+    pub stats: ConnStats,
+}
+
+impl Connection {
+    /// A closed endpoint with the given settings. Call `connect` or `listen`.
+    pub fn new(cfg: TcpConfig) -> Self {
+        let smss = payload_room(&cfg, cfg.timestamps);
+        let iw = initial_window(&cfg, smss);
+        let cc = Controller::new(&cfg.cc, iw, cfg.initial_ssthresh);
+        let rtt = RttEstimator::new(cfg.rtt_estimator);
+        let rcv_wscale = if cfg.window_scaling { wscale_for(cfg.rcvbuf) } else { 0 };
+        Connection {
+            state: State::Closed,
+            smss,
+            sack_ok: false,
+            ts_ok: false,
+            rcv_wscale,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            stream_end: 1,
+            close_requested: false,
+            fin_sent: false,
+            snd_wnd: 0,
+            max_snd_wnd: 0,
+            cc,
+            recovery: None,
+            recovery_kind: cfg.recovery,
+            recover: 0,
+            loss_point: None,
+            dupacks: 0,
+            sacked: RangeSet::new(),
+            high_rxt: 0,
+            rescue_rxt: None,
+            sent: VecDeque::new(),
+            rtt,
+            backoffs: 0,
+            syn_retries: 0,
+            rto_at: None,
+            persist_at: None,
+            persist_backoff: 0,
+            rcv_nxt: 0,
+            rcv_read: 0,
+            ooo: RangeSet::new(),
+            sack_recent: Vec::new(),
+            rcv_adv: 0,
+            rcv_mss: smss,
+            auto_read: true,
+            unacked_bytes: 0,
+            delack_at: None,
+            ts_recent: 0,
+            last_ack_sent: 0,
+            peer_fin: None,
+            stats: ConnStats::default(),
+            cfg,
+        }
+    }
+
+    // ---- Queries ----------------------------------------------------------------------
+
+    /// Current state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Effective congestion window in bytes (the recovery window while in fast recovery).
+    pub fn cwnd(&self) -> u64 {
+        match self.recovery {
+            Some(Recovery::NewReno { cwnd, .. }) | Some(Recovery::Sack { cwnd }) => cwnd,
+            None => self.cc.cwnd(),
+        }
+    }
+
+    /// Slow-start threshold in bytes.
+    pub fn ssthresh(&self) -> u64 {
+        self.cc.ssthresh()
+    }
+
+    /// The congestion controller.
+    pub fn controller(&self) -> &Controller {
+        &self.cc
+    }
+
+    /// Smoothed RTT, if sampled.
+    pub fn srtt(&self) -> Option<SimDuration> {
+        self.rtt.srtt()
+    }
+
+    /// The RTO the timer would use now (backoff included).
+    pub fn rto(&self) -> SimDuration {
+        self.cfg.rto.timeout(self.rtt.base_rto(&self.cfg.rto), self.backoffs)
+    }
+
+    /// Payload bytes per full segment.
+    pub fn smss(&self) -> u32 {
+        self.smss
+    }
+
+    /// Bytes sent and not yet cumulatively acknowledged.
+    pub fn outstanding(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+
+    /// Bytes in flight as the sender counts them (the RFC 6675 pipe with SACK).
+    pub fn inflight(&self) -> u64 {
+        if self.use_sack() {
+            self.pipe()
+        } else {
+            self.snd_nxt - self.snd_una
+        }
+    }
+
+    /// Oldest unacknowledged sequence number.
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
+    /// Next sequence number to send.
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+
+    /// Next sequence number expected from the peer.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// True while in fast recovery.
+    pub fn in_recovery(&self) -> bool {
+        self.recovery.is_some()
+    }
+
+    /// True after a timeout until the data outstanding at the timeout is acknowledged.
+    pub fn in_loss(&self) -> bool {
+        self.loss_point.is_some()
+    }
+
+    /// SACK negotiated.
+    pub fn sack_negotiated(&self) -> bool {
+        self.sack_ok
+    }
+
+    /// Room in the send buffer for application bytes.
+    pub fn send_space(&self) -> u64 {
+        let buffered = self.stream_end - self.snd_una.max(1);
+        if self.close_requested {
+            0
+        } else {
+            self.cfg.sndbuf.saturating_sub(buffered)
+        }
+    }
+
+    /// Application bytes written and not yet acknowledged.
+    pub fn unacked_app_bytes(&self) -> u64 {
+        self.stream_end - self.snd_una.max(1)
+    }
+
+    /// True when all written data and our FIN have been acknowledged.
+    pub fn send_done(&self) -> bool {
+        self.fin_sent && self.snd_una == self.snd_max && self.close_requested
+    }
+
+    /// True when the peer's FIN has been received in order.
+    pub fn peer_closed(&self) -> bool {
+        matches!(self.peer_fin, Some(f) if self.rcv_nxt > f)
+    }
+
+    /// Bytes received in order and not yet read by the application.
+    pub fn readable(&self) -> u64 {
+        self.data_rcv_nxt() - self.rcv_read
+    }
+
+    /// The earliest pending timer deadline.
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        [self.rto_at, self.delack_at, self.persist_at].into_iter().flatten().min()
+    }
+
+    /// Have the application read received data as soon as it arrives (the default, as iperf
+    /// does), or only through `read`.
+    pub fn set_auto_read(&mut self, on: bool) {
+        self.auto_read = on;
+    }
+
+    // ---- Application side -------------------------------------------------------------
+
+    /// Passive open.
+    pub fn listen(&mut self) {
+        self.state = State::Listen;
+    }
+
+    /// Active open: send the SYN.
+    pub fn connect(&mut self, now: SimTime, out: &mut Output) {
+        self.state = State::SynSent;
+        self.snd_nxt = 1;
+        self.snd_max = 1;
+        let syn = self.syn_segment(now, flags::SYN);
+        out.segments.push(syn);
+        self.rto_at = Some(now + self.rto());
+        self.sent.push_back(SentRecord { end: 1, at: now, retransmitted: false });
+    }
+
+    /// Queue up to `bytes` application bytes; returns how many fit in the send buffer.
+    pub fn write(&mut self, now: SimTime, bytes: u64, out: &mut Output) -> u64 {
+        let n = bytes.min(self.send_space());
+        if n > 0 {
+            self.stream_end += n;
+            self.try_send(now, out);
+        }
+        n
+    }
+
+    /// Close the sending direction once all written data is sent (FIN after the data).
+    pub fn close(&mut self, now: SimTime, out: &mut Output) {
+        if !self.close_requested {
+            self.close_requested = true;
+            self.try_send(now, out);
+        }
+    }
+
+    /// The application reads up to `bytes` (only meaningful with auto-read off).
+    pub fn read(&mut self, now: SimTime, bytes: u64, out: &mut Output) -> u64 {
+        let n = bytes.min(self.readable());
+        let before = self.rcv_adv;
+        self.rcv_read += n;
+        self.update_rcv_adv();
+        if self.rcv_adv > before && self.state_has_ack() {
+            // Window update (RFC 1122 §4.2.3.3: only when it moved by ≥ min(MSS, buf/2)).
+            self.send_ack(now, out);
+        }
+        n
+    }
+
+    // ---- Wire side --------------------------------------------------------------------
+
+    /// Process an arriving segment.
+    pub fn on_segment(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
+        if seg.has(flags::RST) {
+            self.state = State::Closed;
+            self.clear_timers();
+            return;
+        }
+        match self.state {
+            State::Closed => {}
+            State::TimeWait => {
+                if seg.has(flags::FIN) {
+                    self.send_ack(now, out); // Our last ACK was lost: the peer resent its FIN.
+                }
+            }
+            State::Listen => {
+                if seg.has(flags::SYN) && !seg.has(flags::ACK) {
+                    self.accept_syn_options(seg);
+                    self.rcv_nxt = seg.seq + 1;
+                    self.rcv_read = self.rcv_nxt;
+                    self.last_ack_sent = self.rcv_nxt;
+                    self.state = State::SynReceived;
+                    self.snd_nxt = 1;
+                    self.snd_max = 1;
+                    self.snd_wnd = seg.window;
+                    self.max_snd_wnd = seg.window;
+                    self.update_rcv_adv();
+                    let synack = self.syn_segment(now, flags::SYN | flags::ACK);
+                    out.segments.push(synack);
+                    self.sent.push_back(SentRecord { end: 1, at: now, retransmitted: false });
+                    self.rto_at = Some(now + self.rto());
+                }
+            }
+            State::SynSent => {
+                if seg.has(flags::SYN | flags::ACK) && seg.ack == 1 {
+                    self.accept_syn_options(seg);
+                    self.rcv_nxt = seg.seq + 1;
+                    self.rcv_read = self.rcv_nxt;
+                    self.state = State::Established;
+                    self.update_rcv_adv();
+                    self.snd_wnd = seg.window;
+                    self.max_snd_wnd = seg.window;
+                    self.handle_new_ack(now, seg, out);
+                    self.send_ack(now, out);
+                    self.try_send(now, out);
+                }
+            }
+            _ => self.on_segment_synchronized(now, seg, out),
+        }
+    }
+
+    /// Process expired timers (call at or after `next_deadline`).
+    pub fn on_timer(&mut self, now: SimTime, out: &mut Output) {
+        if self.delack_at.is_some_and(|t| t <= now) {
+            self.delack_at = None;
+            if self.last_ack_sent < self.rcv_nxt || self.unacked_bytes > 0 {
+                self.send_ack(now, out);
+            }
+        }
+        if self.rto_at.is_some_and(|t| t <= now) {
+            self.rto_at = None;
+            self.on_rto(now, out);
+        }
+        if self.persist_at.is_some_and(|t| t <= now) {
+            self.persist_at = None;
+            self.on_persist(now, out);
+        }
+    }
+
+    // ---- Internals: handshake ---------------------------------------------------------
+
+    fn syn_segment(&self, now: SimTime, fl: u8) -> TcpHeader {
+        let c = &self.cfg;
+        let mut h = TcpHeader {
+            seq: 0,
+            ack: if fl & flags::ACK != 0 { self.rcv_nxt } else { 0 },
+            flags: fl,
+            // The window in a SYN is never scaled (RFC 7323 §2.2).
+            window: c.rcvbuf.min(65_535),
+            mss: Some(c.mss.min(65_535) as u16),
+            wscale: None,
+            sack_permitted: c.sack,
+            ..TcpHeader::default()
+        };
+        let peer_offered = self.state == State::Listen || self.state == State::SynReceived;
+        if c.window_scaling && (!peer_offered || self.rcv_wscale_agreed()) {
+            h.wscale = Some(self.rcv_wscale);
+        }
+        if fl & flags::ACK != 0 {
+            h.sack_permitted = self.sack_ok;
+            if self.ts_ok {
+                h.timestamps = Some((self.ts_val(now), self.ts_recent));
+            }
+        } else if c.timestamps {
+            h.timestamps = Some((self.ts_val(now), 0));
+        }
+        h
+    }
+
+    fn rcv_wscale_agreed(&self) -> bool {
+        self.rcv_wscale > 0 || self.cfg.window_scaling
+    }
+
+    fn accept_syn_options(&mut self, seg: &TcpHeader) {
+        if let Some(m) = seg.mss {
+            self.cfg.mss = self.cfg.mss.min(m as u32);
+        }
+        self.sack_ok = self.cfg.sack && seg.sack_permitted;
+        self.ts_ok = self.cfg.timestamps && seg.timestamps.is_some();
+        if let Some((tsval, _)) = seg.timestamps {
+            self.ts_recent = tsval;
+        }
+        if !(self.cfg.window_scaling && seg.wscale.is_some()) {
+            self.rcv_wscale = 0;
+        }
+        self.smss = payload_room(&self.cfg, self.ts_ok);
+        self.rcv_mss = self.smss;
+        if self.recovery_kind == RecoveryKind::Auto || self.recovery_kind == RecoveryKind::Sack {
+            self.recovery_kind = if self.sack_ok {
+                RecoveryKind::Sack
+            } else if self.cc.name() == "reno" {
+                RecoveryKind::Reno
+            } else {
+                RecoveryKind::NewReno
+            };
+        }
+        if self.cc.cwnd() != initial_window(&self.cfg, self.smss) {
+            self.cc = Controller::new(&self.cfg.cc, initial_window(&self.cfg, self.smss), self.cfg.initial_ssthresh);
+        }
+    }
+
+    /// TSval for `now`: ticks of the timestamp clock, offset by one so that it is never 0
+    /// (an echoed 0 is treated as "no timestamp").
+    fn ts_val(&self, now: SimTime) -> u32 {
+        (now.0 / self.cfg.ts_tick.as_ps().max(1)).wrapping_add(1) as u32
+    }
+
+    // ---- Internals: segment processing ------------------------------------------------
+
+    fn on_segment_synchronized(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
+        if self.state == State::SynReceived && seg.has(flags::SYN) && !seg.has(flags::ACK) {
+            // Our SYN-ACK was lost and the peer retransmitted its SYN.
+            let synack = self.syn_segment(now, flags::SYN | flags::ACK);
+            out.segments.push(synack);
+            return;
+        }
+        if seg.has(flags::SYN) && seg.has(flags::ACK) {
+            // Duplicate SYN-ACK (our ACK was lost): acknowledge again.
+            self.send_ack(now, out);
+            return;
+        }
+        if self.ts_ok {
+            if let Some((tsval, _)) = seg.timestamps {
+                // RFC 7323 §4.3: TS.Recent from segments at or before Last.ACK.sent.
+                if seg.seq <= self.last_ack_sent && tsval.wrapping_sub(self.ts_recent) as i32 >= 0 {
+                    self.ts_recent = tsval;
+                }
+            }
+        }
+        if seg.has(flags::ACK) {
+            if self.state == State::SynReceived && seg.ack >= 1 {
+                self.state = State::Established;
+                self.snd_wnd = seg.window;
+            }
+            self.on_ack(now, seg, out);
+        }
+        if seg.len > 0 || seg.has(flags::FIN) {
+            self.on_data(now, seg, out);
+        } else if seg.seq < self.rcv_nxt && seg.len == 0 && !seg.has(flags::SYN) && self.state_has_ack() {
+            // An out-of-window probe (zero-window probe): answer with the current window.
+            self.send_ack(now, out);
+        }
+        self.try_send(now, out);
+    }
+
+    fn on_ack(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
+        if seg.ack > self.snd_max {
+            return; // Acknowledges data never sent: ignore (RFC 793).
+        }
+        let mut sack_news = false;
+        if self.sack_ok {
+            for &(s, e) in seg.sack_blocks() {
+                let s = s.max(self.snd_una);
+                if e > s && e <= self.snd_max && self.sacked.insert(s, e) > 0 {
+                    sack_news = true;
+                }
+            }
+        }
+        if seg.ack > self.snd_una {
+            self.snd_wnd = seg.window;
+            self.max_snd_wnd = self.max_snd_wnd.max(seg.window);
+            self.handle_new_ack(now, seg, out);
+        } else if seg.ack == self.snd_una {
+            let window_changed = seg.window != self.snd_wnd;
+            self.snd_wnd = seg.window;
+            self.max_snd_wnd = self.max_snd_wnd.max(seg.window);
+            let is_dup = seg.len == 0
+                && !seg.has(flags::SYN)
+                && !seg.has(flags::FIN)
+                && self.snd_max > self.snd_una
+                && (!window_changed || sack_news);
+            if is_dup {
+                self.on_dupack(now, out);
+            } else if window_changed && self.snd_wnd > 0 {
+                self.persist_at = None;
+                self.persist_backoff = 0;
+            }
+        }
+    }
+
+    fn handle_new_ack(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
+        let inflight_before = self.inflight();
+        let cwnd_before = self.cwnd();
+        let acked = seg.ack - self.snd_una;
+        let fin_acked = self.fin_sent && seg.ack == self.snd_max;
+        let syn_acked = self.snd_una == 0;
+        let data_acked = acked - syn_acked as u64 - fin_acked as u64;
+        self.snd_una = seg.ack;
+        self.stats.bytes_acked += data_acked;
+        if self.snd_nxt < self.snd_una {
+            self.snd_nxt = self.snd_una;
+        }
+        self.sacked.trim_below(self.snd_una);
+        if self.high_rxt < self.snd_una {
+            self.high_rxt = self.snd_una;
+        }
+        // RTT: timestamps if negotiated, else the newest fully acknowledged segment that was
+        // never retransmitted (Karn's algorithm).
+        let mut sample = None;
+        while let Some(r) = self.sent.front() {
+            if r.end > self.snd_una {
+                break;
+            }
+            if !r.retransmitted {
+                sample = Some(now.since(r.at));
+            }
+            self.sent.pop_front();
+        }
+        if self.ts_ok {
+            sample = seg.timestamps.and_then(|(_, ecr)| {
+                let sent_ps = (ecr as u64).wrapping_sub(1) * self.cfg.ts_tick.as_ps();
+                (now.0 >= sent_ps && ecr != 0).then(|| SimDuration(now.0 - sent_ps).max(self.cfg.ts_tick))
+            });
+        }
+        if let Some(r) = sample {
+            self.rtt.sample(r, &self.cfg.rto, self.snd_una, self.snd_nxt);
+            self.backoffs = 0;
+        }
+        self.syn_retries = 0;
+        if self.state == State::FinWait1 && fin_acked {
+            self.state = State::FinWait2;
+        } else if self.state == State::Closing && fin_acked {
+            self.state = State::TimeWait;
+        } else if self.state == State::LastAck && fin_acked {
+            self.state = State::Closed;
+        }
+        self.dupacks = 0;
+        self.persist_backoff = 0;
+        self.persist_at = None;
+
+        // Loss (post-timeout) state ends when everything outstanding at the timeout is acked.
+        if let Some(p) = self.loss_point {
+            if self.snd_una >= p {
+                self.loss_point = None;
+            }
+        }
+
+        let mut restart_rto = true;
+        match self.recovery {
+            Some(Recovery::Sack { .. }) => {
+                if self.snd_una >= self.recover {
+                    self.exit_recovery(now, out);
+                }
+            }
+            Some(Recovery::NewReno { cwnd, partial_seen }) => {
+                if self.snd_una >= self.recover || self.recovery_kind == RecoveryKind::Reno {
+                    self.exit_recovery(now, out);
+                } else {
+                    // RFC 6582 §3.2 step 5: partial ACK.
+                    let mss = self.smss as u64;
+                    let mut w = cwnd.saturating_sub(acked);
+                    if acked >= mss {
+                        w += mss;
+                    }
+                    self.recovery = Some(Recovery::NewReno { cwnd: w.max(mss), partial_seen: true });
+                    self.retransmit_range(now, self.snd_una, out);
+                    // "Impatient" variant: reset the timer only on the first partial ACK.
+                    restart_rto = !partial_seen;
+                }
+            }
+            None => {
+                if data_acked > 0 {
+                    let ack = AckSample {
+                        now,
+                        bytes_acked: data_acked,
+                        mss: self.smss,
+                        rtt: sample,
+                        srtt: self.rtt.srtt(),
+                        min_rtt: (self.rtt.min_rtt() != SimDuration::MAX).then(|| self.rtt.min_rtt()),
+                        inflight_before,
+                        cwnd_limited: inflight_before + self.smss as u64 > cwnd_before,
+                        after_timeout: self.loss_point.is_some(),
+                    };
+                    self.cc.on_ack(&ack);
+                }
+            }
+        }
+        // RFC 6298 §5.2/5.3: stop the timer when all is acknowledged, else restart it.
+        if self.snd_una == self.snd_max {
+            self.rto_at = None;
+        } else if restart_rto {
+            self.rto_at = Some(now + self.rto());
+        }
+    }
+
+    fn on_dupack(&mut self, now: SimTime, out: &mut Output) {
+        self.dupacks += 1;
+        self.stats.dupacks_received += 1;
+        out.events.push(TcpEvent { kind: TcpEventKind::DupAck, seq: self.snd_una });
+        match self.recovery {
+            Some(Recovery::NewReno { cwnd, partial_seen }) => {
+                // RFC 6582 §3.2 step 4: inflate by one SMSS per further duplicate ACK.
+                self.recovery = Some(Recovery::NewReno { cwnd: cwnd + self.smss as u64, partial_seen });
+            }
+            Some(Recovery::Sack { .. }) => {}
+            None => {
+                if self.loss_point.is_some() {
+                    return; // Still repairing after a timeout: no fast retransmit (Linux Loss state).
+                }
+                let trigger = if self.use_sack() {
+                    self.dupacks >= self.cfg.dupthresh || self.lost_below() > self.snd_una
+                } else {
+                    self.dupacks == self.cfg.dupthresh
+                };
+                let allowed = self.snd_una > self.recover || self.recover == 0;
+                if trigger && allowed {
+                    self.enter_recovery(now, out);
+                }
+            }
+        }
+    }
+
+    fn enter_recovery(&mut self, now: SimTime, out: &mut Output) {
+        let inflight = self.outstanding();
+        self.recover = self.snd_max;
+        self.cc.on_congestion(&CongestionEvent { now, inflight, mss: self.smss });
+        let ssthresh = self.cc.ssthresh();
+        self.stats.fast_retransmits += 1;
+        out.events.push(TcpEvent { kind: TcpEventKind::FastRetransmit, seq: self.snd_una });
+        if self.use_sack() {
+            self.recovery = Some(Recovery::Sack { cwnd: ssthresh });
+            self.high_rxt = self.snd_una;
+            self.rescue_rxt = None;
+            let first = self.sacked.next_uncovered(self.snd_una);
+            self.retransmit_range(now, first, out);
+        } else {
+            let cwnd = ssthresh + self.cfg.dupthresh as u64 * self.smss as u64;
+            self.recovery = Some(Recovery::NewReno { cwnd, partial_seen: false });
+            self.retransmit_range(now, self.snd_una, out);
+        }
+    }
+
+    fn exit_recovery(&mut self, now: SimTime, out: &mut Output) {
+        self.recovery = None;
+        self.cc.on_recovery_exit(&RecoveryExit { now, inflight: self.outstanding(), mss: self.smss });
+        out.events.push(TcpEvent { kind: TcpEventKind::RecoveryExit, seq: self.snd_una });
+    }
+
+    fn on_rto(&mut self, now: SimTime, out: &mut Output) {
+        if self.state == State::SynSent || self.state == State::SynReceived {
+            self.backoffs += 1;
+            self.syn_retries += 1;
+            self.stats.timeouts += 1;
+            out.events.push(TcpEvent { kind: TcpEventKind::Timeout, seq: 0 });
+            let fl = if self.state == State::SynSent { flags::SYN } else { flags::SYN | flags::ACK };
+            let syn = self.syn_segment(now, fl);
+            out.segments.push(syn);
+            for r in self.sent.iter_mut() {
+                r.retransmitted = true;
+            }
+            self.rto_at = Some(now + self.rto());
+            return;
+        }
+        if self.snd_una == self.snd_max {
+            return;
+        }
+        self.backoffs += 1;
+        self.stats.timeouts += 1;
+        out.events.push(TcpEvent { kind: TcpEventKind::Timeout, seq: self.snd_una });
+        let inflight = self.outstanding();
+        self.cc.on_timeout(&TimeoutEvent { now, inflight, mss: self.smss, backoffs: self.backoffs });
+        self.recovery = None;
+        self.dupacks = 0;
+        self.recover = self.snd_max;
+        self.loss_point = Some(self.snd_max);
+        for r in self.sent.iter_mut() {
+            r.retransmitted = true;
+        }
+        if self.use_sack() {
+            // RFC 6675 §5.1: keep the scoreboard, treat all un-SACKed data as lost.
+            self.high_rxt = self.snd_una;
+            self.rescue_rxt = None;
+        } else {
+            // Go-back-N from the first unacknowledged byte.
+            self.snd_nxt = self.snd_una;
+        }
+        let first = if self.use_sack() { self.sacked.next_uncovered(self.snd_una) } else { self.snd_una };
+        self.retransmit_range(now, first, out);
+        self.rto_at = Some(now + self.rto());
+        self.try_send(now, out);
+    }
+
+    fn on_persist(&mut self, now: SimTime, out: &mut Output) {
+        if self.snd_una != self.snd_max || !self.has_unsent() {
+            return;
+        }
+        if self.sendable_new_bytes() > 0 {
+            // A small window that SWS avoidance refused: send what fits (BSD tcp_output force).
+            let room = self.sendable_new_bytes();
+            self.send_new_forced(now, out, room);
+            return;
+        }
+        // Zero-window probe: an already-acknowledged sequence number elicits an ACK with the
+        // current window (Linux tcp_xmit_probe_skb).
+        let h = self.base_segment(now, self.snd_una - 1, 0);
+        out.segments.push(h);
+        self.persist_backoff += 1;
+        self.arm_persist(now);
+    }
+
+    fn arm_persist(&mut self, now: SimTime) {
+        let base = self.rtt.base_rto(&self.cfg.rto).max(self.cfg.persist_min);
+        let d = SimDuration(base.as_ps().saturating_mul(1 << self.persist_backoff.min(16))).min(self.cfg.rto.max);
+        self.persist_at = Some(now + d);
+    }
+
+    // ---- Internals: receive side -------------------------------------------------------
+
+    fn on_data(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
+        let s = seg.seq;
+        let e = seg.seq + seg.len as u64;
+        if seg.has(flags::FIN) {
+            self.peer_fin = Some(e);
+        }
+        let window_end = self.rcv_nxt + self.rcv_window().max(0);
+        let mut immediate = false;
+        if seg.len > 0 {
+            if e <= self.rcv_nxt {
+                immediate = true; // Entirely old: a duplicate, ACK at once (RFC 5681 §4.2).
+            } else if s >= window_end && s > self.rcv_nxt {
+                immediate = true; // Beyond the window: drop, ACK with the current window.
+            } else {
+                let e = e.min(window_end.max(self.rcv_nxt + 1));
+                self.rcv_mss = self.rcv_mss.max(seg.len);
+                if s <= self.rcv_nxt {
+                    let had_ooo = !self.ooo.is_empty();
+                    let old = self.rcv_nxt;
+                    self.rcv_nxt = e;
+                    while let Some(end) = self.ooo.pop_front_if_starts_at(self.rcv_nxt) {
+                        self.rcv_nxt = self.rcv_nxt.max(end);
+                    }
+                    self.sack_recent.retain(|&x| x >= self.rcv_nxt);
+                    let new = self.data_rcv_nxt() - old.min(self.data_rcv_nxt());
+                    self.stats.bytes_delivered += new;
+                    self.unacked_bytes += self.rcv_nxt - old;
+                    if had_ooo {
+                        immediate = true; // Filled (part of) a hole: ACK at once.
+                    }
+                } else {
+                    self.ooo.insert(s, e);
+                    self.sack_recent.retain(|&x| !(x >= s && x <= e));
+                    self.sack_recent.insert(0, s);
+                    immediate = true; // Out of order: duplicate ACK at once.
+                }
+                if self.auto_read {
+                    self.rcv_read = self.data_rcv_nxt();
+                }
+            }
+        }
+        // An in-order FIN.
+        if let Some(f) = self.peer_fin {
+            if self.rcv_nxt == f {
+                self.rcv_nxt = f + 1;
+                immediate = true;
+                self.state = match self.state {
+                    State::Established => State::CloseWait,
+                    State::FinWait1 => State::Closing,
+                    State::FinWait2 => State::TimeWait,
+                    st => st,
+                };
+                if self.auto_read {
+                    self.rcv_read = self.data_rcv_nxt();
+                }
+            }
+        }
+        let threshold = (self.cfg.delack_segments.saturating_sub(1)) as u64 * self.rcv_mss as u64;
+        if immediate || self.unacked_bytes > threshold || self.cfg.delack_segments <= 1 {
+            self.send_ack(now, out);
+        } else if self.delack_at.is_none() {
+            self.delack_at = Some(now + self.cfg.delack_timeout);
+        }
+    }
+
+    /// rcv_nxt counted in data bytes (excluding the peer's FIN once received).
+    fn data_rcv_nxt(&self) -> u64 {
+        match self.peer_fin {
+            Some(f) if self.rcv_nxt > f => f,
+            _ => self.rcv_nxt,
+        }
+    }
+
+    fn rcv_window(&self) -> u64 {
+        self.rcv_adv.saturating_sub(self.rcv_nxt)
+    }
+
+    fn update_rcv_adv(&mut self) {
+        let held = (self.data_rcv_nxt() - self.rcv_read.min(self.data_rcv_nxt())) + self.ooo.bytes();
+        let free = self.cfg.rcvbuf.saturating_sub(held);
+        let unit = 1u64 << self.rcv_wscale;
+        let free = free / unit * unit;
+        let cand = self.rcv_nxt + free.min(65_535u64 << self.rcv_wscale);
+        // Receiver SWS avoidance (RFC 1122 §4.2.3.3); never shrink the right edge.
+        let step = (self.rcv_mss as u64).min(self.cfg.rcvbuf / 2).max(1);
+        if cand >= self.rcv_adv + step || self.rcv_adv <= self.rcv_nxt && cand > self.rcv_adv && free >= step {
+            self.rcv_adv = cand;
+        }
+        if self.rcv_adv < self.rcv_nxt {
+            self.rcv_adv = self.rcv_nxt;
+        }
+    }
+
+    fn state_has_ack(&self) -> bool {
+        !matches!(self.state, State::Closed | State::Listen | State::SynSent)
+    }
+
+    fn sack_blocks(&self, h: &mut TcpHeader) {
+        if !self.sack_ok || self.ooo.is_empty() {
+            return;
+        }
+        let max = if self.ts_ok { 3 } else { MAX_SACK_BLOCKS };
+        let mut n = 0;
+        for &start in &self.sack_recent {
+            if n == max {
+                break;
+            }
+            if let Some(r) = self.ooo.range_containing(start) {
+                if !h.sack[..n].contains(&r) {
+                    h.sack[n] = r;
+                    n += 1;
+                }
+            }
+        }
+        h.sack_len = n as u8;
+    }
+
+    fn base_segment(&mut self, now: SimTime, seq: u64, len: u32) -> TcpHeader {
+        self.update_rcv_adv();
+        let mut h = TcpHeader { seq, ack: self.rcv_nxt, len, flags: flags::ACK, window: self.rcv_window(), ..TcpHeader::default() };
+        if self.ts_ok {
+            h.timestamps = Some((self.ts_val(now), self.ts_recent));
+        }
+        self.sack_blocks(&mut h);
+        self.last_ack_sent = self.rcv_nxt;
+        self.unacked_bytes = 0;
+        self.delack_at = None;
+        h
+    }
+
+    fn send_ack(&mut self, now: SimTime, out: &mut Output) {
+        let h = self.base_segment(now, self.snd_nxt, 0);
+        self.stats.acks_sent += 1;
+        out.segments.push(h);
+    }
+
+    // ---- Internals: send side ----------------------------------------------------------
+
+    fn use_sack(&self) -> bool {
+        self.sack_ok && self.recovery_kind == RecoveryKind::Sack
+    }
+
+    /// Everything below this sequence number that is not SACKed is deemed lost (RFC 6675
+    /// IsLost, plus everything outstanding at a timeout).
+    fn lost_below(&self) -> u64 {
+        let mut l = self.snd_una;
+        if let Some(p) = self.loss_point {
+            l = l.max(p);
+        }
+        let dt = self.cfg.dupthresh as usize;
+        let limit = (self.cfg.dupthresh as u64).saturating_sub(1) * self.smss as u64;
+        let mut cum = 0u64;
+        for (k, &(a, b)) in self.sacked.ranges().iter().rev().enumerate() {
+            cum += b - a;
+            if k + 1 >= dt || cum > limit {
+                l = l.max(a);
+                break;
+            }
+        }
+        l.min(self.snd_max)
+    }
+
+    /// RFC 6675 pipe: un-SACKed bytes not deemed lost, plus retransmitted un-SACKed bytes.
+    fn pipe(&self) -> u64 {
+        let (una, max) = (self.snd_una, self.snd_max);
+        let unsacked = |a: u64, b: u64| (b - a) - self.sacked.covered_in(a, b);
+        let lb = self.lost_below().clamp(una, max);
+        let hr = self.high_rxt.clamp(una, max);
+        unsacked(una, max) - unsacked(una, lb) + unsacked(una, hr)
+    }
+
+    fn has_unsent(&self) -> bool {
+        self.snd_nxt < self.stream_end
+    }
+
+    /// New bytes the peer's window allows right now.
+    fn sendable_new_bytes(&self) -> u64 {
+        let wnd_end = self.snd_una + self.snd_wnd;
+        wnd_end.min(self.stream_end).saturating_sub(self.snd_nxt.max(self.snd_max))
+    }
+
+    fn try_send(&mut self, now: SimTime, out: &mut Output) {
+        if !matches!(self.state, State::Established | State::CloseWait | State::FinWait1 | State::Closing | State::LastAck) {
+            return;
+        }
+        let mut guard = 0u32;
+        loop {
+            guard += 1;
+            assert!(guard < 1_000_000, "send loop does not terminate: una={} nxt={} max={} end={} hrxt={} lost_below={} pipe={} cwnd={} rec={:?} loss={:?} sacked={:?}", self.snd_una, self.snd_nxt, self.snd_max, self.stream_end, self.high_rxt, self.lost_below(), self.inflight(), self.cwnd(), self.recovery, self.loss_point, self.sacked);
+            if !self.send_one(now, out) {
+                break;
+            }
+        }
+        self.maybe_send_fin(now, out);
+        // Persist: data waiting, nothing in flight, yet nothing could be sent — the peer's
+        // window is closed or too small to pass sender SWS avoidance (RFC 1122 §4.2.2.17).
+        if self.snd_una == self.snd_max && self.has_unsent() && self.rto_at.is_none() && self.persist_at.is_none() {
+            self.arm_persist(now);
+        }
+    }
+
+    /// Send one segment if the rules allow; returns whether one was sent.
+    fn send_one(&mut self, now: SimTime, out: &mut Output) -> bool {
+        let mss = self.smss as u64;
+        let cwnd = self.cwnd();
+        if self.use_sack() {
+            let pipe = self.pipe();
+            if pipe + mss.min(self.pending_len()) > cwnd || pipe >= cwnd {
+                return false;
+            }
+            let repairing = self.recovery.is_some() || self.loss_point.is_some();
+            if repairing {
+                // NextSeg rule 1: the lowest lost un-SACKed sequence above HighRxt.
+                let s = self.sacked.next_uncovered(self.high_rxt.max(self.snd_una));
+                if s < self.lost_below() && s < self.snd_max {
+                    self.retransmit_range(now, s, out);
+                    return true;
+                }
+            }
+            // Rule 2: new data.
+            if self.send_new(now, out, cwnd.saturating_sub(pipe)) {
+                return true;
+            }
+            if self.recovery.is_some() {
+                // Rule 3: an un-SACKed sequence above HighRxt with SACKed data above it.
+                let s = self.sacked.next_uncovered(self.high_rxt.max(self.snd_una));
+                if self.sacked.max_end().is_some_and(|m| s < m) && s < self.snd_max {
+                    self.retransmit_range(now, s, out);
+                    return true;
+                }
+                // Rule 4: once per recovery, retransmit the highest un-SACKed segment (rescue).
+                if self.rescue_rxt.is_none() {
+                    let top = match self.sacked.ranges().last() {
+                        Some(&(a, b)) if b == self.snd_max => a,
+                        _ => self.snd_max.min(self.stream_end),
+                    };
+                    if top > self.high_rxt && top > self.snd_una {
+                        let mut start = top.saturating_sub(mss).max(self.snd_una);
+                        start = self.sacked.next_uncovered(start);
+                        self.rescue_rxt = Some(self.recover);
+                        let high_rxt = self.high_rxt; // RFC 6675: the rescue does not move HighRxt.
+                        self.retransmit_range(now, start, out);
+                        self.high_rxt = high_rxt;
+                        return true;
+                    }
+                }
+            }
+            false
+        } else {
+            // Non-SACK: flight = snd_nxt − snd_una (after a timeout snd_nxt restarts at snd_una).
+            let flight = self.snd_nxt - self.snd_una;
+            let mut allowance = cwnd;
+            if self.recovery.is_none() && self.loss_point.is_none() && self.cfg.limited_transmit && (1..=2).contains(&self.dupacks) {
+                allowance = cwnd + self.dupacks as u64 * mss; // RFC 3042
+            }
+            if flight >= allowance {
+                return false;
+            }
+            if self.snd_nxt < self.snd_max {
+                // Go-back-N after a timeout: resend what was sent before, one segment at a time.
+                if flight + mss.min(self.snd_max - self.snd_nxt) > allowance {
+                    return false;
+                }
+                let s = self.snd_nxt;
+                self.retransmit_range(now, s, out);
+                return true;
+            }
+            self.send_new(now, out, allowance - flight)
+        }
+    }
+
+    /// Bytes the next new segment would carry, ignoring the congestion window.
+    fn pending_len(&self) -> u64 {
+        self.sendable_new_bytes().min(self.smss as u64).max(1)
+    }
+
+    /// Send a new-data segment within `room` bytes of congestion window, if the peer window,
+    /// Nagle and sender SWS avoidance allow. Returns whether one was sent.
+    fn send_new(&mut self, now: SimTime, out: &mut Output, room: u64) -> bool {
+        self.send_new_inner(now, out, room, false)
+    }
+
+    fn send_new_forced(&mut self, now: SimTime, out: &mut Output, room: u64) -> bool {
+        self.send_new_inner(now, out, room, true)
+    }
+
+    fn send_new_inner(&mut self, now: SimTime, out: &mut Output, room: u64, force: bool) -> bool {
+        let mss = self.smss as u64;
+        let start = self.snd_nxt.max(self.snd_max);
+        let avail = self.stream_end.saturating_sub(start);
+        if avail == 0 {
+            return false;
+        }
+        let wnd_room = (self.snd_una + self.snd_wnd).saturating_sub(start);
+        let len = avail.min(mss).min(wnd_room);
+        if len == 0 || len > room {
+            return false;
+        }
+        if len < mss && !force {
+            // RFC 1122 §4.2.3.4 sender SWS avoidance with Nagle (RFC 896): a short segment
+            // goes only if it is all the data and nothing is outstanding (or Nagle is off),
+            // or the window would allow at least half the peer's largest window.
+            let is_all = len == avail;
+            let idle = self.snd_max == self.snd_una;
+            let half_window = len >= self.max_snd_wnd / 2 && self.max_snd_wnd > 0;
+            let ok = (is_all && (idle || !self.cfg.nagle)) || half_window;
+            if !ok {
+                return false;
+            }
+        }
+        let mut h = self.base_segment(now, start, len as u32);
+        if start + len == self.stream_end {
+            h.flags |= flags::PSH;
+        }
+        self.snd_nxt = start + len;
+        self.snd_max = self.snd_max.max(self.snd_nxt);
+        self.sent.push_back(SentRecord { end: self.snd_nxt, at: now, retransmitted: false });
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len;
+        out.segments.push(h);
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rto());
+        }
+        self.persist_at = None;
+        true
+    }
+
+    /// Retransmit one segment starting at `s` (up to SMSS, a SACKed block or snd_max).
+    fn retransmit_range(&mut self, now: SimTime, s: u64, out: &mut Output) {
+        let data_end = self.snd_max.min(self.stream_end);
+        if s >= data_end {
+            // Only the FIN is outstanding.
+            if self.fin_sent && s < self.snd_max {
+                let mut h = self.base_segment(now, self.stream_end, 0);
+                h.flags |= flags::FIN;
+                h.retransmit = true;
+                out.segments.push(h);
+                self.snd_nxt = self.snd_max;
+                self.high_rxt = self.snd_max;
+                if self.rto_at.is_none() {
+                    self.rto_at = Some(now + self.rto());
+                }
+            }
+            return;
+        }
+        let mut e = (s + self.smss as u64).min(data_end);
+        if let Some(next_sacked) = self.sacked.next_start_after(s) {
+            e = e.min(next_sacked);
+        }
+        let len = e - s;
+        let mut h = self.base_segment(now, s, len as u32);
+        h.retransmit = true;
+        if self.fin_sent && e == self.stream_end && self.snd_max > self.stream_end {
+            h.flags |= flags::FIN;
+        }
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len;
+        self.stats.retransmits += 1;
+        out.events.push(TcpEvent { kind: TcpEventKind::Retransmit, seq: s });
+        out.segments.push(h);
+        if e > self.high_rxt {
+            self.high_rxt = e;
+        }
+        if self.snd_nxt >= s && self.snd_nxt < e {
+            self.snd_nxt = e;
+            if h.has(flags::FIN) {
+                self.snd_nxt = self.snd_max;
+            }
+        }
+        // Karn: no RTT sample from anything retransmitted.
+        let i = self.sent.partition_point(|r| r.end <= s);
+        for r in self.sent.iter_mut().skip(i) {
+            r.retransmitted = true;
+            if r.end >= e {
+                break;
+            }
+        }
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rto());
+        }
+    }
+
+    fn maybe_send_fin(&mut self, now: SimTime, out: &mut Output) {
+        if !self.close_requested || self.fin_sent || self.snd_nxt != self.stream_end || self.snd_max != self.stream_end {
+            return;
+        }
+        let mut h = self.base_segment(now, self.stream_end, 0);
+        h.flags |= flags::FIN;
+        out.segments.push(h);
+        self.fin_sent = true;
+        self.snd_nxt = self.stream_end + 1;
+        self.snd_max = self.snd_nxt;
+        self.sent.push_back(SentRecord { end: self.snd_nxt, at: now, retransmitted: false });
+        self.state = match self.state {
+            State::Established => State::FinWait1,
+            State::CloseWait => State::LastAck,
+            st => st,
+        };
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rto());
+        }
+    }
+
+    fn clear_timers(&mut self) {
+        self.rto_at = None;
+        self.delack_at = None;
+        self.persist_at = None;
+    }
+}
+
+/// Payload bytes per full segment for a configured MSS (timestamps take 12).
+fn payload_room(cfg: &TcpConfig, ts: bool) -> u32 {
+    if ts {
+        cfg.mss - TS_OPTION_BYTES
+    } else {
+        cfg.mss
+    }
+}
+
+/// Initial window in bytes: configured segments, or RFC 5681 §3.1 (4 / 3 / 2 segments).
+fn initial_window(cfg: &TcpConfig, smss: u32) -> u64 {
+    let segs = if cfg.initial_cwnd > 0 {
+        cfg.initial_cwnd as u64
+    } else if smss > 2190 {
+        2
+    } else if smss > 1095 {
+        3
+    } else {
+        4
+    };
+    segs * smss as u64
+}
+
+/// The smallest window-scale shift that lets `rcvbuf` be advertised (RFC 7323, max 14).
+fn wscale_for(rcvbuf: u64) -> u8 {
+    let mut s = 0u8;
+    while s < 14 && (rcvbuf >> s) > 65_535 {
+        s += 1;
+    }
+    s
+}
+
+#[cfg(test)]
+#[path = "conn_tests.rs"]
+mod tests;

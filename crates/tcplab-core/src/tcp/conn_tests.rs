@@ -1,0 +1,533 @@
+//! Conformance tests on the sans-I/O connection: two endpoints joined by a scripted wire.
+
+use super::*;
+use crate::engine::Rng;
+use crate::tcp::rtt::{Backoff, RtoPolicy};
+use crate::units::SimDuration;
+
+const MS: SimDuration = SimDuration::from_millis(1);
+
+/// A segment on the wire.
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    at: SimTime,
+    order: u64,
+    to_b: bool,
+    seg: TcpHeader,
+}
+
+/// What the wire did with a segment (for assertions).
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    at: SimTime,
+    a_to_b: bool,
+    seg: TcpHeader,
+}
+
+type DropFn = Box<dyn FnMut(&Sent, u64) -> bool>;
+
+/// Two connections joined by a wire with a fixed one-way delay and a serialization rate; a
+/// drop function decides per segment (given its index among a→b data segments).
+struct Wire {
+    now: SimTime,
+    a: Connection,
+    b: Connection,
+    delay: SimDuration,
+    /// Serialization time per byte (0 = infinitely fast).
+    ps_per_byte: u64,
+    a_busy_until: SimTime,
+    queue: Vec<InFlight>,
+    order: u64,
+    log: Vec<Sent>,
+    data_index: u64,
+    drop: DropFn,
+    timer_fires: Vec<(SimTime, bool)>,
+    out: Output,
+    events: Vec<(SimTime, bool, TcpEvent)>,
+}
+
+impl Wire {
+    fn new(ca: TcpConfig, cb: TcpConfig, delay: SimDuration) -> Self {
+        Wire {
+            now: SimTime::ZERO,
+            a: Connection::new(ca),
+            b: Connection::new(cb),
+            delay,
+            ps_per_byte: 0,
+            a_busy_until: SimTime::ZERO,
+            queue: vec![],
+            order: 0,
+            log: vec![],
+            data_index: 0,
+            drop: Box::new(|_, _| false),
+            timer_fires: vec![],
+            out: Output::default(),
+            events: vec![],
+        }
+    }
+
+    fn emit(&mut self, from_a: bool) {
+        let segs: Vec<TcpHeader> = self.out.segments.drain(..).collect();
+        for e in self.out.events.drain(..) {
+            self.events.push((self.now, from_a, e));
+        }
+        for seg in segs {
+            let sent = Sent { at: self.now, a_to_b: from_a, seg };
+            self.log.push(sent);
+            let mut dropped = false;
+            if from_a && seg.len > 0 {
+                dropped = (self.drop)(&sent, self.data_index);
+                self.data_index += 1;
+            }
+            if dropped {
+                continue;
+            }
+            let mut at = self.now;
+            if from_a && self.ps_per_byte > 0 {
+                let start = self.a_busy_until.max(self.now);
+                self.a_busy_until = start + SimDuration(seg.ip_len() as u64 * self.ps_per_byte);
+                at = self.a_busy_until;
+            }
+            self.order += 1;
+            self.queue.push(InFlight { at: at + self.delay, order: self.order, to_b: from_a, seg });
+        }
+    }
+
+    fn open(&mut self) {
+        self.b.listen();
+        self.a.connect(self.now, &mut self.out);
+        self.emit(true);
+    }
+
+    fn write(&mut self, bytes: u64) -> u64 {
+        let n = self.a.write(self.now, bytes, &mut self.out);
+        self.emit(true);
+        n
+    }
+
+    /// Advance to the next event; false when nothing is pending.
+    fn step(&mut self) -> bool {
+        let next_pkt = self.queue.iter().map(|p| (p.at, p.order)).min();
+        let ta = self.a.next_deadline();
+        let tb = self.b.next_deadline();
+        let mut best: Option<(SimTime, u8)> = next_pkt.map(|(t, _)| (t, 0));
+        for (t, k) in [(ta, 1u8), (tb, 2u8)] {
+            if let Some(t) = t {
+                if best.map_or(true, |(bt, _)| t < bt) {
+                    best = Some((t, k));
+                }
+            }
+        }
+        let Some((t, k)) = best else { return false };
+        assert!(t >= self.now, "time went backwards");
+        self.now = t;
+        match k {
+            0 => {
+                let (i, _) = self.queue.iter().enumerate().min_by_key(|(_, p)| (p.at, p.order)).unwrap();
+                let p = self.queue.remove(i);
+                if p.to_b {
+                    self.b.on_segment(self.now, &p.seg, &mut self.out);
+                    self.emit(false);
+                } else {
+                    self.a.on_segment(self.now, &p.seg, &mut self.out);
+                    self.emit(true);
+                }
+            }
+            1 => {
+                self.timer_fires.push((t, true));
+                self.a.on_timer(self.now, &mut self.out);
+                self.emit(true);
+            }
+            _ => {
+                self.timer_fires.push((t, false));
+                self.b.on_timer(self.now, &mut self.out);
+                self.emit(false);
+            }
+        }
+        true
+    }
+
+    fn run_until(&mut self, t: SimTime) {
+        while self.peek().is_some_and(|n| n <= t) {
+            self.step();
+        }
+    }
+
+    fn run_until_idle(&mut self, limit: usize) {
+        for _ in 0..limit {
+            if !self.step() {
+                return;
+            }
+        }
+        panic!("did not go idle");
+    }
+
+    fn peek(&self) -> Option<SimTime> {
+        let mut v: Vec<SimTime> = self.queue.iter().map(|p| p.at).collect();
+        v.extend(self.a.next_deadline());
+        v.extend(self.b.next_deadline());
+        v.into_iter().min()
+    }
+
+    fn data_from_a(&self) -> impl Iterator<Item = &Sent> {
+        self.log.iter().filter(|s| s.a_to_b && s.seg.len > 0)
+    }
+
+    fn acks_from_b(&self) -> impl Iterator<Item = &Sent> {
+        self.log.iter().filter(|s| !s.a_to_b && s.seg.len == 0 && !s.seg.has(flags::SYN))
+    }
+}
+
+fn cfg() -> TcpConfig {
+    TcpConfig { mss: 1000, delack_segments: 1, sndbuf: 1 << 30, rcvbuf: 1 << 30, ..TcpConfig::default() }
+}
+
+fn no_sack() -> TcpConfig {
+    TcpConfig { sack: false, ..cfg() }
+}
+
+/// Transfer `bytes` from a to b, then close, and run until idle.
+fn transfer(w: &mut Wire, bytes: u64) {
+    w.open();
+    assert_eq!(w.write(bytes), bytes);
+    w.a.close(w.now, &mut w.out);
+    w.emit(true);
+    w.run_until_idle(1_000_000);
+}
+
+#[test]
+fn handshake_negotiates_options() {
+    let ca = TcpConfig { timestamps: true, ..cfg() };
+    let cb = TcpConfig { timestamps: true, mss: 800, ..cfg() };
+    let mut w = Wire::new(ca, cb, 10 * MS);
+    w.open();
+    let syn = w.log[0].seg;
+    assert!(syn.has(flags::SYN) && !syn.has(flags::ACK));
+    assert_eq!((syn.mss, syn.sack_permitted, syn.wscale.is_some()), (Some(1000), true, true));
+    w.run_until(SimTime(20 * MS.as_ps()));
+    let synack = w.log[1].seg;
+    assert!(synack.has(flags::SYN | flags::ACK) && synack.ack == 1);
+    assert_eq!(w.a.state(), State::Established);
+    w.run_until(SimTime(30 * MS.as_ps()));
+    assert_eq!(w.b.state(), State::Established);
+    assert!(w.a.sack_negotiated() && w.b.sack_negotiated());
+    // MSS is the smaller of the two, less the 12 bytes of timestamps.
+    assert_eq!(w.a.smss(), 788);
+    assert_eq!(w.b.smss(), 788);
+    // The SYN gave an RTT sample of 20 ms.
+    assert_eq!(w.a.srtt(), Some(20 * MS));
+}
+
+#[test]
+fn transfer_completes_and_closes() {
+    let mut w = Wire::new(cfg(), cfg(), 5 * MS);
+    w.b.set_auto_read(true);
+    transfer(&mut w, 100_000);
+    assert_eq!(w.b.stats.bytes_delivered, 100_000);
+    assert!(w.a.send_done());
+    assert!(w.b.peer_closed());
+    assert_eq!(w.a.stats.retransmits, 0);
+    assert_eq!(w.a.stats.segments_sent, 100);
+    assert!(matches!(w.a.state(), State::FinWait2 | State::TimeWait));
+}
+
+#[test]
+fn slow_start_doubles_per_rtt_with_per_segment_acks() {
+    let mut w = Wire::new(cfg(), cfg(), 50 * MS);
+    w.open();
+    w.write(10_000_000);
+    // Handshake takes one RTT (100 ms); then each RTT the window doubles from IW = 4.
+    let mut per_rtt = vec![];
+    for k in 1..=5u64 {
+        let lo = SimTime((100 * k) as u64 * MS.as_ps());
+        let hi = SimTime((100 * (k + 1)) as u64 * MS.as_ps());
+        w.run_until(SimTime(hi.0 - 1));
+        per_rtt.push(w.data_from_a().filter(|s| s.at >= lo && s.at < hi).count());
+    }
+    assert_eq!(per_rtt, vec![4, 8, 16, 32, 64]);
+}
+
+#[test]
+fn three_dupacks_trigger_fast_retransmit() {
+    let mut w = Wire::new(no_sack(), no_sack(), 10 * MS);
+    w.drop = Box::new(|_, i| i == 20);
+    transfer(&mut w, 200_000);
+    assert_eq!(w.b.stats.bytes_delivered, 200_000);
+    assert_eq!(w.a.stats.fast_retransmits, 1);
+    assert_eq!(w.a.stats.timeouts, 0);
+    assert_eq!(w.a.stats.retransmits, 1);
+    assert!(w.a.stats.dupacks_received >= 3);
+    // The retransmission went out right after the third duplicate ACK arrived.
+    let dup3 = w.events.iter().filter(|(_, a, e)| *a && e.kind == TcpEventKind::DupAck).nth(2).unwrap().0;
+    let fr = w.events.iter().find(|(_, a, e)| *a && e.kind == TcpEventKind::FastRetransmit).unwrap().0;
+    assert_eq!(dup3, fr);
+    let lost_seq = w.data_from_a().nth(20).unwrap().seg.seq;
+    let rtx = w.data_from_a().find(|s| s.seg.retransmit).unwrap();
+    assert_eq!((rtx.at, rtx.seg.seq), (fr, lost_seq));
+}
+
+#[test]
+fn limited_transmit_sends_on_first_two_dupacks() {
+    for lt in [true, false] {
+        let c = TcpConfig { limited_transmit: lt, ..no_sack() };
+        let mut w = Wire::new(c.clone(), c, 10 * MS);
+        w.ps_per_byte = 80_000; // 100 Mb/s: ACKs come back spaced, one at a time
+        w.drop = Box::new(|_, i| i == 30);
+        transfer(&mut w, 100_000);
+        assert_eq!(w.b.stats.bytes_delivered, 100_000);
+        let dups: Vec<SimTime> = w.events.iter().filter(|(_, a, e)| *a && e.kind == TcpEventKind::DupAck).map(|e| e.0).take(3).collect();
+        // New data sent at the instant of each of the first two duplicate ACKs (RFC 3042).
+        let highest_before = |t: SimTime| w.data_from_a().filter(|s| s.at < t).map(|s| s.seg.seq).max().unwrap();
+        for (k, &t) in dups.iter().take(2).enumerate() {
+            let new_at_t = w.data_from_a().filter(|s| s.at == t && !s.seg.retransmit && s.seg.seq > highest_before(t)).count();
+            assert_eq!(new_at_t, lt as usize, "limited_transmit={lt}, dupack {}", k + 1);
+        }
+    }
+}
+
+#[test]
+fn newreno_partial_acks_repair_several_losses_without_timeout() {
+    let mut w = Wire::new(no_sack(), no_sack(), 10 * MS);
+    w.drop = Box::new(|_, i| i == 40 || i == 43 || i == 47);
+    transfer(&mut w, 300_000);
+    assert_eq!(w.b.stats.bytes_delivered, 300_000);
+    assert_eq!(w.a.stats.fast_retransmits, 1, "one recovery episode");
+    assert_eq!(w.a.stats.timeouts, 0);
+    assert_eq!(w.a.stats.retransmits, 3, "one per lost segment, the later ones on partial ACKs");
+    // Each partial ACK drives exactly one retransmission: they are one RTT apart.
+    let times: Vec<SimTime> = w.data_from_a().filter(|s| s.seg.retransmit).map(|s| s.at).collect();
+    assert!(times[1].since(times[0]) >= 20 * MS && times[2].since(times[1]) >= 20 * MS);
+}
+
+#[test]
+fn reno_recovery_needs_a_timeout_for_multiple_losses() {
+    // Classic Reno leaves recovery on the first new ACK; several losses in one window then
+    // end in a timeout (the behaviour behind study 004's "deadlock").
+    let c = TcpConfig { recovery: RecoveryKind::Reno, ..no_sack() };
+    let mut w = Wire::new(c.clone(), c, 10 * MS);
+    w.drop = Box::new(|_, i| i == 40 || i == 42 || i == 44 || i == 46);
+    transfer(&mut w, 300_000);
+    assert_eq!(w.b.stats.bytes_delivered, 300_000);
+    assert!(w.a.stats.timeouts >= 1 || w.a.stats.fast_retransmits >= 2);
+}
+
+#[test]
+fn sack_recovers_several_losses_in_one_window_in_one_rtt() {
+    let mut w = Wire::new(cfg(), cfg(), 10 * MS);
+    w.drop = Box::new(|_, i| i == 40 || i == 43 || i == 47);
+    transfer(&mut w, 300_000);
+    assert_eq!(w.b.stats.bytes_delivered, 300_000);
+    assert_eq!(w.a.stats.fast_retransmits, 1);
+    assert_eq!(w.a.stats.timeouts, 0);
+    assert_eq!(w.a.stats.retransmits, 3);
+    let times: Vec<SimTime> = w.data_from_a().filter(|s| s.seg.retransmit).map(|s| s.at).collect();
+    // Unlike NewReno (one hole per RTT), all holes are repaired within one RTT of the first
+    // retransmission, and recovery ends sooner.
+    assert!(times[2].since(times[0]) <= 20 * MS, "{times:?}");
+    let exit = |w: &Wire| w.events.iter().find(|(_, a, e)| *a && e.kind == TcpEventKind::RecoveryExit).unwrap().0;
+    let mut nr = Wire::new(no_sack(), no_sack(), 10 * MS);
+    nr.drop = Box::new(|_, i| i == 40 || i == 43 || i == 47);
+    transfer(&mut nr, 300_000);
+    assert!(exit(&w) < exit(&nr), "SACK {:?} vs NewReno {:?}", exit(&w), exit(&nr));
+    // The receiver reported the holes with SACK blocks, most recent first.
+    let with_sack = w.acks_from_b().find(|s| s.seg.sack_len >= 2).expect("SACK blocks sent");
+    let blocks = with_sack.seg.sack_blocks();
+    assert!(blocks[0].0 > blocks[1].0);
+}
+
+#[test]
+fn rto_fires_exactly_and_backs_off_per_policy() {
+    for (backoff, expect) in [
+        (Backoff::Exponential, vec![1u64, 2, 4, 8]),
+        (Backoff::Linear, vec![1, 2, 3, 4]),
+        (Backoff::Hybrid { switch_after: 1 }, vec![1, 2, 3, 4]),
+        (Backoff::Hybrid { switch_after: 2 }, vec![1, 2, 4, 5]),
+    ] {
+        let mut c = no_sack();
+        c.rto = RtoPolicy { min: SimDuration::from_micros(200), max: SimDuration::from_secs(60), initial: SimDuration::from_secs(1), granularity: SimDuration::ZERO, backoff };
+        let mut w = Wire::new(c.clone(), c, SimDuration::from_micros(50));
+        // Lose everything from segment 10 on for a while: the sender times out repeatedly.
+        w.drop = Box::new(|s, i| i >= 10 && s.at < SimTime::ZERO + SimDuration::from_millis(20));
+        transfer(&mut w, 20_000);
+        assert_eq!(w.b.stats.bytes_delivered, 20_000);
+        let fires: Vec<SimTime> = w.events.iter().filter(|(_, a, e)| *a && e.kind == TcpEventKind::Timeout).map(|e| e.0).collect();
+        assert!(fires.len() >= 4, "{backoff:?}: {fires:?}");
+        let gaps: Vec<u64> = fires.windows(2).map(|p| p[1].since(p[0]).as_ps()).collect();
+        // The gap after the n-th timeout is base·m(n); m(1) = 2 for every policy here.
+        let base = gaps[0] / expect[1];
+        assert_eq!(base * expect[1], gaps[0]);
+        let want: Vec<u64> = (0..3).map(|k| base * expect[k + 1]).collect();
+        // Exact to the picosecond, with a sub-millisecond RTO.
+        assert_eq!(gaps[..3].to_vec(), want, "{backoff:?}");
+        assert!(base < SimDuration::from_millis(5).as_ps());
+    }
+}
+
+#[test]
+fn delayed_ack_every_second_segment_and_timer() {
+    let c = TcpConfig { delack_segments: 2, delack_timeout: 40 * MS, initial_cwnd: 3, ..no_sack() };
+    let mut w = Wire::new(c.clone(), c, 5 * MS);
+    w.open();
+    w.write(3_000);
+    w.run_until(SimTime(17 * MS.as_ps()));
+    // 3 segments arrived at ~15 ms: one ACK after the 2nd, the 3rd waits for the timer.
+    let acks: Vec<SimTime> = w.acks_from_b().filter(|s| s.seg.ack > 1).map(|s| s.at).collect();
+    assert_eq!(acks.len(), 1);
+    w.run_until(SimTime(100 * MS.as_ps()));
+    let acks: Vec<(SimTime, u64)> = w.acks_from_b().filter(|s| s.seg.ack > 1).map(|s| (s.at, s.seg.ack)).collect();
+    assert_eq!(acks.len(), 2);
+    assert_eq!(acks[1].1, 3_001);
+    assert_eq!(acks[1].0.since(acks[0].0), 40 * MS, "the delayed-ACK timer fired 40 ms later");
+}
+
+#[test]
+fn out_of_order_and_hole_filling_are_acked_at_once() {
+    let c = TcpConfig { delack_segments: 2, ..no_sack() };
+    let mut w = Wire::new(c.clone(), c, 5 * MS);
+    w.drop = Box::new(|_, i| i == 0);
+    transfer(&mut w, 10_000);
+    assert_eq!(w.b.stats.bytes_delivered, 10_000);
+    // Every out-of-order arrival produced an immediate duplicate ACK of byte 1.
+    let dups = w.acks_from_b().filter(|s| s.seg.ack == 1).count();
+    assert!(dups >= 3, "{dups}");
+    // The retransmission filled the hole and was acknowledged immediately (same instant).
+    let rtx = w.data_from_a().find(|s| s.seg.retransmit).unwrap().at;
+    let fill_ack = w.acks_from_b().find(|s| s.seg.ack > 1).unwrap().at;
+    assert_eq!(fill_ack.since(rtx), 5 * MS);
+}
+
+#[test]
+fn zero_window_persist_and_reopen() {
+    let ca = TcpConfig { rcvbuf: 1 << 20, ..no_sack() };
+    let cb = TcpConfig { rcvbuf: 8_000, ..no_sack() };
+    let mut w = Wire::new(ca, cb, 1 * MS);
+    w.b.set_auto_read(false);
+    w.open();
+    w.write(20_000);
+    w.run_until(SimTime(2_000 * MS.as_ps()));
+    assert_eq!(w.b.readable(), 8_000, "the receiver buffer filled");
+    assert_eq!(w.a.outstanding(), 0, "all in-window data acknowledged");
+    // The sender probes the closed window (probe segments carry an old sequence number).
+    let probes = w.log.iter().filter(|s| s.a_to_b && s.seg.len == 0 && s.seg.seq + 1 == w.a.snd_una()).count();
+    assert!(probes >= 2, "{probes}");
+    // The application reads; the window reopens and the transfer completes.
+    let mut read = 0;
+    while read < 20_000 {
+        let n = w.b.read(w.now, u64::MAX, &mut w.out);
+        w.emit(false);
+        read += n;
+        let t = w.now + 500 * MS;
+        w.run_until(t);
+    }
+    assert_eq!(read, 20_000);
+}
+
+#[test]
+fn window_scaling_allows_large_windows() {
+    let c = TcpConfig { rcvbuf: 10_000_000, sndbuf: 10_000_000, ..cfg() };
+    let mut w = Wire::new(c.clone(), c, 50 * MS);
+    w.open();
+    w.write(10_000_000);
+    let mut max_out = 0;
+    while w.now < SimTime(3_000 * MS.as_ps()) && w.step() {
+        max_out = max_out.max(w.a.outstanding());
+    }
+    assert!(max_out > 1_000_000, "window beyond 64 KB: {max_out}");
+    assert!(max_out <= 10_000_000);
+}
+
+#[test]
+fn send_buffer_bounds_unacknowledged_data() {
+    let c = TcpConfig { sndbuf: 20_000, ..cfg() };
+    let mut w = Wire::new(c.clone(), c, 50 * MS);
+    w.open();
+    assert_eq!(w.write(1_000_000), 20_000, "write accepts only what fits");
+    w.run_until(SimTime(1_000 * MS.as_ps()));
+    assert!(w.a.send_space() > 0);
+    assert!(w.a.outstanding() <= 20_000);
+}
+
+#[test]
+fn nagle_holds_small_segments_while_data_is_outstanding() {
+    for nagle in [true, false] {
+        let c = TcpConfig { nagle, delack_segments: 2, ..no_sack() };
+        let mut w = Wire::new(c.clone(), c, 10 * MS);
+        w.open();
+        w.run_until(SimTime(30 * MS.as_ps()));
+        w.write(100);
+        w.write(100);
+        w.write(100);
+        let sent = w.data_from_a().count();
+        assert_eq!(sent, if nagle { 1 } else { 3 }, "nagle={nagle}");
+    }
+}
+
+#[test]
+fn syn_loss_is_retransmitted_after_initial_rto() {
+    let mut w = Wire::new(cfg(), cfg(), 10 * MS);
+    let mut first = true;
+    w.open();
+    // Drop the first SYN by hand.
+    w.queue.retain(|p| {
+        let keep = !first;
+        first = false;
+        keep
+    });
+    w.write(5_000);
+    w.run_until_idle(100_000);
+    assert_eq!(w.b.stats.bytes_delivered, 5_000);
+    let syns: Vec<SimTime> = w.log.iter().filter(|s| s.a_to_b && s.seg.has(flags::SYN)).map(|s| s.at).collect();
+    assert_eq!(syns, vec![SimTime::ZERO, SimTime::ZERO + SimDuration::from_secs(1)]);
+}
+
+/// Every byte is delivered exactly once and in order under random loss, reordering and
+/// duplication, for every recovery kind, over many seeds.
+#[test]
+fn reliable_delivery_under_random_impairment() {
+    let kinds = [
+        (true, RecoveryKind::Auto),
+        (false, RecoveryKind::NewReno),
+        (false, RecoveryKind::Reno),
+    ];
+    for seed in 0..40u64 {
+        for (sack, rec) in kinds {
+            let c = TcpConfig { sack, recovery: rec, timestamps: seed % 2 == 0, delack_segments: 1 + (seed % 2) as u32, ..cfg() };
+            let mut w = Wire::new(c.clone(), c, 2 * MS);
+            let mut rng = Rng::from_seed(seed);
+            let loss = [0.0, 0.01, 0.05, 0.15][(seed % 4) as usize];
+            let bytes = 50_000 + rng.below(200_000);
+            w.open();
+            w.write(bytes);
+            w.a.close(w.now, &mut w.out);
+            w.emit(true);
+            let mut steps = 0;
+            while w.step() {
+                steps += 1;
+                assert!(steps < 2_000_000, "seed {seed}: no progress");
+                // Impair the wire in both directions: drop, duplicate, delay (reorder).
+                let mut extra = vec![];
+                w.queue.retain_mut(|p| {
+                    if p.order < u64::MAX / 2 {
+                        p.order += u64::MAX / 2; // mark as already impaired
+                        if rng.bernoulli(loss) {
+                            return false;
+                        }
+                        if rng.bernoulli(0.02) {
+                            let mut d = *p;
+                            d.at = d.at + SimDuration::from_micros(rng.below(3000));
+                            extra.push(d);
+                        }
+                        if rng.bernoulli(0.05) {
+                            p.at = p.at + SimDuration::from_micros(rng.below(3000));
+                        }
+                    }
+                    true
+                });
+                w.queue.extend(extra);
+            }
+            assert_eq!(w.b.stats.bytes_delivered, bytes, "seed {seed} sack={sack} {rec:?}");
+            assert!(w.a.send_done(), "seed {seed}: sender not done");
+            assert_eq!(w.b.rcv_nxt(), bytes + 2, "data + SYN + FIN, seed {seed}");
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! TCP: the sans-I/O connection, its configuration, RTT/RTO, range sets for SACK and
+//! reassembly, and the congestion controllers.
+
+pub mod cc;
+pub mod config;
+pub mod conn;
+pub mod ranges;
+pub mod rtt;
+
+pub use config::{RecoveryKind, TcpConfig};
+pub use conn::{ConnStats, Connection, Output, State, TcpEvent, TcpEventKind};
+pub use rtt::{Backoff, RtoPolicy, RttEstimatorKind};

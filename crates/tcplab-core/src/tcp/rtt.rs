@@ -1,0 +1,279 @@
+//! RTT estimation and the retransmission timeout.
+//!
+//! Two estimators: RFC 6298 (SRTT/RTTVAR with α = 1/8, β = 1/4, RTO = SRTT + max(G, 4·RTTVAR))
+//! and the Linux one (`tcp_rtt_estimator`/`tcp_set_rto`, 2.6.x and later): srtt with gain 1/8,
+//! mdev with gain 1/4 and extra damping of samples below srtt, rttvar = the per-RTT maximum of
+//! mdev floored at `rto_min`, RTO = srtt + rttvar. Linux works in jiffies; here every value is
+//! in picoseconds and `RtoPolicy::granularity` reproduces a coarse clock when wanted.
+//!
+//! `RtoPolicy` turns the estimator's base RTO and the number of consecutive backoffs into the
+//! timer value: exponential (RFC 6298 §5.5), linear, or hybrid (exponential, then linear).
+//! FGTCP, LNRTCP and HYBTCP (study 001) are configurations of this policy, not forks.
+
+use crate::units::SimDuration;
+
+/// Which estimator computes the base RTO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RttEstimatorKind {
+    /// RFC 6298.
+    Rfc6298,
+    /// Linux `tcp_rtt_estimator`: rttvar floored at `rto_min` (so RTO ≈ SRTT + max(4·RTTVAR, rto_min)).
+    Linux,
+}
+
+/// How consecutive timeouts grow the RTO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backoff {
+    /// RTO·2^n (RFC 6298 §5.5).
+    Exponential,
+    /// RTO·(n+1).
+    Linear,
+    /// RTO·2^n for the first k = `switch_after` backoffs, then one more RTO per further
+    /// backoff: RTO·(2^k + (n − k)) for n > k.
+    /// ASSUMPTION(p1): study 001 names HYBTCP "exponential then linear" without a formula.
+    Hybrid {
+        /// Number of exponential doublings before growth turns linear.
+        switch_after: u32,
+    },
+}
+
+/// The retransmission-timer policy, as data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RtoPolicy {
+    /// Lower bound on the RTO (RFC 6298: 1 s; Linux: 200 ms; FGTCP: hundreds of µs).
+    pub min: SimDuration,
+    /// Upper bound on the RTO, backoff included (RFC 6298: ≥ 60 s; Linux: 120 s).
+    pub max: SimDuration,
+    /// RTO before the first RTT sample (RFC 6298: 1 s; Linux 2.6: 3 s).
+    pub initial: SimDuration,
+    /// Clock granularity G: the RTO is rounded up to a multiple of it (0 = exact).
+    pub granularity: SimDuration,
+    /// Backoff rule.
+    pub backoff: Backoff,
+}
+
+impl Default for RtoPolicy {
+    fn default() -> Self {
+        RtoPolicy {
+            min: SimDuration::from_millis(200),
+            max: SimDuration::from_secs(60),
+            initial: SimDuration::from_secs(1),
+            granularity: SimDuration::ZERO,
+            backoff: Backoff::Exponential,
+        }
+    }
+}
+
+impl RtoPolicy {
+    /// The timer value after `n` consecutive backoffs, from the estimator's base RTO.
+    pub fn timeout(&self, base: SimDuration, n: u32) -> SimDuration {
+        let b = base.as_ps() as u128;
+        let mult: u128 = match self.backoff {
+            Backoff::Exponential => 1u128 << n.min(64),
+            Backoff::Linear => n as u128 + 1,
+            Backoff::Hybrid { switch_after: k } => {
+                if n <= k {
+                    1u128 << n.min(64)
+                } else {
+                    (1u128 << k.min(64)) + (n - k) as u128
+                }
+            }
+        };
+        let v = (b.saturating_mul(mult)).min(self.max.as_ps() as u128) as u64;
+        SimDuration(v).round_up_to(self.granularity).min(self.max.round_up_to(self.granularity))
+    }
+}
+
+/// Round-trip time estimator.
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    kind: RttEstimatorKind,
+    srtt: Option<SimDuration>,
+    rttvar: SimDuration,
+    latest: SimDuration,
+    min_rtt: SimDuration,
+    // Linux state, scaled as in the kernel: srtt8 = 8·srtt, mdev4 = 4·mdev.
+    srtt8: i128,
+    mdev4: i128,
+    mdev_max: i128,
+    lx_rttvar: i128,
+    rtt_seq: u64,
+}
+
+impl RttEstimator {
+    /// A fresh estimator.
+    pub fn new(kind: RttEstimatorKind) -> Self {
+        RttEstimator {
+            kind,
+            srtt: None,
+            rttvar: SimDuration::ZERO,
+            latest: SimDuration::ZERO,
+            min_rtt: SimDuration::MAX,
+            srtt8: 0,
+            mdev4: 0,
+            mdev_max: 0,
+            lx_rttvar: 0,
+            rtt_seq: 0,
+        }
+    }
+
+    /// Smoothed RTT, once there is a sample.
+    pub fn srtt(&self) -> Option<SimDuration> {
+        self.srtt
+    }
+
+    /// RTT variation (RFC 6298 RTTVAR, or Linux `rttvar`).
+    pub fn rttvar(&self) -> SimDuration {
+        self.rttvar
+    }
+
+    /// Latest sample.
+    pub fn latest(&self) -> SimDuration {
+        self.latest
+    }
+
+    /// Smallest sample seen (`SimDuration::MAX` before any).
+    pub fn min_rtt(&self) -> SimDuration {
+        self.min_rtt
+    }
+
+    /// Feed a sample. `snd_una`/`snd_nxt` drive the Linux per-RTT rttvar decay.
+    pub fn sample(&mut self, rtt: SimDuration, policy: &RtoPolicy, snd_una: u64, snd_nxt: u64) {
+        self.latest = rtt;
+        self.min_rtt = self.min_rtt.min(rtt);
+        match self.kind {
+            RttEstimatorKind::Rfc6298 => match self.srtt {
+                None => {
+                    self.srtt = Some(rtt);
+                    self.rttvar = SimDuration(rtt.as_ps() / 2);
+                }
+                Some(s) => {
+                    let (s, r, v) = (s.as_ps() as i128, rtt.as_ps() as i128, self.rttvar.as_ps() as i128);
+                    let v = v - v / 4 + (s - r).abs() / 4;
+                    let s = s - s / 8 + r / 8;
+                    self.rttvar = SimDuration(v as u64);
+                    self.srtt = Some(SimDuration(s as u64));
+                }
+            },
+            RttEstimatorKind::Linux => {
+                // net/ipv4/tcp_input.c tcp_rtt_estimator (2.6.16…): same arithmetic, in ps.
+                let rto_min = policy.min.as_ps() as i128;
+                let mut m = rtt.as_ps() as i128;
+                if self.srtt8 != 0 {
+                    m -= self.srtt8 >> 3;
+                    self.srtt8 += m;
+                    if m < 0 {
+                        m = -m;
+                        m -= self.mdev4 >> 2;
+                        if m > 0 {
+                            m >>= 3;
+                        }
+                    } else {
+                        m -= self.mdev4 >> 2;
+                    }
+                    self.mdev4 += m;
+                    if self.mdev4 > self.mdev_max {
+                        self.mdev_max = self.mdev4;
+                        if self.mdev_max > self.lx_rttvar {
+                            self.lx_rttvar = self.mdev_max;
+                        }
+                    }
+                    if snd_una > self.rtt_seq {
+                        if self.mdev_max < self.lx_rttvar {
+                            self.lx_rttvar -= (self.lx_rttvar - self.mdev_max) >> 2;
+                        }
+                        self.rtt_seq = snd_nxt;
+                        self.mdev_max = rto_min;
+                    }
+                } else {
+                    self.srtt8 = m << 3;
+                    self.mdev4 = m << 1;
+                    self.mdev_max = self.mdev4.max(rto_min);
+                    self.lx_rttvar = self.mdev_max;
+                    self.rtt_seq = snd_nxt;
+                }
+                self.srtt = Some(SimDuration((self.srtt8 >> 3).max(1) as u64));
+                self.rttvar = SimDuration(self.lx_rttvar.max(0) as u64);
+            }
+        }
+    }
+
+    /// The base RTO (before backoff): `policy.initial` until the first sample.
+    pub fn base_rto(&self, policy: &RtoPolicy) -> SimDuration {
+        let Some(srtt) = self.srtt else { return policy.initial };
+        let rto = match self.kind {
+            RttEstimatorKind::Rfc6298 => srtt + policy.granularity.max(self.rttvar.mul(4)),
+            RttEstimatorKind::Linux => srtt + self.rttvar,
+        };
+        rto.max(policy.min).min(policy.max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> SimDuration {
+        SimDuration::from_millis(x)
+    }
+
+    #[test]
+    fn rfc6298_first_and_later_samples() {
+        let p = RtoPolicy { min: ms(1), ..RtoPolicy::default() };
+        let mut e = RttEstimator::new(RttEstimatorKind::Rfc6298);
+        assert_eq!(e.base_rto(&p), SimDuration::from_secs(1));
+        e.sample(ms(100), &p, 0, 0);
+        assert_eq!(e.srtt(), Some(ms(100)));
+        assert_eq!(e.rttvar(), ms(50));
+        assert_eq!(e.base_rto(&p), ms(300));
+        e.sample(ms(200), &p, 0, 0);
+        // RTTVAR = 3/4·50 + 1/4·100 = 62.5; SRTT = 7/8·100 + 1/8·200 = 112.5
+        assert_eq!(e.rttvar(), SimDuration::from_micros(62_500));
+        assert_eq!(e.srtt(), Some(SimDuration::from_micros(112_500)));
+        assert_eq!(e.base_rto(&p), SimDuration::from_micros(362_500));
+    }
+
+    #[test]
+    fn rto_min_floors() {
+        let p = RtoPolicy::default();
+        let mut e = RttEstimator::new(RttEstimatorKind::Rfc6298);
+        e.sample(SimDuration::from_micros(100), &p, 0, 0);
+        assert_eq!(e.base_rto(&p), ms(200));
+    }
+
+    #[test]
+    fn linux_first_sample_gives_three_rtt_and_floor() {
+        let p = RtoPolicy::default();
+        let mut e = RttEstimator::new(RttEstimatorKind::Linux);
+        e.sample(ms(300), &p, 0, 10);
+        // srtt = R, mdev = R/2 → rttvar = max(4·R/2, 200ms) = 2R: RTO = 3R (algorithms.md §2.6).
+        assert_eq!(e.base_rto(&p), ms(900));
+        let mut e = RttEstimator::new(RttEstimatorKind::Linux);
+        e.sample(SimDuration::from_micros(200), &p, 0, 10);
+        // Tiny RTT: rttvar floored at rto_min → RTO = srtt + 200 ms, not max(srtt+4var, 200ms).
+        assert_eq!(e.base_rto(&p), ms(200) + SimDuration::from_micros(200));
+        // Many identical samples: mdev decays, rttvar stays at the floor after each RTT.
+        for i in 0..50 {
+            e.sample(SimDuration::from_micros(200), &p, 20 + i * 10, 30 + i * 10);
+        }
+        assert_eq!(e.base_rto(&p), ms(200) + SimDuration::from_micros(200));
+    }
+
+    #[test]
+    fn backoff_policies() {
+        let base = ms(100);
+        let mut p = RtoPolicy { max: SimDuration::from_secs(60), ..RtoPolicy::default() };
+        let seq = |p: &RtoPolicy| (0..6).map(|n| p.timeout(base, n).as_ps() / 1_000_000_000).collect::<Vec<_>>();
+        assert_eq!(seq(&p), vec![100, 200, 400, 800, 1600, 3200]);
+        p.backoff = Backoff::Linear;
+        assert_eq!(seq(&p), vec![100, 200, 300, 400, 500, 600]);
+        p.backoff = Backoff::Hybrid { switch_after: 2 };
+        assert_eq!(seq(&p), vec![100, 200, 400, 500, 600, 700]);
+        p.backoff = Backoff::Exponential;
+        p.max = ms(1000);
+        assert_eq!(p.timeout(base, 10), ms(1000));
+        assert_eq!(p.timeout(base, 200), ms(1000), "huge backoff counts saturate");
+        p.granularity = ms(500);
+        assert_eq!(p.timeout(ms(120), 0), ms(500));
+    }
+}
