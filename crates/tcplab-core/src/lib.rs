@@ -1,10 +1,16 @@
 //! tcplab-core: a deterministic packet-level simulator of TCP over high-speed networks.
 //!
 //! Layers, each depending only on those before it: [`units`] ← [`engine`] ← [`net`] ←
-//! [`tcp`] ← [`app`]; [`trace`] records what they report; [`scenario`] knows them all and
-//! builds a [`sim::Simulation`] from a validated scenario.
+//! [`tcp`] ← [`app`]; [`trace`] holds what they report; [`sim`] runs them; [`scenario`]
+//! knows them all and builds a [`sim::Simulation`] from a validated scenario.
 
+pub mod app;
 pub mod engine;
 pub mod net;
+pub mod scenario;
+pub mod sim;
 pub mod tcp;
+pub mod trace;
 pub mod units;
+
+pub use scenario::{Run, Scenario, ScenarioError};

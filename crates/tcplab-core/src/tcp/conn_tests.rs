@@ -468,7 +468,7 @@ fn syn_loss_is_retransmitted_after_initial_rto() {
     let mut first = true;
     w.open();
     // Drop the first SYN by hand.
-    w.queue.retain(|p| {
+    w.queue.retain(|_| {
         let keep = !first;
         first = false;
         keep

@@ -1,0 +1,125 @@
+//! Applications: a bulk sender in the manner of iperf/netperf (fixed write size, start time,
+//! byte count or stop time) and a constant-bit-rate UDP source. The receiving side of a bulk
+//! transfer is the connection's auto-reading sink.
+
+use crate::units::{BitRate, SimDuration, SimTime};
+
+/// A bulk sender: writes `write_size` chunks as fast as the socket accepts them.
+#[derive(Clone, Debug)]
+pub struct BulkApp {
+    /// Bytes per application write (iperf -l; 128 KB by default there, netperf 64 KB).
+    pub write_size: u64,
+    /// Total bytes to send, if limited.
+    pub total: Option<u64>,
+    /// Stop writing at this time, if set (iperf -t).
+    pub stop_at: Option<SimTime>,
+    written: u64,
+    chunk_left: u64,
+    closed: bool,
+}
+
+impl BulkApp {
+    /// A bulk sender.
+    pub fn new(write_size: u64, total: Option<u64>, stop_at: Option<SimTime>) -> Self {
+        BulkApp { write_size, total, stop_at, written: 0, chunk_left: 0, closed: false }
+    }
+
+    /// Bytes the application wants to hand to the socket next (0 when finished).
+    pub fn wants(&mut self, now: SimTime) -> u64 {
+        if self.chunk_left == 0 {
+            if self.finished_writing(now) {
+                return 0;
+            }
+            let rest = self.total.map_or(u64::MAX, |t| t - self.written);
+            self.chunk_left = self.write_size.min(rest);
+        }
+        self.chunk_left
+    }
+
+    /// The socket accepted `n` bytes of the current write.
+    pub fn wrote(&mut self, n: u64) {
+        self.chunk_left -= n;
+        self.written += n;
+    }
+
+    /// True once no more writes will start (byte count reached or stop time passed).
+    pub fn finished_writing(&self, now: SimTime) -> bool {
+        self.chunk_left == 0 && (self.total.is_some_and(|t| self.written >= t) || self.stop_at.is_some_and(|s| now >= s))
+    }
+
+    /// Mark the socket closed; returns true the first time.
+    pub fn mark_closed(&mut self) -> bool {
+        !std::mem::replace(&mut self.closed, true)
+    }
+
+    /// Bytes written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+}
+
+/// A constant-bit-rate UDP source: one datagram of `packet_size` IP bytes every
+/// `packet_size·8/rate` seconds, timed from the start so the rate never drifts.
+#[derive(Clone, Debug)]
+pub struct CbrSource {
+    /// Sending rate (IP bytes).
+    pub rate: BitRate,
+    /// IP packet size in bytes.
+    pub packet_size: u32,
+    /// First send time.
+    pub start: SimTime,
+    /// Stop sending at this time, if set.
+    pub stop_at: Option<SimTime>,
+    /// Datagrams sent.
+    pub sent: u64,
+}
+
+impl CbrSource {
+    /// Send time of datagram `k`.
+    pub fn time_of(&self, k: u64) -> SimTime {
+        self.start + self.rate.tx_time_bits(k * self.packet_size as u64 * 8)
+    }
+
+    /// Time of the next datagram, if the source is still running.
+    pub fn next_time(&self) -> Option<SimTime> {
+        let t = self.time_of(self.sent);
+        (!self.stop_at.is_some_and(|s| t >= s)).then_some(t)
+    }
+
+    /// Interval between datagrams (for reporting).
+    pub fn interval(&self) -> SimDuration {
+        self.rate.tx_time_bits(self.packet_size as u64 * 8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bulk_writes_in_chunks_until_total() {
+        let mut a = BulkApp::new(100, Some(250), None);
+        assert_eq!(a.wants(SimTime::ZERO), 100);
+        a.wrote(60);
+        assert_eq!(a.wants(SimTime::ZERO), 40, "a write completes before the next starts");
+        a.wrote(40);
+        a.wrote(0);
+        assert_eq!(a.wants(SimTime::ZERO), 100);
+        a.wrote(100);
+        assert_eq!(a.wants(SimTime::ZERO), 50);
+        a.wrote(50);
+        assert_eq!(a.wants(SimTime::ZERO), 0);
+        assert!(a.finished_writing(SimTime::ZERO));
+        assert!(a.mark_closed() && !a.mark_closed());
+    }
+
+    #[test]
+    fn cbr_timing_is_exact() {
+        let c = CbrSource { rate: BitRate(10_000_000), packet_size: 1250, start: SimTime(5), stop_at: Some(SimTime(3_000_000_005)), sent: 0 };
+        assert_eq!(c.interval(), SimDuration::from_millis(1));
+        assert_eq!(c.time_of(1000), SimTime(1_000_000_000_005));
+        let mut c = c;
+        c.sent = 3;
+        assert_eq!(c.next_time(), None);
+    }
+}

@@ -1,0 +1,528 @@
+//! Resolution (fill every default, check every value and cross-reference) and construction of
+//! the simulation from a resolved scenario.
+
+use std::collections::BTreeMap;
+
+use crate::app::{BulkApp, CbrSource};
+use crate::engine::SeedTree;
+use crate::net::packet::{IPV4_HEADER, UDP_HEADER};
+use crate::net::pipe::Pipe;
+use crate::net::queue::Queue;
+use crate::net::route::{Graph, NodeId, NodeRole};
+use crate::scenario::spec::*;
+use crate::scenario::ScenarioError;
+use crate::sim::{Flow, FlowEngine, FlowInfo, Simulation, StopRule, TcpFlow, UdpFlow};
+use crate::tcp::cc::{CcConfig, RenoConfig};
+use crate::tcp::{Backoff, Connection, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
+use crate::units::{BitRate, QueueLimit, SimDuration, SimTime};
+
+type Res<T> = Result<T, ScenarioError>;
+
+fn err<T>(path: impl Into<String>, reason: impl Into<String>) -> Res<T> {
+    Err(ScenarioError::new(path, reason))
+}
+
+/// Built-in TCP defaults, as a fully populated spec (docs/scenario-format.md lists them).
+pub fn builtin_tcp() -> TcpSpec {
+    let d = TcpConfig::default();
+    TcpSpec {
+        cc: Some(CcName::Newreno),
+        mss: Some(d.mss),
+        sack: Some(d.sack),
+        timestamps: Some(d.timestamps),
+        window_scaling: Some(d.window_scaling),
+        nagle: Some(d.nagle),
+        sndbuf: Some(Size(d.sndbuf)),
+        rcvbuf: Some(Size(d.rcvbuf)),
+        initial_cwnd: Some(d.initial_cwnd),
+        initial_ssthresh: Some(QLimit(QueueLimit::Unlimited)),
+        delack_segments: Some(d.delack_segments),
+        delack_timeout: Some(Dur(d.delack_timeout)),
+        rtt_estimator: Some(EstimatorName::Rfc6298),
+        rto_min: Some(Dur(d.rto.min)),
+        rto_max: Some(Dur(d.rto.max)),
+        rto_initial: Some(Dur(d.rto.initial)),
+        rto_granularity: Some(Dur(d.rto.granularity)),
+        rto_backoff: Some(BackoffName::Exponential),
+        rto_hybrid_switch: Some(3),
+        limited_transmit: Some(d.limited_transmit),
+        dupthresh: Some(d.dupthresh),
+        recovery: Some(RecoveryName::Auto),
+        abc_limit: Some(RenoConfig::default().abc_limit),
+        ts_tick: Some(Dur(d.ts_tick)),
+    }
+}
+
+/// Fields of `over` win over `base`.
+fn merge_tcp(base: &TcpSpec, over: &TcpSpec) -> TcpSpec {
+    macro_rules! pick {
+        ($($f:ident),*) => { TcpSpec { $($f: over.$f.clone().or_else(|| base.$f.clone()),)* } };
+    }
+    pick!(cc, mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator, rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit, dupthresh, recovery, abc_limit, ts_tick)
+}
+
+/// Turn a fully populated spec into a connection configuration, checking every value.
+pub fn tcp_config(t: &TcpSpec, path: &str) -> Res<TcpConfig> {
+    let g = |name: &str| format!("{path}.{name}");
+    fn v<T>(x: Option<T>) -> T {
+        x.expect("resolved TCP specs are fully populated")
+    }
+    let timestamps: bool = v(t.timestamps);
+    let mss: u32 = v(t.mss);
+    if !(64..=65_495).contains(&mss) {
+        return err(g("mss"), format!("{mss} is out of range (64..=65495 bytes)"));
+    }
+    let sndbuf = v(t.sndbuf.map(|s| s.0));
+    let rcvbuf = v(t.rcvbuf.map(|s| s.0));
+    if sndbuf < mss as u64 {
+        return err(g("sndbuf"), format!("{sndbuf} bytes is smaller than one MSS ({mss})"));
+    }
+    if rcvbuf < mss as u64 {
+        return err(g("rcvbuf"), format!("{rcvbuf} bytes is smaller than one MSS ({mss})"));
+    }
+    let delack_segments = v(t.delack_segments);
+    if delack_segments == 0 {
+        return err(g("delack_segments"), "must be at least 1");
+    }
+    let dupthresh = v(t.dupthresh);
+    if dupthresh == 0 {
+        return err(g("dupthresh"), "must be at least 1");
+    }
+    let abc = v(t.abc_limit);
+    if abc == 0 {
+        return err(g("abc_limit"), "must be at least 1");
+    }
+    let rto_min = v(t.rto_min).0;
+    let rto_max = v(t.rto_max).0;
+    if rto_min > rto_max {
+        return err(g("rto_min"), format!("{rto_min} is above rto_max ({rto_max})"));
+    }
+    let rto_initial = v(t.rto_initial).0;
+    if rto_initial == SimDuration::ZERO {
+        return err(g("rto_initial"), "must be positive");
+    }
+    if rto_max == SimDuration::ZERO {
+        return err(g("rto_max"), "must be positive");
+    }
+    let hybrid = v(t.rto_hybrid_switch);
+    if hybrid > 40 {
+        return err(g("rto_hybrid_switch"), "must be at most 40");
+    }
+    let ts_tick = v(t.ts_tick).0;
+    if ts_tick == SimDuration::ZERO {
+        return err(g("ts_tick"), "must be positive");
+    }
+    let initial_ssthresh = match v(t.initial_ssthresh).0 {
+        QueueLimit::Unlimited => u64::MAX,
+        QueueLimit::Bytes(b) => b,
+        QueueLimit::Packets(_) => return err(g("initial_ssthresh"), "give a size (e.g. \"64KB\") or \"unlimited\""),
+    };
+    let reno = RenoConfig { abc_limit: abc };
+    Ok(TcpConfig {
+        mss,
+        sack: v(t.sack),
+        timestamps,
+        window_scaling: v(t.window_scaling),
+        nagle: v(t.nagle),
+        sndbuf,
+        rcvbuf,
+        initial_cwnd: v(t.initial_cwnd),
+        initial_ssthresh,
+        delack_segments,
+        delack_timeout: v(t.delack_timeout).0,
+        rtt_estimator: match v(t.rtt_estimator) {
+            EstimatorName::Rfc6298 => RttEstimatorKind::Rfc6298,
+            EstimatorName::Linux => RttEstimatorKind::Linux,
+        },
+        rto: RtoPolicy {
+            min: rto_min,
+            max: rto_max,
+            initial: rto_initial,
+            granularity: v(t.rto_granularity).0,
+            backoff: match v(t.rto_backoff) {
+                BackoffName::Exponential => Backoff::Exponential,
+                BackoffName::Linear => Backoff::Linear,
+                BackoffName::Hybrid => Backoff::Hybrid { switch_after: hybrid },
+            },
+        },
+        limited_transmit: v(t.limited_transmit),
+        dupthresh,
+        recovery: match v(t.recovery) {
+            RecoveryName::Auto => RecoveryKind::Auto,
+            RecoveryName::Reno => RecoveryKind::Reno,
+            RecoveryName::Newreno => RecoveryKind::NewReno,
+            RecoveryName::Sack => RecoveryKind::Sack,
+        },
+        cc: match v(t.cc) {
+            CcName::Reno => CcConfig::Reno(reno),
+            CcName::Newreno => CcConfig::NewReno(reno),
+        },
+        ts_tick,
+        persist_min: SimDuration::from_millis(200),
+    })
+}
+
+fn check_queue(q: &QueueSpec, path: &str) -> Res<()> {
+    if let QueueSpec::Classes(c) = q {
+        if c.classes.is_empty() || c.classes.len() > 8 {
+            return err(format!("{path}.classes"), "give 1 to 8 class limits");
+        }
+    }
+    Ok(())
+}
+
+fn queue_of(q: &QueueSpec) -> Queue {
+    match q {
+        QueueSpec::Limit(l) => Queue::fifo(l.0),
+        QueueSpec::Classes(c) => Queue::classes(&c.classes.iter().map(|l| l.0).collect::<Vec<_>>()),
+    }
+}
+
+/// Fill every default and check every value and reference; the result serializes to the
+/// "fully resolved" scenario.
+pub fn resolve(sc: &Scenario) -> Res<Scenario> {
+    let mut r = sc.clone();
+    if r.name.trim().is_empty() {
+        return err("name", "must not be empty");
+    }
+    // Run.
+    let stop = r.run.stop.unwrap_or(if r.run.duration.is_some() { StopSpec::Duration } else { StopSpec::FlowsDone });
+    if stop == StopSpec::Duration && r.run.duration.is_none() {
+        return err("run.stop", "\"duration\" needs run.duration");
+    }
+    if r.run.duration.is_some_and(|d| d.0 == SimDuration::ZERO) {
+        return err("run.duration", "must be positive");
+    }
+    r.run.stop = Some(stop);
+    // Defaults.
+    let default_queue = r.defaults.queue.clone().unwrap_or(QueueSpec::Limit(QLimit(QueueLimit::Packets(1000))));
+    check_queue(&default_queue, "defaults.queue")?;
+    r.defaults.queue = Some(default_queue.clone());
+    let default_tcp = merge_tcp(&builtin_tcp(), &sc.defaults.tcp);
+    tcp_config(&default_tcp, "defaults.tcp")?;
+    r.defaults.tcp = default_tcp.clone();
+
+    // Names.
+    let mut names: BTreeMap<String, &'static str> = BTreeMap::new();
+    let mut add_name = |name: &str, kind: &'static str, path: String| -> Res<()> {
+        if name.trim().is_empty() {
+            return err(path, "must not be empty");
+        }
+        if let Some(k) = names.insert(name.to_string(), kind) {
+            return err(path, format!("'{name}' is already the name of a {k}"));
+        }
+        Ok(())
+    };
+    for (i, h) in r.hosts.iter().enumerate() {
+        add_name(&h.name, "host", format!("hosts[{i}].name"))?;
+    }
+    for (i, s) in r.switches.iter().enumerate() {
+        add_name(&s.name, "switch", format!("switches[{i}].name"))?;
+    }
+    for (i, e) in r.emulators.iter().enumerate() {
+        add_name(&e.name, "emulator", format!("emulators[{i}].name"))?;
+    }
+
+    // Emulators.
+    for (i, e) in r.emulators.iter_mut().enumerate() {
+        let p = |f: &str| format!("emulators[{i}].{f}");
+        if e.loss.is_some() && e.loss_65536.is_some() {
+            return err(p("loss_65536"), "give either loss or loss_65536, not both");
+        }
+        let loss = match (e.loss, e.loss_65536) {
+            (Some(l), _) => l,
+            (None, Some(u)) => {
+                if u > 65_536 {
+                    return err(p("loss_65536"), format!("{u} is above 65536"));
+                }
+                u as f64 / 65_536.0
+            }
+            (None, None) => 0.0,
+        };
+        if !(0.0..1.0).contains(&loss) {
+            return err(p("loss"), format!("{loss} is not a probability in [0, 1)"));
+        }
+        match e.preset {
+            Preset::Anue => {
+                if loss > 0.0 {
+                    return err(p("loss"), "the anue preset is a pure delay (no loss)");
+                }
+                if e.rate.is_some() {
+                    return err(p("rate"), "the anue preset has no rate limit");
+                }
+            }
+            Preset::CometDrop => {
+                e.quantum = Some(e.quantum.unwrap_or(Dur(SimDuration::from_millis(1))));
+                if e.rate.is_some() {
+                    return err(p("rate"), "the comet-drop preset forwards at line rate");
+                }
+                if e.delay.is_some_and(|d| d.0 > SimDuration::from_secs(1)) {
+                    return err(p("delay"), "Comet Drop delays at most about 1s");
+                }
+            }
+            Preset::Dummynet => {
+                if e.rate.is_none() {
+                    return err(p("rate"), "the dummynet preset needs a rate");
+                }
+                e.queue = Some(e.queue.clone().unwrap_or(QueueSpec::Limit(QLimit(QueueLimit::Packets(50)))));
+            }
+            Preset::None => {}
+        }
+        if e.queue.is_some() && e.rate.is_none() {
+            return err(p("queue"), "a queue needs a rate limit (set rate)");
+        }
+        if let Some(q) = &e.queue {
+            check_queue(q, &p("queue"))?;
+        }
+        let mut delay = e.delay.map_or(SimDuration::ZERO, |d| d.0);
+        if let Some(q) = e.quantum {
+            if q.0 > SimDuration::ZERO {
+                // MODEL: delay steps (Comet Drop's 1 ms): the delay is set to the nearest step.
+                let steps = (delay.as_ps() + q.0.as_ps() / 2) / q.0.as_ps();
+                delay = SimDuration(steps * q.0.as_ps());
+            }
+        }
+        e.delay = Some(Dur(delay));
+        e.loss = Some(loss);
+        e.loss_65536 = None;
+        e.quantum = Some(e.quantum.unwrap_or(Dur(SimDuration::ZERO)));
+    }
+
+    // Links.
+    for (i, l) in r.links.iter_mut().enumerate() {
+        for (k, n) in l.between.iter().enumerate() {
+            if !names.contains_key(n) {
+                return err(format!("links[{i}].between[{k}]"), format!("no host, switch or emulator is named '{n}'"));
+            }
+        }
+        if l.between[0] == l.between[1] {
+            return err(format!("links[{i}].between"), "a link joins two different nodes");
+        }
+        let both = l.queue.take().unwrap_or_else(|| default_queue.clone());
+        let qa = l.queue_a.clone().unwrap_or_else(|| both.clone());
+        let qb = l.queue_b.clone().unwrap_or(both);
+        check_queue(&qa, &format!("links[{i}].queue_a"))?;
+        check_queue(&qb, &format!("links[{i}].queue_b"))?;
+        l.queue_a = Some(qa);
+        l.queue_b = Some(qb);
+        l.delay = Some(l.delay.unwrap_or(Dur(SimDuration::ZERO)));
+    }
+    for (i, e) in r.emulators.iter().enumerate() {
+        let degree = r.links.iter().filter(|l| l.between.contains(&e.name)).count();
+        if degree != 2 {
+            return err(format!("emulators[{i}]"), format!("an emulator sits between exactly two links; '{}' has {degree}", e.name));
+        }
+    }
+
+    // Flows.
+    let mut flow_names = BTreeMap::new();
+    for (i, f) in r.flows.iter_mut().enumerate() {
+        let p = |x: &str| format!("flows[{i}].{x}");
+        if f.name.trim().is_empty() {
+            return err(p("name"), "must not be empty");
+        }
+        if flow_names.insert(f.name.clone(), i).is_some() {
+            return err(p("name"), format!("another flow is already named '{}'", f.name));
+        }
+        for (field, n) in [("src", &f.src), ("dst", &f.dst)] {
+            match names.get(n) {
+                Some(&"host") => {}
+                Some(k) => return err(p(field), format!("'{n}' is a {k}, not a host")),
+                None => return err(p(field), format!("no host is named '{n}'")),
+            }
+        }
+        if f.src == f.dst {
+            return err(p("dst"), "source and destination are the same host");
+        }
+        let count = f.count.unwrap_or(1);
+        if count == 0 {
+            return err(p("count"), "must be at least 1");
+        }
+        f.count = Some(count);
+        f.start = Some(f.start.unwrap_or(Dur(SimDuration::ZERO)));
+        f.class = Some(f.class.unwrap_or(0));
+        match f.kind {
+            FlowKind::Tcp => {
+                for (field, set) in [("rate", f.rate.is_some()), ("packet_size", f.packet_size.is_some())] {
+                    if set {
+                        return err(p(field), "only for udp-cbr flows");
+                    }
+                }
+                let ws = f.write_size.unwrap_or(Size(128 * 1024));
+                if ws.0 == 0 {
+                    return err(p("write_size"), "must be at least 1 byte");
+                }
+                f.write_size = Some(ws);
+                if f.bytes.is_some_and(|b| b.0 == 0) {
+                    return err(p("bytes"), "must be at least 1 byte");
+                }
+                let t = merge_tcp(&default_tcp, &f.tcp);
+                tcp_config(&t, &p("tcp"))?;
+                f.tcp = t;
+            }
+            FlowKind::UdpCbr => {
+                for (field, set) in [("bytes", f.bytes.is_some()), ("write_size", f.write_size.is_some()), ("tcp", f.tcp != TcpSpec::default())] {
+                    if set {
+                        return err(p(field), "only for tcp flows");
+                    }
+                }
+                if f.rate.is_none() {
+                    return err(p("rate"), "a udp-cbr flow needs a rate");
+                }
+                let ps = f.packet_size.unwrap_or(Size(1500));
+                if ps.0 <= (IPV4_HEADER + UDP_HEADER) as u64 || ps.0 > 65_535 {
+                    return err(p("packet_size"), format!("{} bytes is out of range (29..=65535 IP bytes)", ps.0));
+                }
+                f.packet_size = Some(ps);
+            }
+        }
+        if stop == StopSpec::FlowsDone && r.run.duration.is_none() && f.bytes.is_none() && f.stop.is_none() && f.kind == FlowKind::Tcp {
+            return err(p("bytes"), "with run.stop = \"flows-done\" and no run.duration, every flow needs bytes or stop");
+        }
+        if stop == StopSpec::FlowsDone && r.run.duration.is_none() && f.kind == FlowKind::UdpCbr && f.stop.is_none() {
+            return err(p("stop"), "with run.stop = \"flows-done\" and no run.duration, a udp-cbr flow needs stop");
+        }
+    }
+
+    // Trace.
+    if let QueueSelection::All(s) = &r.trace.queues {
+        if s != "all" {
+            return err("trace.queues", format!("give a list of queue names or \"all\", not \"{s}\""));
+        }
+    }
+    if r.trace.throughput_interval.is_some_and(|d| d.0 == SimDuration::ZERO) {
+        return err("trace.throughput_interval", "must be positive");
+    }
+    Ok(r)
+}
+
+/// Build the simulation from a resolved scenario.
+pub fn build(r: &Scenario, seed: u64) -> Res<Simulation> {
+    let seeds = SeedTree::new(seed);
+    let stop = match r.run.stop.expect("resolved") {
+        StopSpec::Duration => StopRule::Duration,
+        StopSpec::FlowsDone => StopRule::FlowsDone,
+        StopSpec::Idle => StopRule::Idle,
+    };
+    let mut sim = Simulation::new(stop, r.run.duration.map(|d| SimTime::ZERO + d.0));
+
+    let mut graph = Graph::new();
+    let mut node_of: BTreeMap<&str, NodeId> = BTreeMap::new();
+    for h in &r.hosts {
+        node_of.insert(&h.name, graph.add_node(NodeRole::Host));
+    }
+    for s in &r.switches {
+        node_of.insert(&s.name, graph.add_node(NodeRole::Switch));
+    }
+    for e in &r.emulators {
+        node_of.insert(&e.name, graph.add_node(NodeRole::Switch));
+    }
+    let mut queue_names: BTreeMap<String, crate::net::PipeId> = BTreeMap::new();
+    for l in &r.links {
+        let (a, b) = (&l.between[0], &l.between[1]);
+        let delay = l.delay.expect("resolved").0;
+        let mk = |from: &str, to: &str, q: &QueueSpec| {
+            Pipe::new(format!("{from}->{to}"), Some(l.rate.0), delay, 0.0, seeds.stream(&format!("links/{from}->{to}")), queue_of(q))
+        };
+        let ab = sim.add_pipe(mk(a, b, l.queue_a.as_ref().expect("resolved")), true);
+        let ba = sim.add_pipe(mk(b, a, l.queue_b.as_ref().expect("resolved")), true);
+        queue_names.insert(format!("{a}->{b}"), ab);
+        queue_names.insert(format!("{b}->{a}"), ba);
+        graph.add_link(node_of[a.as_str()], node_of[b.as_str()], ab, ba);
+    }
+    let names_by_node: BTreeMap<NodeId, &str> = node_of.iter().map(|(k, v)| (*v, *k)).collect();
+    for e in &r.emulators {
+        let n = node_of[e.name.as_str()];
+        let nb: Vec<NodeId> = graph.neighbours(n).collect();
+        let (n0, n1) = (names_by_node[&nb[0]], names_by_node[&nb[1]]);
+        let delay = e.delay.expect("resolved").0;
+        let loss = e.loss.expect("resolved");
+        let mut mk = |from: &str, to: &str| {
+            let name = format!("{}:{from}->{to}", e.name);
+            let q = e.queue.as_ref().map_or(Queue::fifo(QueueLimit::Unlimited), queue_of);
+            let rate: Option<BitRate> = e.rate.map(|r| r.0);
+            let pipe = Pipe::new(name.clone(), rate, delay, loss, seeds.stream(&format!("emulators/{name}/loss")), q);
+            let id = sim.add_pipe(pipe, rate.is_some());
+            if rate.is_some() {
+                queue_names.insert(name, id);
+            }
+            id
+        };
+        let p01 = mk(n0, n1);
+        let p10 = mk(n1, n0);
+        graph.set_role(n, NodeRole::Emulator { pipes: [p01, p10] });
+    }
+
+    // Traces.
+    if let Some(d) = r.trace.throughput_interval {
+        sim.trace_throughput(d.0);
+    }
+    if r.trace.cwnd {
+        sim.trace_cwnd();
+    }
+    if r.trace.events {
+        sim.trace_events();
+    }
+    match &r.trace.queues {
+        QueueSelection::All(_) => {
+            for p in sim.queue_pipes.clone() {
+                sim.trace_queue(p);
+            }
+        }
+        QueueSelection::Names(list) => {
+            for (i, n) in list.iter().enumerate() {
+                let Some(&p) = queue_names.get(n) else {
+                    let known: Vec<&str> = queue_names.keys().map(|s| s.as_str()).collect();
+                    return err(format!("trace.queues[{i}]"), format!("no queue named '{n}' (queues: {})", known.join(", ")));
+                };
+                sim.trace_queue(p);
+            }
+        }
+        QueueSelection::Nothing => {}
+    }
+
+    // Flows.
+    let mut routes: BTreeMap<(NodeId, NodeId), crate::net::RouteId> = BTreeMap::new();
+    for (i, f) in r.flows.iter().enumerate() {
+        let (s, d) = (node_of[f.src.as_str()], node_of[f.dst.as_str()]);
+        let mut route = |a: NodeId, b: NodeId, sim: &mut Simulation| -> Res<crate::net::RouteId> {
+            if let Some(&id) = routes.get(&(a, b)) {
+                return Ok(id);
+            }
+            let Some(pipes) = graph.route(a, b) else {
+                return err(format!("flows[{i}]"), format!("no path from '{}' to '{}'", names_by_node[&a], names_by_node[&b]));
+            };
+            let id = sim.add_route(pipes);
+            routes.insert((a, b), id);
+            Ok(id)
+        };
+        let fwd = route(s, d, &mut sim)?;
+        let rev = route(d, s, &mut sim)?;
+        let count = f.count.expect("resolved");
+        for k in 0..count {
+            let name = if count > 1 { format!("{}.{k}", f.name) } else { f.name.clone() };
+            let start = SimTime::ZERO + f.start.expect("resolved").0;
+            let stop_at = f.stop.map(|d| SimTime::ZERO + d.0);
+            let (engine, cc) = match f.kind {
+                FlowKind::Tcp => {
+                    let cfg = tcp_config(&f.tcp, &format!("flows[{i}].tcp"))?;
+                    let cc = cfg.cc.name();
+                    let app = BulkApp::new(f.write_size.expect("resolved").0, f.bytes.map(|b| b.0), stop_at);
+                    let t = TcpFlow::new(Connection::new(cfg.clone()), Connection::new(cfg), app);
+                    (FlowEngine::Tcp(Box::new(t)), cc)
+                }
+                FlowKind::UdpCbr => {
+                    let src = CbrSource { rate: f.rate.expect("resolved").0, packet_size: f.packet_size.expect("resolved").0 as u32, start, stop_at, sent: 0 };
+                    (FlowEngine::Udp(UdpFlow { src, received: 0, bytes_received: 0 }), "none")
+                }
+            };
+            let kind = match f.kind {
+                FlowKind::Tcp => "tcp",
+                FlowKind::UdpCbr => "udp-cbr",
+            };
+            let info = FlowInfo { name, src: f.src.clone(), dst: f.dst.clone(), kind, cc, start };
+            sim.add_flow(Flow::new(info, [fwd, rev], f.class.expect("resolved"), engine));
+        }
+    }
+    Ok(sim)
+}

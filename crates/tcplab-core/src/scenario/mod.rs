@@ -1,0 +1,139 @@
+//! Scenarios: parse (TOML or JSON) with field paths in every error, resolve every default,
+//! validate, and build a [`Simulation`]. The only module that knows every other one.
+
+pub mod build;
+pub mod spec;
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::engine::rng::fnv1a64;
+use crate::sim::{event_codes, RunSummary, Simulation};
+
+pub use spec::Scenario;
+
+/// An error a scenario author can cause: the path of the offending field and the reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// Dotted path with indices, e.g. `flows[1].tcp.mss` (empty for the whole document).
+    pub path: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl ScenarioError {
+    /// An error at `path`.
+    pub fn new(path: impl Into<String>, reason: impl Into<String>) -> Self {
+        ScenarioError { path: path.into(), reason: reason.into() }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() || self.path == "." {
+            write!(f, "{}", self.reason)
+        } else {
+            write!(f, "{}: {}", self.path, self.reason)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+fn from_path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> ScenarioError {
+    let path = e.path().to_string();
+    // toml wraps the message in a source excerpt ("TOML parse error at…", "17 | key", "^^^");
+    // keep the message lines only.
+    let text = e.inner().to_string();
+    let reason = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("TOML parse error") && !l.contains('|'))
+        .collect::<Vec<_>>()
+        .join(" ");
+    ScenarioError::new(if path == "." { String::new() } else { path }, reason)
+}
+
+/// Parse a scenario from TOML text.
+pub fn parse_toml(text: &str) -> Result<Scenario, ScenarioError> {
+    let de = toml::Deserializer::new(text);
+    serde_path_to_error::deserialize(de).map_err(from_path_error)
+}
+
+/// Parse a scenario from JSON text (the form Python dicts cross the boundary in).
+pub fn parse_json(text: &str) -> Result<Scenario, ScenarioError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let sc = serde_path_to_error::deserialize(&mut de).map_err(from_path_error)?;
+    de.end().map_err(|e| ScenarioError::new("", e.to_string()))?;
+    Ok(sc)
+}
+
+/// A built run: the simulation, its fully resolved scenario, the seed and the scenario hash.
+#[derive(Debug)]
+pub struct Run {
+    /// The simulation.
+    pub sim: Simulation,
+    /// The scenario with every default filled in (and `run.seed` set to the seed used).
+    pub resolved: Scenario,
+    /// Master seed.
+    pub seed: u64,
+    /// FNV-1a 64 of the canonical resolved scenario without its seed, as 16 hex digits.
+    pub hash: String,
+}
+
+impl Run {
+    /// Validate and build `sc`. `seed` overrides `run.seed` (default 1).
+    pub fn new(sc: &Scenario, seed: Option<u64>) -> Result<Run, ScenarioError> {
+        let mut resolved = build::resolve(sc)?;
+        let seed = seed.or(resolved.run.seed).unwrap_or(1);
+        resolved.run.seed = None;
+        let canonical = serde_json::to_string(&resolved).expect("scenario types always serialize");
+        let hash = format!("{:016x}", fnv1a64(canonical.as_bytes()));
+        resolved.run.seed = Some(seed);
+        let sim = build::build(&resolved, seed)?;
+        Ok(Run { sim, resolved, seed, hash })
+    }
+
+    /// Parse TOML and build.
+    pub fn from_toml(text: &str, seed: Option<u64>) -> Result<Run, ScenarioError> {
+        Run::new(&parse_toml(text)?, seed)
+    }
+
+    /// Parse JSON and build.
+    pub fn from_json(text: &str, seed: Option<u64>) -> Result<Run, ScenarioError> {
+        Run::new(&parse_json(text)?, seed)
+    }
+
+    /// The resolved scenario as TOML.
+    pub fn resolved_toml(&self) -> String {
+        toml::to_string(&self.resolved).expect("scenario types always serialize to TOML")
+    }
+
+    /// The summary as JSON (see docs/core-interface.md).
+    pub fn summary_json(&self) -> String {
+        #[derive(Serialize)]
+        struct Full<'a> {
+            version: &'static str,
+            seed: u64,
+            scenario_hash: &'a str,
+            scenario_name: &'a str,
+            #[serde(flatten)]
+            run: RunSummary,
+            trace_codes: serde_json::Value,
+        }
+        let codes: serde_json::Map<String, serde_json::Value> = event_codes().into_iter().map(|(c, n)| (c.to_string(), serde_json::Value::from(n))).collect();
+        let full = Full {
+            version: env!("CARGO_PKG_VERSION"),
+            seed: self.seed,
+            scenario_hash: &self.hash,
+            scenario_name: &self.resolved.name,
+            run: self.sim.summary(),
+            trace_codes: serde_json::json!({ "events.kind": codes }),
+        };
+        serde_json::to_string(&full).expect("summary always serializes")
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,467 @@
+//! Scenario schema: serde types that are the single source of truth for the TOML files and the
+//! equivalent Python dicts. Every table denies unknown keys; quantities are strings with units
+//! parsed by the newtypes below, so a bad value fails with its field path.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::units::{self, BitRate, QueueLimit, SimDuration};
+
+macro_rules! unit_newtype {
+    ($name:ident, $inner:ty, $parse:path, $format:path, $what:literal) => {
+        #[doc = concat!("A ", $what, " written with units in the scenario.")]
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub struct $name(pub $inner);
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&$format(self.0))
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        write!(f, "a {} string such as the examples in docs/scenario-format.md", $what)
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$name, E> {
+                        $parse(v).map($name).map_err(E::custom)
+                    }
+                }
+                d.deserialize_str(V)
+            }
+        }
+    };
+}
+
+unit_newtype!(Dur, SimDuration, units::parse_duration, units::format_duration, "duration");
+unit_newtype!(Rate, BitRate, units::parse_rate, units::format_rate, "rate");
+unit_newtype!(QLimit, QueueLimit, units::parse_queue_limit, units::format_queue_limit, "queue limit");
+
+/// A size in bytes: a string with units (`"128KB"`) or a plain integer of bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Size(pub u64);
+
+impl Serialize for Size {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&units::format_size(self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Size;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size such as \"128KB\" or a whole number of bytes")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Size, E> {
+                units::parse_size(v).map(Size).map_err(E::custom)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Size, E> {
+                Ok(Size(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Size, E> {
+                u64::try_from(v).map(Size).map_err(|_| E::custom("a size cannot be negative"))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A queue: one drop-tail limit, or strict-priority classes with a limit each.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum QueueSpec {
+    /// One FIFO.
+    Limit(QLimit),
+    /// Strict-priority classes, highest first.
+    Classes(ClassesSpec),
+}
+
+/// Strict-priority classes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassesSpec {
+    /// Per-class buffer limits, class 0 (highest priority) first.
+    pub classes: Vec<QLimit>,
+}
+
+/// The whole scenario.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Scenario name.
+    pub name: String,
+    /// Free text.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Stop condition and seed.
+    #[serde(default)]
+    pub run: RunSpec,
+    /// Defaults for every element.
+    #[serde(default)]
+    pub defaults: DefaultsSpec,
+    /// End hosts.
+    #[serde(default)]
+    pub hosts: Vec<HostSpec>,
+    /// Switches.
+    #[serde(default)]
+    pub switches: Vec<SwitchSpec>,
+    /// Delay/loss emulators.
+    #[serde(default)]
+    pub emulators: Vec<EmulatorSpec>,
+    /// Links.
+    #[serde(default)]
+    pub links: Vec<LinkSpec>,
+    /// Traffic.
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
+    /// Requested traces.
+    #[serde(default)]
+    pub trace: TraceSpec,
+}
+
+/// How a run ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopSpec {
+    /// At `run.duration`.
+    Duration,
+    /// When every flow has finished.
+    FlowsDone,
+    /// When nothing is pending.
+    Idle,
+}
+
+/// `[run]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// Stop time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<Dur>,
+    /// Stop rule (default: duration if given, else flows-done).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<StopSpec>,
+    /// Default seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+/// `[defaults]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DefaultsSpec {
+    /// Default egress queue of every link end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueSpec>,
+    /// Default TCP settings.
+    #[serde(default)]
+    pub tcp: TcpSpec,
+}
+
+/// `[[hosts]]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    /// Unique name.
+    pub name: String,
+}
+
+/// `[[switches]]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchSpec {
+    /// Unique name.
+    pub name: String,
+}
+
+/// Emulator presets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Preset {
+    /// Plain: whatever the fields say.
+    #[default]
+    None,
+    /// Study 000's hardware delay emulator (ANUE GE10): pure fixed delay, no loss, no jitter.
+    Anue,
+    /// Study 002's Comet Drop: delay in 1 ms steps, loss probability in units of 1/65536.
+    CometDrop,
+    /// FreeBSD Dummynet pipe: rate limit with its own queue (default 50 slots) plus delay.
+    Dummynet,
+}
+
+/// `[[emulators]]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmulatorSpec {
+    /// Unique name.
+    pub name: String,
+    /// Preset.
+    #[serde(default)]
+    pub preset: Preset,
+    /// One-way delay added in each direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<Dur>,
+    /// Drop probability per packet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<f64>,
+    /// Drop probability in units of 1/65536 (Comet Drop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_65536: Option<u32>,
+    /// Delay step: the delay is rounded to the nearest multiple.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantum: Option<Dur>,
+    /// Rate limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// Queue in front of the rate limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueSpec>,
+}
+
+/// `[[links]]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// The two endpoints.
+    pub between: [String; 2],
+    /// Line rate.
+    pub rate: Rate,
+    /// Propagation delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<Dur>,
+    /// Egress queue at both ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueSpec>,
+    /// Egress queue at `between[0]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_a: Option<QueueSpec>,
+    /// Egress queue at `between[1]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_b: Option<QueueSpec>,
+}
+
+/// Flow kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlowKind {
+    /// A TCP connection with a bulk sender.
+    #[default]
+    Tcp,
+    /// Constant-bit-rate UDP.
+    UdpCbr,
+}
+
+/// `[[flows]]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// Name (suffixed `.i` when `count` > 1).
+    pub name: String,
+    /// Kind.
+    #[serde(default)]
+    pub kind: FlowKind,
+    /// Source host.
+    pub src: String,
+    /// Destination host.
+    pub dst: String,
+    /// Start time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Dur>,
+    /// Number of identical flows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    /// Bytes to send.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Size>,
+    /// Stop writing at this time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Dur>,
+    /// Application write size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_size: Option<Size>,
+    /// Priority class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
+    /// UDP rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// UDP IP packet size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet_size: Option<Size>,
+    /// Per-flow TCP settings.
+    #[serde(default, skip_serializing_if = "is_default_tcp")]
+    pub tcp: TcpSpec,
+}
+
+/// Congestion controllers by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CcName {
+    /// Reno.
+    Reno,
+    /// NewReno.
+    Newreno,
+}
+
+/// RTT estimators by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EstimatorName {
+    /// RFC 6298.
+    Rfc6298,
+    /// Linux.
+    Linux,
+}
+
+/// Backoff rules by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackoffName {
+    /// Doubling.
+    Exponential,
+    /// Linear.
+    Linear,
+    /// Doubling, then linear.
+    Hybrid,
+}
+
+/// Recovery procedures by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecoveryName {
+    /// SACK if negotiated, else by controller.
+    Auto,
+    /// Reno.
+    Reno,
+    /// NewReno.
+    Newreno,
+    /// RFC 6675 SACK.
+    Sack,
+}
+
+/// TCP settings; every field optional here, resolved against `defaults.tcp` and built-ins.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// Congestion controller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<CcName>,
+    /// MSS, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mss: Option<u32>,
+    /// SACK.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack: Option<bool>,
+    /// Timestamps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<bool>,
+    /// Window scaling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_scaling: Option<bool>,
+    /// Nagle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nagle: Option<bool>,
+    /// Send buffer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sndbuf: Option<Size>,
+    /// Receive buffer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcvbuf: Option<Size>,
+    /// Initial window, segments (0 = RFC 5681 rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_cwnd: Option<u32>,
+    /// Initial ssthresh: a size or "unlimited".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_ssthresh: Option<QLimit>,
+    /// Delayed ACK every N segments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delack_segments: Option<u32>,
+    /// Delayed-ACK timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delack_timeout: Option<Dur>,
+    /// RTT estimator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_estimator: Option<EstimatorName>,
+    /// RTO floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_min: Option<Dur>,
+    /// RTO ceiling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_max: Option<Dur>,
+    /// RTO before the first sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_initial: Option<Dur>,
+    /// Clock granularity G.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_granularity: Option<Dur>,
+    /// Backoff rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_backoff: Option<BackoffName>,
+    /// Hybrid: doublings before linear growth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_hybrid_switch: Option<u32>,
+    /// RFC 3042.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_transmit: Option<bool>,
+    /// Duplicate-ACK threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dupthresh: Option<u32>,
+    /// Recovery procedure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<RecoveryName>,
+    /// Slow-start byte-counting limit L (segments per ACK).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abc_limit: Option<u32>,
+    /// Timestamp clock tick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ts_tick: Option<Dur>,
+}
+
+/// Which queues to trace.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum QueueSelection {
+    /// By name.
+    Names(Vec<String>),
+    /// `"all"`.
+    All(String),
+    /// None.
+    #[default]
+    #[serde(skip)]
+    Nothing,
+}
+
+/// `[trace]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    /// Throughput bin length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_interval: Option<Dur>,
+    /// cwnd trace.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cwnd: bool,
+    /// Queue traces.
+    #[serde(default, skip_serializing_if = "is_nothing")]
+    pub queues: QueueSelection,
+    /// Event trace.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub events: bool,
+}
+
+fn is_nothing(q: &QueueSelection) -> bool {
+    matches!(q, QueueSelection::Nothing) || matches!(q, QueueSelection::Names(v) if v.is_empty())
+}
+
+fn is_default_tcp(t: &TcpSpec) -> bool {
+    *t == TcpSpec::default()
+}

@@ -1,0 +1,719 @@
+//! The simulation: owns the clock and event queue, the pipes, the routes, the flows (their TCP
+//! endpoints and applications) and the traces, and dispatches events by `match` on a closed
+//! enum. No globals: everything a run touches lives in one `Simulation` value.
+
+use serde::Serialize;
+
+use crate::app::{BulkApp, CbrSource};
+use crate::engine::EventQueue;
+use crate::net::packet::{Body, End, FlowId, Packet, RouteId, IPV4_HEADER, UDP_HEADER};
+use crate::net::pipe::{Offer, Pipe, PipeId, PipeWake};
+use crate::tcp::{Connection, Output, TcpEventKind};
+use crate::trace::Traces;
+use crate::units::{SimDuration, SimTime};
+
+/// When a run ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum StopRule {
+    /// At `Simulation::stop_time`.
+    Duration,
+    /// When every flow has finished (or at the stop time, if one is set).
+    FlowsDone,
+    /// When no event is pending (or at the stop time, if one is set).
+    Idle,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    TxDone(PipeId),
+    Arrive(PipeId),
+    Timer { flow: u32, end: u8, gen: u32 },
+    Start(u32),
+    AppStop(u32),
+    Cbr(u32),
+    Sample,
+}
+
+/// Descriptive data about a flow, for summaries.
+#[derive(Clone, Debug)]
+pub struct FlowInfo {
+    /// Flow name.
+    pub name: String,
+    /// Source host name.
+    pub src: String,
+    /// Destination host name.
+    pub dst: String,
+    /// `"tcp"` or `"udp-cbr"`.
+    pub kind: &'static str,
+    /// Congestion controller name (`"none"` for UDP).
+    pub cc: &'static str,
+    /// Start time.
+    pub start: SimTime,
+}
+
+/// A TCP flow: both endpoints, the sender's application, and timer bookkeeping.
+#[derive(Debug)]
+pub struct TcpFlow {
+    /// `[source end, destination end]`.
+    pub ends: [Connection; 2],
+    /// The source's application.
+    pub app: BulkApp,
+    sched: [Option<(SimTime, u32)>; 2],
+    gen: [u32; 2],
+    last_cwnd: (u64, u64),
+    dst_closed: bool,
+}
+
+impl TcpFlow {
+    /// A flow from its two endpoints and the sender application.
+    pub fn new(src: Connection, dst: Connection, app: BulkApp) -> Self {
+        TcpFlow { ends: [src, dst], app, sched: [None; 2], gen: [0; 2], last_cwnd: (0, 0), dst_closed: false }
+    }
+}
+
+/// A UDP constant-bit-rate flow and its sink's counters.
+#[derive(Debug)]
+pub struct UdpFlow {
+    /// The source.
+    pub src: CbrSource,
+    /// Datagrams received.
+    pub received: u64,
+    /// Payload bytes received.
+    pub bytes_received: u64,
+}
+
+/// What runs on a flow.
+#[derive(Debug)]
+pub enum FlowEngine {
+    /// A TCP connection with a bulk sender.
+    Tcp(Box<TcpFlow>),
+    /// A UDP CBR stream.
+    Udp(UdpFlow),
+}
+
+/// A flow in the simulation.
+#[derive(Debug)]
+pub struct Flow {
+    /// Names and kind.
+    pub info: FlowInfo,
+    /// Routes: `[src→dst, dst→src]`.
+    pub routes: [RouteId; 2],
+    /// Priority class of its packets.
+    pub class: u8,
+    /// The protocol machinery.
+    pub engine: FlowEngine,
+    /// When the destination had received everything (TCP: the FIN in order).
+    pub finish: Option<SimTime>,
+    last_sample_bytes: u64,
+}
+
+impl Flow {
+    /// A flow.
+    pub fn new(info: FlowInfo, routes: [RouteId; 2], class: u8, engine: FlowEngine) -> Self {
+        Flow { info, routes, class, engine, finish: None, last_sample_bytes: 0 }
+    }
+
+    /// Payload bytes delivered in order at the destination.
+    pub fn delivered(&self) -> u64 {
+        match &self.engine {
+            FlowEngine::Tcp(t) => t.ends[1].stats.bytes_delivered,
+            FlowEngine::Udp(u) => u.bytes_received,
+        }
+    }
+}
+
+/// Network-wide packet counters (conservation checks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PacketCounters {
+    /// Packets handed to the network by hosts.
+    pub created: u64,
+    /// Packets that reached their destination host.
+    pub delivered: u64,
+    /// Packets dropped by full queues.
+    pub queue_drops: u64,
+    /// Packets dropped by random loss.
+    pub random_drops: u64,
+}
+
+/// One simulation run.
+#[derive(Debug)]
+pub struct Simulation {
+    q: EventQueue<Event>,
+    /// All pipes.
+    pub pipes: Vec<Pipe>,
+    /// Pipes reported as queues (rate-limited ones), in report order.
+    pub queue_pipes: Vec<PipeId>,
+    queue_index: Vec<Option<u32>>,
+    queue_traced: Vec<bool>,
+    routes: Vec<Vec<PipeId>>,
+    /// All flows.
+    pub flows: Vec<Flow>,
+    /// Recorded traces.
+    pub traces: Traces,
+    sample_interval: Option<SimDuration>,
+    stop_rule: StopRule,
+    stop_time: Option<SimTime>,
+    finished: bool,
+    flows_done: usize,
+    out: Output,
+    /// Packet counters.
+    pub packets: PacketCounters,
+}
+
+impl Simulation {
+    /// An empty simulation with a stop rule and optional stop time.
+    pub fn new(stop_rule: StopRule, stop_time: Option<SimTime>) -> Self {
+        Simulation {
+            q: EventQueue::new(),
+            pipes: Vec::new(),
+            queue_pipes: Vec::new(),
+            queue_index: Vec::new(),
+            queue_traced: Vec::new(),
+            routes: Vec::new(),
+            flows: Vec::new(),
+            traces: Traces::default(),
+            sample_interval: None,
+            stop_rule,
+            stop_time,
+            finished: false,
+            flows_done: 0,
+            out: Output::default(),
+            packets: PacketCounters::default(),
+        }
+    }
+
+    /// Add a pipe; `report_as_queue` lists it among the queues of the summary.
+    pub fn add_pipe(&mut self, pipe: Pipe, report_as_queue: bool) -> PipeId {
+        let id = PipeId(self.pipes.len() as u32);
+        self.queue_index.push(report_as_queue.then(|| self.queue_pipes.len() as u32));
+        if report_as_queue {
+            self.queue_pipes.push(id);
+        }
+        self.queue_traced.push(false);
+        self.pipes.push(pipe);
+        id
+    }
+
+    /// Add a route (the pipes from a source host to a destination host).
+    pub fn add_route(&mut self, pipes: Vec<PipeId>) -> RouteId {
+        assert!(!pipes.is_empty() && pipes.len() < u16::MAX as usize, "a route has 1..65535 pipes");
+        self.routes.push(pipes);
+        RouteId(self.routes.len() as u32 - 1)
+    }
+
+    /// Add a flow and schedule its start.
+    pub fn add_flow(&mut self, flow: Flow) -> FlowId {
+        let id = self.flows.len() as u32;
+        self.q.schedule(flow.info.start, Event::Start(id));
+        self.flows.push(flow);
+        FlowId(id)
+    }
+
+    /// Turn on the throughput trace with this bin length.
+    pub fn trace_throughput(&mut self, interval: SimDuration) {
+        self.traces.throughput = Some(Default::default());
+        self.sample_interval = Some(interval);
+        self.q.schedule(SimTime::ZERO + interval, Event::Sample);
+    }
+
+    /// Turn on the cwnd trace.
+    pub fn trace_cwnd(&mut self) {
+        self.traces.cwnd = Some(Default::default());
+    }
+
+    /// Turn on the TCP event trace.
+    pub fn trace_events(&mut self) {
+        self.traces.events = Some(Default::default());
+    }
+
+    /// Trace the occupancy of a queue pipe.
+    pub fn trace_queue(&mut self, p: PipeId) {
+        if self.traces.queue.is_none() {
+            self.traces.queue = Some(Default::default());
+        }
+        self.queue_traced[p.0 as usize] = true;
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> SimTime {
+        self.q.now()
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.q.popped()
+    }
+
+    /// The stop time, if any.
+    pub fn stop_time(&self) -> Option<SimTime> {
+        self.stop_time
+    }
+
+    /// True once the stop condition holds.
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Packets currently inside the network (queued, in service or propagating).
+    pub fn packets_inside(&self) -> u64 {
+        self.pipes.iter().map(|p| p.packets_inside()).sum()
+    }
+
+    /// Run until simulated time reaches `until` or the stop condition holds; returns
+    /// `finished()`.
+    pub fn advance(&mut self, until: SimTime) -> bool {
+        let limit = match self.stop_time {
+            Some(s) => until.min(s),
+            None => until,
+        };
+        while !self.finished {
+            match self.q.pop_until(limit) {
+                Some((now, ev)) => self.dispatch(now, ev),
+                None => {
+                    if self.q.is_empty() && self.stop_rule != StopRule::Duration {
+                        self.finished = true; // Nothing more can happen.
+                    } else if self.stop_time.is_some_and(|s| limit >= s) {
+                        self.q.advance_to(limit);
+                        self.finished = true;
+                    } else {
+                        self.q.advance_to(limit);
+                    }
+                    break;
+                }
+            }
+        }
+        self.finished
+    }
+
+    /// Run to the stop condition.
+    pub fn run(&mut self) {
+        self.advance(SimTime::MAX);
+    }
+
+    fn dispatch(&mut self, now: SimTime, ev: Event) {
+        match ev {
+            Event::TxDone(p) => {
+                let mut wake = PipeWake::default();
+                self.pipes[p.0 as usize].tx_done(now, &mut wake);
+                self.wake(p, wake);
+                self.trace_queue_len(now, p);
+            }
+            Event::Arrive(p) => {
+                let mut wake = PipeWake::default();
+                let mut pkt = self.pipes[p.0 as usize].arrive(now, &mut wake);
+                self.wake(p, wake);
+                pkt.hop += 1;
+                if (pkt.hop as usize) < self.routes[pkt.route.0 as usize].len() {
+                    self.forward(now, pkt);
+                } else {
+                    self.deliver(now, pkt);
+                }
+            }
+            Event::Timer { flow, end, gen } => self.on_timer(now, flow as usize, end as usize, gen),
+            Event::Start(f) => self.start_flow(now, f as usize),
+            Event::AppStop(f) => {
+                self.pump(now, f as usize);
+                self.emit(now, f as usize, 0);
+                self.resched(f as usize, 0);
+            }
+            Event::Cbr(f) => self.cbr_send(now, f as usize),
+            Event::Sample => self.sample(now),
+        }
+    }
+
+    fn wake(&mut self, p: PipeId, w: PipeWake) {
+        if let Some(t) = w.tx_done {
+            self.q.schedule(t, Event::TxDone(p));
+        }
+        if let Some(t) = w.arrival {
+            self.q.schedule(t, Event::Arrive(p));
+        }
+    }
+
+    fn forward(&mut self, now: SimTime, pkt: Packet) {
+        let p = self.routes[pkt.route.0 as usize][pkt.hop as usize];
+        let mut wake = PipeWake::default();
+        match self.pipes[p.0 as usize].offer(now, pkt, &mut wake) {
+            Offer::Accepted => {}
+            Offer::QueueDrop => self.packets.queue_drops += 1,
+            Offer::RandomDrop => self.packets.random_drops += 1,
+        }
+        self.wake(p, wake);
+        self.trace_queue_len(now, p);
+    }
+
+    fn trace_queue_len(&mut self, now: SimTime, p: PipeId) {
+        if !self.queue_traced[p.0 as usize] {
+            return;
+        }
+        let (Some(tr), Some(qi)) = (self.traces.queue.as_mut(), self.queue_index[p.0 as usize]) else { return };
+        let q = &self.pipes[p.0 as usize].queue;
+        let (n, b) = (q.len_packets(), q.len_bytes());
+        // Record only changes, per queue.
+        let last = tr.queue.iter().rposition(|&x| x == qi);
+        if last.is_some_and(|i| tr.packets[i] == n && tr.bytes[i] == b) {
+            return;
+        }
+        tr.time_s.push(now.as_secs_f64());
+        tr.queue.push(qi);
+        tr.packets.push(n);
+        tr.bytes.push(b);
+    }
+
+    fn deliver(&mut self, now: SimTime, pkt: Packet) {
+        self.packets.delivered += 1;
+        let f = pkt.flow.0 as usize;
+        match (&mut self.flows[f].engine, pkt.body) {
+            (FlowEngine::Tcp(t), Body::Tcp(h)) => {
+                let e = if pkt.to == End::Dst { 1 } else { 0 };
+                t.ends[e].on_segment(now, &h, &mut self.out);
+                self.after_conn(now, f, e);
+            }
+            (FlowEngine::Udp(u), Body::Udp { len, .. }) => {
+                u.received += 1;
+                u.bytes_received += len as u64;
+            }
+            _ => unreachable!("a packet's body always matches its flow's kind"),
+        }
+    }
+
+    fn after_conn(&mut self, now: SimTime, f: usize, e: usize) {
+        if e == 0 {
+            self.pump(now, f);
+        } else {
+            self.close_dst_if_peer_closed(now, f);
+        }
+        self.emit(now, f, e);
+        self.resched(f, e);
+        if e == 0 {
+            self.record_cwnd(now, f);
+        }
+    }
+
+    fn close_dst_if_peer_closed(&mut self, now: SimTime, f: usize) {
+        let flow = &mut self.flows[f];
+        let FlowEngine::Tcp(t) = &mut flow.engine else { return };
+        if !t.dst_closed && t.ends[1].peer_closed() {
+            t.dst_closed = true;
+            t.ends[1].close(now, &mut self.out);
+            if flow.finish.is_none() {
+                flow.finish = Some(now);
+                self.flow_done();
+            }
+        }
+    }
+
+    fn flow_done(&mut self) {
+        self.flows_done += 1;
+        if self.stop_rule == StopRule::FlowsDone && self.flows_done == self.flows.len() {
+            self.finished = true;
+        }
+    }
+
+    fn pump(&mut self, now: SimTime, f: usize) {
+        let FlowEngine::Tcp(t) = &mut self.flows[f].engine else { return };
+        let conn = &mut t.ends[0];
+        loop {
+            let want = t.app.wants(now);
+            if want == 0 || conn.send_space() == 0 {
+                break;
+            }
+            let n = conn.write(now, want, &mut self.out);
+            t.app.wrote(n);
+            if n < want {
+                break;
+            }
+        }
+        if t.app.finished_writing(now) && t.app.mark_closed() {
+            conn.close(now, &mut self.out);
+        }
+    }
+
+    fn emit(&mut self, now: SimTime, f: usize, e: usize) {
+        if self.out.segments.is_empty() && self.out.events.is_empty() {
+            return;
+        }
+        let flow = &self.flows[f];
+        let (route, class) = (flow.routes[e], flow.class);
+        let to = if e == 0 { End::Dst } else { End::Src };
+        if let Some(tr) = self.traces.events.as_mut() {
+            for ev in &self.out.events {
+                tr.time_s.push(now.as_secs_f64());
+                tr.flow.push(f as u32);
+                tr.kind.push(ev.kind as u32);
+                tr.seq.push(ev.seq);
+            }
+        }
+        self.out.events.clear();
+        let mut segs = std::mem::take(&mut self.out.segments);
+        for h in segs.drain(..) {
+            let pkt = Packet { flow: FlowId(f as u32), to, route, hop: 0, class, size: h.ip_len(), created: now, body: Body::Tcp(h) };
+            self.packets.created += 1;
+            self.forward(now, pkt);
+        }
+        self.out.segments = segs;
+    }
+
+    fn resched(&mut self, f: usize, e: usize) {
+        let FlowEngine::Tcp(t) = &mut self.flows[f].engine else { return };
+        let Some(d) = t.ends[e].next_deadline() else { return };
+        if t.sched[e].is_none_or(|(s, _)| d < s) {
+            t.gen[e] = t.gen[e].wrapping_add(1);
+            let d = d.max(self.q.now());
+            t.sched[e] = Some((d, t.gen[e]));
+            self.q.schedule(d, Event::Timer { flow: f as u32, end: e as u8, gen: t.gen[e] });
+        }
+    }
+
+    fn on_timer(&mut self, now: SimTime, f: usize, e: usize, gen: u32) {
+        let FlowEngine::Tcp(t) = &mut self.flows[f].engine else { return };
+        if t.sched[e].is_none_or(|(_, g)| g != gen) {
+            return; // Stale: superseded by an earlier deadline.
+        }
+        t.sched[e] = None;
+        if t.ends[e].next_deadline().is_some_and(|d| d <= now) {
+            t.ends[e].on_timer(now, &mut self.out);
+            self.after_conn(now, f, e);
+        } else {
+            self.resched(f, e);
+        }
+    }
+
+    fn start_flow(&mut self, now: SimTime, f: usize) {
+        match &mut self.flows[f].engine {
+            FlowEngine::Tcp(t) => {
+                t.ends[1].listen();
+                t.ends[0].connect(now, &mut self.out);
+                if let Some(s) = t.app.stop_at {
+                    self.q.schedule(s.max(now), Event::AppStop(f as u32));
+                }
+                self.after_conn(now, f, 0);
+            }
+            FlowEngine::Udp(u) => {
+                if let Some(t) = u.src.next_time() {
+                    self.q.schedule(t.max(now), Event::Cbr(f as u32));
+                } else {
+                    self.flows[f].finish = Some(now);
+                    self.flow_done();
+                }
+            }
+        }
+    }
+
+    fn cbr_send(&mut self, now: SimTime, f: usize) {
+        let flow = &mut self.flows[f];
+        let FlowEngine::Udp(u) = &mut flow.engine else { return };
+        let size = u.src.packet_size;
+        let seq = u.src.sent;
+        u.src.sent += 1;
+        let next = u.src.next_time();
+        let pkt = Packet {
+            flow: FlowId(f as u32),
+            to: End::Dst,
+            route: flow.routes[0],
+            hop: 0,
+            class: flow.class,
+            size,
+            created: now,
+            body: Body::Udp { seq, len: size - IPV4_HEADER - UDP_HEADER },
+        };
+        match next {
+            Some(t) => self.q.schedule(t, Event::Cbr(f as u32)),
+            None => {
+                flow.finish = Some(now);
+                self.flow_done();
+            }
+        }
+        self.packets.created += 1;
+        self.forward(now, pkt);
+    }
+
+    fn record_cwnd(&mut self, now: SimTime, f: usize) {
+        let Some(tr) = self.traces.cwnd.as_mut() else { return };
+        let FlowEngine::Tcp(t) = &mut self.flows[f].engine else { return };
+        let c = &t.ends[0];
+        let key = (c.cwnd(), c.ssthresh());
+        if key == t.last_cwnd {
+            return;
+        }
+        t.last_cwnd = key;
+        tr.time_s.push(now.as_secs_f64());
+        tr.flow.push(f as u32);
+        tr.cwnd_bytes.push(key.0);
+        tr.ssthresh_bytes.push(key.1);
+        tr.srtt_s.push(c.srtt().map_or(0.0, |d| d.as_secs_f64()));
+        tr.inflight_bytes.push(c.inflight());
+    }
+
+    fn sample(&mut self, now: SimTime) {
+        let Some(interval) = self.sample_interval else { return };
+        let tr = self.traces.throughput.as_mut().expect("sampling implies the trace");
+        for (i, flow) in self.flows.iter_mut().enumerate() {
+            let d = flow.delivered();
+            let bytes = d - flow.last_sample_bytes;
+            flow.last_sample_bytes = d;
+            tr.time_s.push(now.as_secs_f64());
+            tr.flow.push(i as u32);
+            tr.bytes.push(bytes);
+            tr.bps.push(bytes as f64 * 8.0 / interval.as_secs_f64());
+        }
+        let next = now + interval;
+        if self.stop_time.is_none_or(|s| next <= s) {
+            self.q.schedule(next, Event::Sample);
+        }
+    }
+
+    /// The summary of the run so far.
+    pub fn summary(&self) -> RunSummary {
+        let now = self.now();
+        let flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let end = f.finish.unwrap_or(now);
+                let span = end.since(f.info.start).as_secs_f64();
+                let delivered = f.delivered();
+                let mut s = FlowSummary {
+                    id: i as u32,
+                    name: f.info.name.clone(),
+                    kind: f.info.kind,
+                    src: f.info.src.clone(),
+                    dst: f.info.dst.clone(),
+                    cc: f.info.cc,
+                    start_s: f.info.start.as_secs_f64(),
+                    finish_s: f.finish.map(|t| t.as_secs_f64()),
+                    bytes_delivered: delivered,
+                    goodput_bps: if span > 0.0 { delivered as f64 * 8.0 / span } else { 0.0 },
+                    ..FlowSummary::default()
+                };
+                match &f.engine {
+                    FlowEngine::Tcp(t) => {
+                        let c = &t.ends[0];
+                        s.segments_sent = c.stats.segments_sent;
+                        s.bytes_sent = c.stats.bytes_sent;
+                        s.retransmits = c.stats.retransmits;
+                        s.timeouts = c.stats.timeouts;
+                        s.fast_retransmits = c.stats.fast_retransmits;
+                        s.dupacks_received = c.stats.dupacks_received;
+                        s.srtt_s = c.srtt().map(|d| d.as_secs_f64());
+                        s.cwnd_bytes = c.cwnd();
+                    }
+                    FlowEngine::Udp(u) => {
+                        s.segments_sent = u.src.sent;
+                        s.bytes_sent = u.src.sent * (u.src.packet_size - IPV4_HEADER - UDP_HEADER) as u64;
+                        s.packets_received = u.received;
+                    }
+                }
+                s
+            })
+            .collect();
+        let queues = self
+            .queue_pipes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let pipe = &self.pipes[p.0 as usize];
+                let st = pipe.queue.stats;
+                QueueSummary {
+                    id: i as u32,
+                    name: pipe.name.clone(),
+                    enqueued: st.enqueued,
+                    dropped: st.dropped,
+                    departed: st.departed,
+                    max_packets: st.max_packets,
+                    max_bytes: st.max_bytes,
+                    random_drops: pipe.stats.random_drops,
+                    bytes_transmitted: pipe.stats.bytes_transmitted,
+                }
+            })
+            .collect();
+        RunSummary { sim_time_s: now.as_secs_f64(), events: self.events(), flows, queues, packets: self.packets }
+    }
+}
+
+/// Per-flow results.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowSummary {
+    /// Flow id (index).
+    pub id: u32,
+    /// Name.
+    pub name: String,
+    /// `"tcp"` or `"udp-cbr"`.
+    pub kind: &'static str,
+    /// Source host.
+    pub src: String,
+    /// Destination host.
+    pub dst: String,
+    /// Congestion controller (`"none"` for UDP).
+    pub cc: &'static str,
+    /// Start time, s.
+    pub start_s: f64,
+    /// Completion time at the receiver, s (null while running).
+    pub finish_s: Option<f64>,
+    /// Payload bytes delivered in order.
+    pub bytes_delivered: u64,
+    /// bytes_delivered·8 / (finish or now − start).
+    pub goodput_bps: f64,
+    /// Data segments (UDP: datagrams) sent, retransmissions included.
+    pub segments_sent: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    /// Retransmitted segments.
+    pub retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Fast retransmits.
+    pub fast_retransmits: u64,
+    /// Duplicate ACKs received by the sender.
+    pub dupacks_received: u64,
+    /// Final smoothed RTT, s.
+    pub srtt_s: Option<f64>,
+    /// Final congestion window, bytes.
+    pub cwnd_bytes: u64,
+    /// UDP datagrams received.
+    pub packets_received: u64,
+}
+
+/// Per-queue results.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct QueueSummary {
+    /// Queue id (index).
+    pub id: u32,
+    /// Name, e.g. `"sw->b"`.
+    pub name: String,
+    /// Packets accepted.
+    pub enqueued: u64,
+    /// Packets tail-dropped.
+    pub dropped: u64,
+    /// Packets that left for the wire.
+    pub departed: u64,
+    /// Largest occupancy, packets.
+    pub max_packets: u64,
+    /// Largest occupancy, bytes.
+    pub max_bytes: u64,
+    /// Packets dropped by random loss (emulators).
+    pub random_drops: u64,
+    /// IP bytes transmitted.
+    pub bytes_transmitted: u64,
+}
+
+/// Results of a run (the scenario layer adds version, seed and hash).
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSummary {
+    /// Simulated time reached, s.
+    pub sim_time_s: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Per-flow results.
+    pub flows: Vec<FlowSummary>,
+    /// Per-queue results.
+    pub queues: Vec<QueueSummary>,
+    /// Network-wide packet counters.
+    pub packets: PacketCounters,
+}
+
+/// Names of the event codes used in the `events` trace.
+pub fn event_codes() -> Vec<(u32, &'static str)> {
+    TcpEventKind::ALL.iter().map(|k| (*k as u32, k.name())).collect()
+}
