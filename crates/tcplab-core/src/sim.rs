@@ -232,6 +232,7 @@ impl Simulation {
             self.traces.queue = Some(Default::default());
         }
         self.queue_traced[p.0 as usize] = true;
+        self.pipes[p.0 as usize].set_event_driven();
     }
 
     /// Current simulated time.
@@ -614,7 +615,7 @@ impl Simulation {
             .enumerate()
             .map(|(i, p)| {
                 let pipe = &self.pipes[p.0 as usize];
-                let st = pipe.queue.stats;
+                let st = pipe.queue_stats(now);
                 QueueSummary {
                     id: i as u32,
                     name: pipe.name.clone(),

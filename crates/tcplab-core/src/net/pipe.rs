@@ -6,13 +6,20 @@
 //! idle (`epoch`), so per-packet rounding to picoseconds never accumulates. The propagation
 //! stage is a FIFO (the delay is constant), so a pipe has at most two pending events: the
 //! head-of-line departure and the earliest arrival.
+//!
+//! A single-class FIFO whose occupancy nobody watches runs *lazily*: its departures are
+//! computed at admission (a FIFO serves in order, so a packet's start and end of service are
+//! known the moment it is accepted), the occupancy seen by a new arrival is the number of
+//! admitted packets whose service has not started yet, and no departure events exist at all —
+//! one event per packet per pipe instead of two, with identical drop decisions and timing.
+//! Strict-priority queues and traced queues run event by event.
 
 use std::collections::VecDeque;
 
 use crate::engine::Rng;
 use crate::net::packet::Packet;
-use crate::net::queue::Queue;
-use crate::units::{BitRate, SimDuration, SimTime};
+use crate::net::queue::{Queue, QueueStats};
+use crate::units::{BitRate, QueueLimit, SimDuration, SimTime};
 
 /// Index of a pipe in the simulation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -65,6 +72,11 @@ pub struct Pipe {
     epoch_bits: u64,
     tx_end: SimTime,
     line: VecDeque<(SimTime, Packet)>,
+    /// `Some(limit)` while running lazily (see the module doc).
+    lazy: Option<QueueLimit>,
+    /// Lazy mode: (service start, IP bytes) of admitted packets not yet known to have started.
+    waiting: VecDeque<(SimTime, u32)>,
+    waiting_bytes: u64,
     /// Counters.
     pub stats: PipeStats,
 }
@@ -84,8 +96,41 @@ impl Pipe {
             epoch_start: SimTime::ZERO,
             epoch_bits: 0,
             tx_end: SimTime::ZERO,
+            lazy: None,
+            waiting: VecDeque::new(),
+            waiting_bytes: 0,
             line: VecDeque::new(),
             stats: PipeStats::default(),
+        }
+        .with_default_mode()
+    }
+
+    fn with_default_mode(mut self) -> Self {
+        if self.rate.is_some() {
+            self.lazy = self.queue.single_limit();
+        }
+        self
+    }
+
+    /// Run event by event (needed to observe the queue as it changes). Call before use.
+    pub fn set_event_driven(&mut self) {
+        assert!(self.packets_inside() == 0, "switch modes before the first packet");
+        self.lazy = None;
+    }
+
+    /// Queue counters as of `now` (lazy pipes settle the service starts already passed).
+    pub fn queue_stats(&self, now: SimTime) -> QueueStats {
+        let mut st = self.queue.stats;
+        st.departed += self.waiting.iter().take_while(|(start, _)| *start <= now).count() as u64;
+        st
+    }
+
+    /// Packets waiting for the transmitter at `now` (the one in service excluded).
+    pub fn waiting_packets(&self, now: SimTime) -> u64 {
+        if self.lazy.is_some() {
+            self.waiting.iter().filter(|(start, _)| *start > now).count() as u64
+        } else {
+            self.queue.len_packets()
         }
     }
 
@@ -111,6 +156,9 @@ impl Pipe {
             self.propagate(now, pkt, wake);
             return Offer::Accepted;
         };
+        if let Some(limit) = self.lazy {
+            return self.offer_lazy(now, pkt, rate, limit, wake);
+        }
         if self.in_service.is_some() {
             return match self.queue.enqueue(pkt) {
                 Ok(()) => Offer::Accepted,
@@ -128,6 +176,56 @@ impl Pipe {
             self.epoch_bits = 0;
         }
         self.start(rate, pkt, wake);
+        Offer::Accepted
+    }
+
+    fn offer_lazy(&mut self, now: SimTime, pkt: Packet, rate: BitRate, limit: QueueLimit, wake: &mut PipeWake) -> Offer {
+        // Packets whose service has begun have left the queue.
+        while let Some(&(start, size)) = self.waiting.front() {
+            if start > now {
+                break;
+            }
+            self.waiting.pop_front();
+            self.waiting_bytes -= size as u64;
+            self.queue.stats.departed += 1;
+        }
+        let st = &mut self.queue.stats;
+        let busy = self.tx_end > now;
+        if busy {
+            let fits = match limit {
+                QueueLimit::Packets(n) => (self.waiting.len() as u64) < n,
+                QueueLimit::Bytes(b) => self.waiting_bytes + pkt.size as u64 <= b,
+                QueueLimit::Unlimited => true,
+            };
+            if !fits {
+                st.dropped += 1;
+                return Offer::QueueDrop;
+            }
+        } else {
+            // Idle: a new epoch of back-to-back transmission (unless it ended exactly now).
+            if self.tx_end < now {
+                self.epoch_start = now;
+                self.epoch_bits = 0;
+            }
+        }
+        st.enqueued += 1;
+        let start = self.tx_end.max(now);
+        if busy {
+            self.waiting.push_back((start, pkt.size));
+            self.waiting_bytes += pkt.size as u64;
+            st.max_packets = st.max_packets.max(self.waiting.len() as u64);
+            st.max_bytes = st.max_bytes.max(self.waiting_bytes);
+        } else {
+            st.departed += 1;
+            st.max_packets = st.max_packets.max(1);
+            st.max_bytes = st.max_bytes.max(pkt.size as u64);
+        }
+        self.epoch_bits += pkt.size as u64 * 8;
+        self.tx_end = self.epoch_start + rate.tx_time_bits(self.epoch_bits);
+        self.stats.transmitted += 1;
+        self.stats.bytes_transmitted += pkt.size as u64;
+        let end = self.tx_end;
+        self.propagate(end, pkt, wake);
         Offer::Accepted
     }
 
@@ -193,6 +291,7 @@ mod tests {
         // would drift by ~0.4 ns per packet, the cumulative rule keeps the total exact.
         let rate = BitRate(149_760_000);
         let mut p = Pipe::new("p".into(), Some(rate), SimDuration::ZERO, 0.0, Rng::from_seed(0), Queue::fifo(QueueLimit::Unlimited));
+        p.set_event_driven();
         let mut w = PipeWake::default();
         for _ in 0..1000 {
             p.offer(SimTime::ZERO, pkt(53), &mut w);
@@ -216,6 +315,7 @@ mod tests {
     #[test]
     fn delay_and_fifo_arrivals() {
         let mut p = Pipe::new("p".into(), Some(BitRate(1_000_000_000)), SimDuration::from_millis(1), 0.0, Rng::from_seed(0), Queue::fifo(QueueLimit::Packets(1)));
+        p.set_event_driven();
         let mut w = PipeWake::default();
         assert_eq!(p.offer(SimTime::ZERO, pkt(1500), &mut w), Offer::Accepted);
         assert_eq!(p.offer(SimTime::ZERO, pkt(1500), &mut w), Offer::Accepted);
@@ -227,6 +327,77 @@ mod tests {
         assert_eq!(w.arrival, Some(SimTime(1_012_000_000)));
         assert_eq!(w.tx_done, Some(SimTime(24_000_000)));
         assert_eq!(p.packets_inside(), 2);
+    }
+
+    /// Drive a pipe with its own little event loop; return (arrival time, seq) of every packet
+    /// that came out and the seqs that were dropped.
+    fn drive(mut p: Pipe, offers: &[(u64, u32)]) -> (Vec<(u64, u64)>, Vec<u64>) {
+        use std::collections::BTreeMap;
+        let mut events: BTreeMap<(u64, u64), u8> = BTreeMap::new(); // (time, order) -> 0 offer, 1 tx, 2 arrive
+        let mut order = 0u64;
+        let mut offer_at = BTreeMap::new();
+        for (i, (t, _)) in offers.iter().enumerate() {
+            events.insert((*t, order), 0);
+            offer_at.insert(order, i);
+            order += 1;
+        }
+        let (mut out, mut dropped) = (vec![], vec![]);
+        while let Some(((t, o), kind)) = events.pop_first() {
+            let now = SimTime(t);
+            let mut w = PipeWake::default();
+            match kind {
+                0 => {
+                    let i = offer_at[&o];
+                    let mut pk = pkt(offers[i].1);
+                    pk.body = Body::Udp { seq: i as u64, len: 0 };
+                    if p.offer(now, pk, &mut w) != Offer::Accepted {
+                        dropped.push(i as u64);
+                    }
+                }
+                1 => {
+                    p.tx_done(now, &mut w);
+                }
+                _ => {
+                    let pk = p.arrive(now, &mut w);
+                    let Body::Udp { seq, .. } = pk.body else { unreachable!() };
+                    out.push((t, seq));
+                }
+            }
+            // Departures before arrivals at equal times, like the engine's FIFO would order
+            // events scheduled earlier; offers were scheduled first of all.
+            if let Some(x) = w.tx_done {
+                events.insert((x.0, order), 1);
+                order += 1;
+            }
+            if let Some(x) = w.arrival {
+                events.insert((x.0, order), 2);
+                order += 1;
+            }
+        }
+        (out, dropped)
+    }
+
+    #[test]
+    fn lazy_and_event_driven_pipes_agree() {
+        let mut rng = Rng::from_seed(42);
+        for limit in [QueueLimit::Packets(5), QueueLimit::Bytes(6000), QueueLimit::Unlimited] {
+            let mut offers = vec![];
+            let mut t = 0u64;
+            for _ in 0..3000 {
+                t += rng.below(15_000_000); // bursty: mean gap ≈ a 1000-byte packet at 1 Gb/s
+                offers.push((t, 64 + rng.below(1436) as u32));
+            }
+            let mk = || Pipe::new("p".into(), Some(BitRate(1_000_000_000)), SimDuration::from_micros(7), 0.0, Rng::from_seed(0), Queue::fifo(limit));
+            let lazy = mk();
+            assert!(lazy.lazy.is_some());
+            let mut event = mk();
+            event.set_event_driven();
+            let (a, da) = drive(lazy, &offers);
+            let (b, db) = drive(event, &offers);
+            assert!(!da.is_empty() || limit == QueueLimit::Unlimited, "the test must exercise drops");
+            assert_eq!(da, db, "{limit:?}: same drops");
+            assert_eq!(a, b, "{limit:?}: same arrival times");
+        }
     }
 
     #[test]

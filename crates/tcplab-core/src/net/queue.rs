@@ -99,6 +99,11 @@ impl Queue {
         None
     }
 
+    /// The limit, if this is a single-class FIFO.
+    pub fn single_limit(&self) -> Option<QueueLimit> {
+        (self.classes.len() == 1).then(|| self.classes[0].limit)
+    }
+
     /// Packets waiting.
     pub fn len_packets(&self) -> u64 {
         self.packets
