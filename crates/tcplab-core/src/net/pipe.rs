@@ -3,7 +3,9 @@
 //! propagation stage with a fixed delay.
 //!
 //! The transmitter computes each departure from the cumulative bits sent since it last went
-//! idle (`epoch`), so per-packet rounding to picoseconds never accumulates. The propagation
+//! idle, so per-packet rounding to picoseconds never accumulates: it keeps the exact end of
+//! the last serialization as whole picoseconds plus a remainder in units of 1/rate ps, and
+//! reports the end rounded up. The propagation
 //! stage is a FIFO (the delay is constant), so a pipe has at most two pending events: the
 //! head-of-line departure and the earliest arrival.
 //!
@@ -68,8 +70,9 @@ pub struct Pipe {
     /// Egress queue in front of the transmitter.
     pub queue: Queue,
     in_service: Option<Packet>,
-    epoch_start: SimTime,
-    epoch_bits: u64,
+    /// Exact end of the last serialization: `clock_ps` + `clock_rem`/rate picoseconds.
+    clock_ps: SimTime,
+    clock_rem: u64,
     tx_end: SimTime,
     line: VecDeque<(SimTime, Packet)>,
     /// `Some(limit)` while running lazily (see the module doc).
@@ -93,8 +96,8 @@ impl Pipe {
             rng,
             queue,
             in_service: None,
-            epoch_start: SimTime::ZERO,
-            epoch_bits: 0,
+            clock_ps: SimTime::ZERO,
+            clock_rem: 0,
             tx_end: SimTime::ZERO,
             lazy: None,
             waiting: VecDeque::new(),
@@ -171,9 +174,9 @@ impl Pipe {
         self.queue.stats.max_packets = self.queue.stats.max_packets.max(1);
         self.queue.stats.max_bytes = self.queue.stats.max_bytes.max(pkt.size as u64);
         if self.tx_end < now {
-            // The transmitter was idle: a new epoch of back-to-back transmission starts.
-            self.epoch_start = now;
-            self.epoch_bits = 0;
+            // The transmitter was idle: back-to-back transmission restarts from now.
+            self.clock_ps = now;
+            self.clock_rem = 0;
         }
         self.start(rate, pkt, wake);
         Offer::Accepted
@@ -202,10 +205,10 @@ impl Pipe {
                 return Offer::QueueDrop;
             }
         } else {
-            // Idle: a new epoch of back-to-back transmission (unless it ended exactly now).
+            // Idle: back-to-back transmission restarts from now (unless it ended exactly now).
             if self.tx_end < now {
-                self.epoch_start = now;
-                self.epoch_bits = 0;
+                self.clock_ps = now;
+                self.clock_rem = 0;
             }
         }
         st.enqueued += 1;
@@ -220,8 +223,7 @@ impl Pipe {
             st.max_packets = st.max_packets.max(1);
             st.max_bytes = st.max_bytes.max(pkt.size as u64);
         }
-        self.epoch_bits += pkt.size as u64 * 8;
-        self.tx_end = self.epoch_start + rate.tx_time_bits(self.epoch_bits);
+        self.tx_end = self.serialize(rate, pkt.size);
         self.stats.transmitted += 1;
         self.stats.bytes_transmitted += pkt.size as u64;
         let end = self.tx_end;
@@ -229,9 +231,19 @@ impl Pipe {
         Offer::Accepted
     }
 
+    /// Advance the exact transmit clock by one packet; returns its end of service rounded up.
+    fn serialize(&mut self, rate: BitRate, size: u32) -> SimTime {
+        let r = rate.bps();
+        // rem < rate and size·8·10¹² < 5.3·10¹⁷: the sum fits u64 for any rate below 10¹⁹ b/s.
+        let total = self.clock_rem as u128 + size as u128 * 8 * crate::units::PS_PER_SEC as u128;
+        let (q, rem) = if total <= u64::MAX as u128 { ((total as u64) / r, (total as u64) % r) } else { ((total / r as u128) as u64, (total % r as u128) as u64) };
+        self.clock_ps = self.clock_ps + SimDuration(q);
+        self.clock_rem = rem;
+        self.clock_ps + SimDuration((rem > 0) as u64)
+    }
+
     fn start(&mut self, rate: BitRate, pkt: Packet, wake: &mut PipeWake) {
-        self.epoch_bits += pkt.size as u64 * 8;
-        self.tx_end = self.epoch_start + rate.tx_time_bits(self.epoch_bits);
+        self.tx_end = self.serialize(rate, pkt.size);
         self.in_service = Some(pkt);
         wake.tx_done = Some(self.tx_end);
     }

@@ -484,14 +484,16 @@ fn syn_loss_is_retransmitted_after_initial_rto() {
 /// duplication, for every recovery kind, over many seeds.
 #[test]
 fn reliable_delivery_under_random_impairment() {
+    use crate::tcp::cc::{CcConfig, RenoConfig};
     let kinds = [
-        (true, RecoveryKind::Auto),
-        (false, RecoveryKind::NewReno),
-        (false, RecoveryKind::Reno),
+        (true, RecoveryKind::Auto, CcConfig::NewReno(RenoConfig::default())),
+        (true, RecoveryKind::Auto, CcConfig::Reno(RenoConfig { abc_limit: 2 })),
+        (false, RecoveryKind::Auto, CcConfig::NewReno(RenoConfig::default())),
+        (false, RecoveryKind::Auto, CcConfig::Reno(RenoConfig::default())),
     ];
     for seed in 0..40u64 {
-        for (sack, rec) in kinds {
-            let c = TcpConfig { sack, recovery: rec, timestamps: seed % 2 == 0, delack_segments: 1 + (seed % 2) as u32, ..cfg() };
+        for (sack, rec, cc) in kinds {
+            let c = TcpConfig { sack, recovery: rec, cc, timestamps: seed % 2 == 0, delack_segments: 1 + (seed % 2) as u32, ..cfg() };
             let mut w = Wire::new(c.clone(), c, 2 * MS);
             let mut rng = Rng::from_seed(seed);
             let loss = [0.0, 0.01, 0.05, 0.15][(seed % 4) as usize];
