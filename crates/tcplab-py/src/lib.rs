@@ -10,7 +10,7 @@ use pyo3::types::{PyBytes, PyDict};
 use tcplab_core::units::SimTime;
 use tcplab_core::Run;
 
-create_exception!(_core, ScenarioError, PyValueError, "A scenario field is invalid: str(e) is 'path: reason'.");
+create_exception!(tcplab._core, ScenarioError, PyValueError, "A scenario field is invalid: str(e) is 'path: reason'.");
 
 /// One simulation run.
 #[pyclass(module = "tcplab._core")]

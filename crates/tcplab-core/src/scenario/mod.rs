@@ -52,6 +52,12 @@ fn from_path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> Scenari
         .filter(|l| !l.is_empty() && !l.starts_with("TOML parse error") && !l.contains('|'))
         .collect::<Vec<_>>()
         .join(" ");
+    // serde_json appends the position in the JSON text, meaningless to a TOML or dict author.
+    let reason = match reason.rfind(" at line ") {
+        Some(i) if reason[i..].contains(" column ") => reason[..i].to_string(),
+        _ => reason,
+    };
+    let path = if path == "?" { String::new() } else { path };
     ScenarioError::new(if path == "." { String::new() } else { path }, reason)
 }
 

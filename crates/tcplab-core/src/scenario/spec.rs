@@ -76,13 +76,41 @@ impl<'de> Deserialize<'de> for Size {
 }
 
 /// A queue: one drop-tail limit, or strict-priority classes with a limit each.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum QueueSpec {
     /// One FIFO.
     Limit(QLimit),
     /// Strict-priority classes, highest first.
     Classes(ClassesSpec),
+}
+
+impl<'de> Deserialize<'de> for QueueSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = QueueSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a queue limit such as \"40pkts\", \"64KB\" or \"unlimited\", or a table { classes = [...] }")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<QueueSpec, E> {
+                units::parse_queue_limit(v).map(|l| QueueSpec::Limit(QLimit(l))).map_err(E::custom)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<QueueSpec, E> {
+                Err(E::custom(format!("{v} has no unit: write \"{v}pkts\" or a size such as \"{v}KB\"")))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<QueueSpec, E> {
+                match u64::try_from(v) {
+                    Ok(u) => self.visit_u64(u),
+                    Err(_) => Err(E::custom(format!("{v} is negative: write a limit such as \"40pkts\""))),
+                }
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<QueueSpec, A::Error> {
+                ClassesSpec::deserialize(de::value::MapAccessDeserializer::new(map)).map(QueueSpec::Classes)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// Strict-priority classes.

@@ -52,6 +52,8 @@ fn errors_name_the_field_and_reason() {
         ("[run]\nstop = \"duration\"", "run.stop: \"duration\" needs run.duration"),
         ("[[hosts]]\nname = \"a\"", "hosts[2].name: 'a' is already the name of a host"),
         ("[trace]\nqueues = [\"nope\"]", "trace.queues[0]: no queue named 'nope'"),
+        ("[defaults]\nqueue = 40", "defaults.queue: 40 has no unit: write \"40pkts\""),
+        ("[defaults]\nqueue = { classes = [\"10pkts\"], x = 1 }", "defaults.queue.x: unknown field `x`"),
     ];
     for (extra, want) in cases {
         let text = format!("{TINY}\n{extra}\n");
@@ -75,6 +77,7 @@ fn json_and_toml_are_one_schema() {
     let bad = json.replace("\"bytes\"", "\"byts\"");
     let e = parse_json(&bad).unwrap_err().to_string();
     assert!(e.contains("flows[0]") && e.contains("unknown field `byts`"), "{e}");
+    assert!(!e.contains("column"), "no positions in the internal JSON text: {e}");
 }
 
 #[test]

@@ -1,0 +1,42 @@
+# Set-up, demo, tests and benchmarks. Every target creates or refreshes .venv as needed;
+# stamp files in .venv keep re-runs fast (the package is rebuilt only when Rust sources or
+# the build configuration change; Python sources are installed in editable mode).
+
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV := .venv
+VENV_ABS := $(abspath $(VENV))
+VPY := $(VENV)/bin/python
+MATURIN := VIRTUAL_ENV=$(VENV_ABS) $(VENV)/bin/maturin
+BUILD_INPUTS := pyproject.toml Cargo.toml Cargo.lock \
+	$(shell find crates -name '*.rs' -o -name Cargo.toml -o -name build.rs)
+
+.PHONY: demo test bench
+
+demo: $(VENV)/.built
+	$(VENV)/bin/tcplab run scenarios/dumbbell/dumbbell.toml
+
+test: $(VENV)/.built-dev
+	cargo test --release --workspace --exclude tcplab-py
+	$(VPY) -m pytest -q tests
+
+bench:
+	cargo bench -p tcplab-core --bench throughput
+
+# A venv with current pip and maturin. Falls back to a pip-less venv bootstrapped by the
+# system pip where the venv module lacks ensurepip (e.g. Debian without python3-venv).
+$(VENV)/.base:
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV) && $(PYTHON) -m venv --without-pip $(VENV) \
+		&& $(PYTHON) -m pip --python $(VPY) install -q pip; }
+	$(VPY) -m pip install -q -U pip maturin
+	touch $@
+
+# The package (Rust extension built in release mode, Python sources editable).
+$(VENV)/.built: $(VENV)/.base $(BUILD_INPUTS)
+	$(MATURIN) develop --release
+	touch $@
+
+# The package plus the `dev` extras (pytest, hypothesis, pandas).
+$(VENV)/.built-dev: $(VENV)/.base $(BUILD_INPUTS)
+	$(MATURIN) develop --release --extras dev
+	touch $@ $(VENV)/.built

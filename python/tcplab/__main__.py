@@ -1,0 +1,5 @@
+"""`python -m tcplab`: the command-line interface."""
+
+from tcplab.cli import main
+
+raise SystemExit(main())

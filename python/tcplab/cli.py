@@ -1,0 +1,173 @@
+"""The `tcplab` command line.
+
+Usage:
+
+    tcplab run SCENARIO [--seed N] [--set PATH=VALUE ...] [--out DIR] [--quiet]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from tcplab import __version__
+from tcplab.result import Result
+from tcplab.run import run
+from tcplab.scenario import ScenarioError
+
+__all__ = ["main"]
+
+EXIT_FAILURE = 1
+"""Exit status when the run succeeded but its output could not be written."""
+
+EXIT_BAD_INPUT = 2
+"""Exit status for a bad command line, an unreadable scenario file or an invalid scenario."""
+
+PIPE_WIDTH = 200
+"""Console width when stdout is not a terminal, so that tables are not cut to 80 columns."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with `argv` (default: `sys.argv[1:]`) and return the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The argument parser with one sub-parser per command."""
+    parser = argparse.ArgumentParser(
+        prog="tcplab", description="Deterministic packet-level TCP simulator."
+    )
+    parser.add_argument("--version", action="version", version=f"tcplab {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run_parser = commands.add_parser(
+        "run",
+        help="run one scenario and print per-flow and per-queue summaries",
+        description="Run one scenario and print per-flow and per-queue summaries.",
+    )
+    run_parser.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    run_parser.add_argument(
+        "--seed", type=_seed, help="random seed (default: the scenario's run.seed, else 1)"
+    )
+    run_parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a scenario value, e.g. flows.0.tcp.mss=9000 or run.duration=5s "
+        "(VALUE is read as TOML if it parses, else as a string); repeatable",
+    )
+    run_parser.add_argument(
+        "--out", metavar="DIR", help="write summary, resolved scenario and traces to DIR"
+    )
+    run_parser.add_argument("--quiet", action="store_true", help="do not show a progress bar")
+    run_parser.set_defaults(handler=_cmd_run)
+    return parser
+
+
+def _seed(text: str) -> int:
+    """Parse a --seed value: a non-negative integer below 2**64."""
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"must be in [0, 2**64): {text}")
+    return value
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    """`tcplab run`: simulate, print the tables, optionally save."""
+    try:
+        result = run(
+            args.scenario, seed=args.seed, overrides=args.overrides, progress=not args.quiet
+        )
+    except (ScenarioError, OSError) as e:
+        _error(e)
+        return EXIT_BAD_INPUT
+
+    console = Console() if sys.stdout.isatty() else Console(width=PIPE_WIDTH)
+    console.print(_flow_table(result))
+    console.print(_queue_table(result))
+    summary = result.summary
+    wall = summary["wall_time_s"]
+    rate = f", {summary['events'] / wall:,.0f} events/s" if wall > 0 else ""
+    console.print(
+        f"simulated {summary['sim_time_s']:.6g} s in {wall:.3f} s wall time: "
+        f"{summary['events']:,} events{rate} (seed {result.seed}, "
+        f"scenario {summary['scenario_name']} {result.scenario_hash})",
+        highlight=False,
+        markup=False,
+    )
+
+    if args.out is not None:
+        try:
+            path = result.save(args.out)
+        except OSError as e:
+            _error(e)
+            return EXIT_FAILURE
+        console.print(f"wrote {path}", highlight=False, markup=False)
+    return 0
+
+
+def _flow_table(result: Result) -> Table:
+    """Per-flow summary: endpoints, congestion control, goodput and loss-recovery counters."""
+    table = Table(title="flows", title_justify="left")
+    table.add_column("flow")
+    table.add_column("src→dst")
+    table.add_column("cc")
+    for heading in [
+        "goodput\nMbps",
+        "delivered\nMB",
+        "segments",
+        "retx",
+        "timeouts",
+        "fast\nretx",
+    ]:
+        table.add_column(heading, justify="right")
+    for f in result.summary["flows"]:
+        table.add_row(
+            Text(f["name"]),
+            Text(f"{f['src']}→{f['dst']}"),
+            Text(f["cc"]),
+            f"{f['goodput_bps'] / 1e6:,.3f}",
+            f"{f['bytes_delivered'] / 1e6:,.3f}",
+            f"{f['segments_sent']:,}",
+            f"{f['retransmits']:,}",
+            f"{f['timeouts']:,}",
+            f"{f['fast_retransmits']:,}",
+        )
+    return table
+
+
+def _queue_table(result: Result) -> Table:
+    """Per-queue summary: packets enqueued and dropped, and the largest backlog."""
+    table = Table(title="queues", title_justify="left")
+    table.add_column("queue")
+    for heading in ["enqueued", "dropped", "max\npkts"]:
+        table.add_column(heading, justify="right")
+    for q in result.summary["queues"]:
+        table.add_row(
+            Text(q["name"]), f"{q['enqueued']:,}", f"{q['dropped']:,}", f"{q['max_packets']:,}"
+        )
+    return table
+
+
+def _error(e: Exception) -> None:
+    """Print `error: <message>` for `e` to stderr."""
+    if isinstance(e, OSError) and e.strerror and e.filename is not None:
+        message = f"{e.filename}: {e.strerror}"
+    else:
+        message = str(e)
+    print(f"error: {message}", file=sys.stderr)

@@ -1,0 +1,195 @@
+"""Results of one run: the summary, per-flow and per-queue tables, traces, and saving them."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = ["Result"]
+
+RawTraces = dict[str, dict[str, tuple[str, bytes]]]
+"""Trace name -> column name -> (dtype, little-endian buffer), as `_core` returns them."""
+
+_NUMPY_DTYPES = {"f64": "<f8", "u64": "<u8", "u32": "<u4", "i64": "<i8"}
+
+
+class Result:
+    """The outcome of one simulation run.
+
+    Attributes: `summary` (the core's summary dict plus `wall_time_s`), `traces` (trace name ->
+    polars DataFrame), `resolved_toml` (the scenario with every default filled in).
+    """
+
+    def __init__(self, summary: dict[str, Any], raw_traces: RawTraces, resolved_toml: str):
+        """Build a result from the core's summary, raw trace columns and resolved scenario."""
+        self.summary = summary
+        self.resolved_toml = resolved_toml
+        self.traces = {
+            name: _decode_trace(name, columns, summary) for name, columns in raw_traces.items()
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"Result(scenario={self.summary.get('scenario_name')!r}, seed={self.seed}, "
+            f"sim_time_s={self.summary.get('sim_time_s')}, traces={sorted(self.traces)})"
+        )
+
+    @property
+    def seed(self) -> int:
+        """The seed the run used."""
+        return self.summary["seed"]
+
+    @property
+    def scenario_hash(self) -> str:
+        """16 hex chars identifying the resolved scenario (FNV-1a 64 of its canonical JSON)."""
+        return self.summary["scenario_hash"]
+
+    @cached_property
+    def flows(self) -> pl.DataFrame:
+        """Per-flow counters, one row per flow (the summary's `flows` list)."""
+        return pl.DataFrame(self.summary["flows"], infer_schema_length=None)
+
+    @cached_property
+    def queues(self) -> pl.DataFrame:
+        """Per-queue counters, one row per queue (the summary's `queues` list)."""
+        return pl.DataFrame(self.summary["queues"], infer_schema_length=None)
+
+    def trace(self, name: str) -> pl.DataFrame:
+        """The trace `name` as a polars DataFrame; KeyError names the traces recorded."""
+        try:
+            return self.traces[name]
+        except KeyError:
+            recorded = ", ".join(sorted(self.traces)) or "none"
+            raise KeyError(f"no trace {name!r} in this result (recorded: {recorded})") from None
+
+    def to_pandas(self, name: str) -> pandas.DataFrame:
+        """The trace `name` as a pandas DataFrame (needs pandas: `pip install tcplab[pandas]`)."""
+        import pandas
+
+        frame = self.trace(name)
+        return pandas.DataFrame({column: frame[column].to_numpy() for column in frame.columns})
+
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Write the result to `directory` atomically and return its absolute path.
+
+        Writes `summary.json`, `scenario.toml` (the resolved scenario), one `<trace>.parquet`
+        per trace and `metadata.json`. Everything goes to a temporary directory beside the
+        target first and is renamed into place. An existing target is replaced only if it is
+        empty or an earlier `save` output (else FileExistsError). On failure the temporary
+        directory is removed and an existing target is left as it was.
+        """
+        target = Path(os.path.abspath(directory))
+        if target.exists() and not _replaceable(target):
+            raise FileExistsError(
+                f"{target}: exists and is not an earlier tcplab output directory"
+            )
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = _sibling(target, "tmp")
+        staging.mkdir()
+        try:
+            self._write(staging)
+            _move_into_place(staging, target)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return target
+
+    def _write(self, directory: Path) -> None:
+        """Write every output file into the existing, empty `directory`."""
+        _write_json(directory / "summary.json", self.summary)
+        (directory / "scenario.toml").write_text(self.resolved_toml, encoding="utf-8")
+        for name, frame in self.traces.items():
+            frame.write_parquet(directory / f"{name}.parquet")
+        metadata = {
+            "created_by": "tcplab",
+            "version": self.summary["version"],
+            "scenario_name": self.summary["scenario_name"],
+            "scenario_hash": self.scenario_hash,
+            "seed": self.seed,
+            "traces": sorted(self.traces),
+        }
+        _write_json(directory / "metadata.json", metadata)
+
+
+def _decode_trace(
+    name: str, columns: dict[str, tuple[str, bytes]], summary: dict[str, Any]
+) -> pl.DataFrame:
+    """Turn raw column buffers into a DataFrame and add the `*_name` columns for id codes.
+
+    A column with codes in `summary["trace_codes"]["<trace>.<column>"]` gets `<column>_name`;
+    a `flow` column gets `flow_name` and a `queue` column `queue_name` from the summary's ids.
+    """
+    data = {}
+    for column, (dtype, buffer) in columns.items():
+        if dtype not in _NUMPY_DTYPES:
+            raise ValueError(f"trace {name}.{column}: unknown dtype {dtype!r}")
+        array = np.frombuffer(buffer, dtype=_NUMPY_DTYPES[dtype])
+        data[column] = array.astype(array.dtype.newbyteorder("="), copy=False)
+    frame = pl.DataFrame(data)
+
+    names: dict[str, dict[int, str]] = {}
+    for key, codes in summary.get("trace_codes", {}).items():
+        trace, _, column = key.partition(".")
+        if trace == name:
+            names[column] = {int(code): label for code, label in codes.items()}
+    if "flow" in frame.columns:
+        names.setdefault("flow", {f["id"]: f["name"] for f in summary["flows"]})
+    if "queue" in frame.columns:
+        names.setdefault("queue", {q["id"]: q["name"] for q in summary["queues"]})
+
+    return frame.with_columns(
+        pl.col(column)
+        .replace_strict(labels, default=None, return_dtype=pl.String)
+        .alias(f"{column}_name")
+        for column, labels in names.items()
+        if column in frame.columns
+    )
+
+
+def _write_json(path: Path, value: Any) -> None:
+    """Write `value` as indented JSON with a final newline."""
+    path.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+
+
+def _replaceable(directory: Path) -> bool:
+    """Whether `directory` is an empty directory or an earlier `Result.save` output."""
+    if not directory.is_dir():
+        return False
+    if not any(directory.iterdir()):
+        return True
+    try:
+        metadata = json.loads((directory / "metadata.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(metadata, dict) and metadata.get("created_by") == "tcplab"
+
+
+def _sibling(target: Path, tag: str) -> Path:
+    """A fresh hidden path beside `target`, for staging or for moving `target` aside."""
+    return target.with_name(f".{target.name}.{tag}-{secrets.token_hex(6)}")
+
+
+def _move_into_place(staging: Path, target: Path) -> None:
+    """Rename `staging` to `target`, replacing an existing `target` directory."""
+    if not target.exists():
+        os.replace(staging, target)
+        return
+    aside = _sibling(target, "old")
+    os.replace(target, aside)
+    try:
+        os.replace(staging, target)
+    except BaseException:
+        os.replace(aside, target)
+        raise
+    shutil.rmtree(aside, ignore_errors=True)

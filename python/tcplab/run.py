@@ -1,0 +1,136 @@
+"""Running one scenario through the Rust core, with an optional progress bar."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeRemainingColumn,
+)
+
+from tcplab import _core
+from tcplab.result import Result
+from tcplab.scenario import ScenarioError, apply_overrides, load_scenario
+
+__all__ = ["run"]
+
+_CHUNKS = 200
+"""Number of chunks a run with a stop time is advanced in (for progress updates)."""
+
+_OPEN_ENDED_CHUNK_S = 0.1
+"""Simulated seconds per chunk when the scenario has no stop time."""
+
+_PROGRESS_DELAY_S = 1.0
+"""Wall seconds before the progress bar appears (short runs never show one)."""
+
+_MAX_SEED = 2**64 - 1
+
+
+def run(
+    scenario: str | os.PathLike[str] | Mapping[str, Any],
+    seed: int | None = None,
+    overrides: Iterable[str] | Mapping[str, Any] | None = None,
+    progress: bool = False,
+) -> Result:
+    """Simulate `scenario` (a TOML path or a dict) and return its Result.
+
+    `seed` defaults to the scenario's `run.seed`, else 1. `overrides` are applied first (see
+    `tcplab.scenario.apply_overrides`). With `progress=True` a progress bar over simulated time
+    is drawn on stderr once the run has taken more than a second of wall time. Raises
+    ScenarioError for an invalid scenario.
+    """
+    spec = load_scenario(scenario)
+    if overrides:
+        spec = apply_overrides(spec, overrides)
+    if seed is None:
+        seed = _scenario_seed(spec)
+    elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_SEED:
+        raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
+    try:
+        spec_json = json.dumps(spec, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise ScenarioError(f"scenario is not representable as JSON: {e}") from None
+
+    started = time.perf_counter()
+    sim = _core.Simulation(spec_json, seed)
+    total = sim.stop_time_s
+    step = total / _CHUNKS if total else _OPEN_ENDED_CHUNK_S
+    with _LazyProgress(progress, total, started) as bar:
+        target = sim.now_s
+        while not sim.finished:
+            target = max(target, sim.now_s) + step
+            sim.advance(target)
+            bar.update(sim.now_s)
+    wall_time_s = time.perf_counter() - started
+
+    summary = json.loads(sim.summary_json())
+    summary["wall_time_s"] = wall_time_s
+    return Result(summary, sim.traces(), sim.resolved_toml())
+
+
+def _scenario_seed(spec: dict[str, Any]) -> int:
+    """The scenario's `run.seed`, or 1 when it has none."""
+    table = spec.get("run")
+    seed = table.get("seed", 1) if isinstance(table, dict) else 1
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_SEED:
+        raise ScenarioError(f"run.seed: must be an integer in [0, 2^64), got {seed!r}")
+    return seed
+
+
+class _LazyProgress:
+    """A rich progress bar over simulated seconds, shown only after a delay of wall time."""
+
+    def __init__(self, enabled: bool, total_s: float | None, started: float):
+        self._enabled = enabled
+        self._total_s = total_s
+        self._started = started
+        self._progress: Progress | None = None
+        self._task = None
+
+    def __enter__(self) -> _LazyProgress:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def update(self, done_s: float) -> None:
+        """Report `done_s` simulated seconds; starts the bar once the delay has passed."""
+        if not self._enabled:
+            return
+        if self._progress is None:
+            if time.perf_counter() - self._started >= _PROGRESS_DELAY_S:
+                self._start(done_s)
+            return
+        self._progress.update(self._task, completed=done_s)
+
+    def _start(self, done_s: float) -> None:
+        """Create and show the bar at `done_s` simulated seconds."""
+        if self._total_s:
+            columns = [
+                BarColumn(),
+                TaskProgressColumn(),
+                TextColumn("{task.completed:.3f}/{task.total:.3f} s simulated"),
+                TimeRemainingColumn(),
+            ]
+        else:
+            columns = [BarColumn(), TextColumn("{task.completed:.3f} s simulated")]
+        self._progress = Progress(
+            TextColumn("[bold]simulating"),
+            *columns,
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self._task = self._progress.add_task(
+            "simulating", total=self._total_s or None, completed=done_s
+        )
+        self._progress.start()

@@ -1,0 +1,186 @@
+"""Running the smoke scenario through the core: summary contents, traces, determinism."""
+
+import json
+
+import polars as pl
+import pytest
+
+import tcplab
+from tcplab import ScenarioError, load_scenario
+
+TOP_KEYS = {
+    "version",
+    "seed",
+    "scenario_hash",
+    "scenario_name",
+    "sim_time_s",
+    "events",
+    "flows",
+    "queues",
+    "trace_codes",
+    "wall_time_s",
+}
+FLOW_KEYS = {
+    "id",
+    "name",
+    "kind",
+    "src",
+    "dst",
+    "cc",
+    "start_s",
+    "finish_s",
+    "bytes_delivered",
+    "goodput_bps",
+    "segments_sent",
+    "retransmits",
+    "timeouts",
+    "fast_retransmits",
+    "dupacks_received",
+    "bytes_sent",
+    "srtt_s",
+    "cwnd_bytes",
+}
+QUEUE_KEYS = {"id", "name", "enqueued", "dropped", "max_packets", "max_bytes", "departed"}
+TRACE_SCHEMAS = {
+    "throughput": {"time_s": pl.Float64, "flow": pl.UInt32, "bytes": pl.UInt64, "bps": pl.Float64},
+    "cwnd": {
+        "time_s": pl.Float64,
+        "flow": pl.UInt32,
+        "cwnd_bytes": pl.UInt64,
+        "ssthresh_bytes": pl.UInt64,
+        "srtt_s": pl.Float64,
+        "inflight_bytes": pl.UInt64,
+    },
+    "queue": {"time_s": pl.Float64, "queue": pl.UInt32, "packets": pl.UInt64, "bytes": pl.UInt64},
+    "events": {"time_s": pl.Float64, "flow": pl.UInt32, "kind": pl.UInt32, "seq": pl.UInt64},
+}
+ALL_TRACES = {
+    "trace.throughput_interval": "10ms",
+    "trace.cwnd": True,
+    "trace.queues": "all",
+    "trace.events": True,
+}
+
+
+@pytest.fixture(scope="module")
+def traced(smoke_path):
+    """The smoke scenario with every trace switched on, run with seed 1."""
+    return tcplab.run(smoke_path, seed=1, overrides=ALL_TRACES)
+
+
+def without_wall_time(summary):
+    """The summary as JSON text, without the one field that legitimately varies."""
+    return json.dumps({k: v for k, v in summary.items() if k != "wall_time_s"}, indent=2)
+
+
+def test_summary_has_every_documented_key(traced):
+    summary = traced.summary
+    assert TOP_KEYS - summary.keys() == set()
+    assert summary["flows"] and summary["queues"]
+    for flow in summary["flows"]:
+        assert FLOW_KEYS - flow.keys() == set()
+    for queue in summary["queues"]:
+        assert QUEUE_KEYS - queue.keys() == set()
+    assert summary["version"] == tcplab.__version__
+    assert summary["seed"] == traced.seed == 1
+    assert len(traced.scenario_hash) == 16
+    int(traced.scenario_hash, 16)
+    assert summary["events"] > 0
+    assert summary["wall_time_s"] > 0
+    assert "events.kind" in summary["trace_codes"]
+
+
+def test_flow_and_queue_frames(traced):
+    assert traced.flows.height == len(traced.summary["flows"])
+    assert FLOW_KEYS - set(traced.flows.columns) == set()
+    assert traced.queues.height == len(traced.summary["queues"])
+    assert QUEUE_KEYS - set(traced.queues.columns) == set()
+    assert (traced.flows["bytes_delivered"] > 0).all()
+
+
+def test_traces_have_the_documented_columns(traced):
+    assert set(traced.traces) == set(TRACE_SCHEMAS)
+    for name, schema in TRACE_SCHEMAS.items():
+        frame = traced.trace(name)
+        assert {c: frame.schema[c] for c in schema} == schema
+        assert frame["time_s"].is_sorted()
+    flow_names = set(traced.flows["name"])
+    assert traced.trace("throughput").height > 0
+    assert set(traced.trace("throughput")["flow_name"]) <= flow_names
+    assert set(traced.trace("cwnd")["flow_name"]) <= flow_names
+    assert set(traced.trace("queue")["queue_name"]) <= set(traced.queues["name"])
+    events = traced.trace("events")
+    known = set(traced.summary["trace_codes"]["events.kind"].values())
+    assert events["kind_name"].null_count() == 0
+    assert set(events["kind_name"]) <= known
+    assert traced.to_pandas("throughput").shape == traced.trace("throughput").shape
+
+
+def test_resolved_scenario_is_complete_toml(traced):
+    import tomllib
+
+    resolved = tomllib.loads(traced.resolved_toml)
+    assert resolved["name"] == traced.summary["scenario_name"]
+    assert "tcp" in resolved["defaults"]
+
+
+def test_same_seed_gives_identical_results(traced, smoke_path):
+    again = tcplab.run(smoke_path, seed=1, overrides=ALL_TRACES)
+    assert without_wall_time(again.summary) == without_wall_time(traced.summary)
+    assert again.resolved_toml == traced.resolved_toml
+    assert again.traces.keys() == traced.traces.keys()
+    for name, frame in traced.traces.items():
+        assert again.trace(name).equals(frame), name
+
+
+def test_dict_and_file_give_the_same_run(traced, smoke_path):
+    from_dict = tcplab.run(load_scenario(smoke_path), seed=1, overrides=ALL_TRACES)
+    assert without_wall_time(from_dict.summary) == without_wall_time(traced.summary)
+
+
+def test_different_seeds_differ_when_the_scenario_is_random(smoke_path):
+    lossy = {"emulators.0.loss": 0.02}
+    a = tcplab.run(smoke_path, seed=1, overrides=lossy)
+    b = tcplab.run(smoke_path, seed=2, overrides=lossy)
+    assert a.scenario_hash == b.scenario_hash
+    assert (a.seed, b.seed) == (1, 2)
+    assert a.summary["flows"] != b.summary["flows"]
+    assert a.summary["events"] != b.summary["events"]
+
+
+def test_seed_defaults_to_the_scenario_then_one(smoke_path):
+    assert tcplab.run(smoke_path, overrides={"run.seed": 7}).seed == 7
+    assert tcplab.run(smoke_path, seed=3, overrides={"run.seed": 7}).seed == 3
+    scenario = load_scenario(smoke_path)
+    scenario.get("run", {}).pop("seed", None)
+    assert tcplab.run(scenario).seed == 1
+
+
+def test_progress_bar_does_not_change_the_result(smoke_path, traced):
+    shown = tcplab.run(smoke_path, seed=1, overrides=ALL_TRACES, progress=True)
+    assert without_wall_time(shown.summary) == without_wall_time(traced.summary)
+
+
+def test_overrides_change_the_run(smoke_path, traced):
+    renamed = tcplab.run(smoke_path, seed=1, overrides=["name=renamed"])
+    assert renamed.summary["scenario_name"] == "renamed"
+    assert renamed.scenario_hash != traced.scenario_hash
+
+
+@pytest.mark.parametrize(
+    ("overrides", "path"),
+    [
+        ({"flows.0.bogus": 1}, "flows[0].bogus"),
+        ({"flows.0.tcp.mss": 10}, "flows[0].tcp.mss"),
+        (["run.duration=5parsecs"], "run.duration"),
+        ({"run.seed": -1}, "run.seed"),
+    ],
+)
+def test_invalid_scenarios_raise_with_the_field_path(smoke_path, overrides, path):
+    with pytest.raises(ScenarioError, match=path.replace("[", r"\[").replace("]", r"\]")):
+        tcplab.run(smoke_path, overrides=overrides)
+
+
+def test_invalid_seed_argument(smoke_path):
+    with pytest.raises(ValueError, match="seed"):
+        tcplab.run(smoke_path, seed=-1)
