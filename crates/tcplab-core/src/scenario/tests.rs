@@ -205,3 +205,14 @@ class = 1
     assert!(tcp > 3.0e6 && tcp < 4.0e6, "tcp goodput {tcp}");
     assert!(s.queues.iter().any(|q| q.dropped > 0), "TCP filled its class buffer");
 }
+
+#[test]
+fn transfers_beyond_four_gib_use_the_64_bit_sequence_space() {
+    let text = TINY
+        .replace("rate = \"10Mbps\"", "rate = \"100Gbps\"")
+        .replace("bytes = \"100KB\"", "bytes = \"5GB\"\n[flows.tcp]\nmss = 65000\nsndbuf = \"64MB\"\nrcvbuf = \"64MB\"\ntimestamps = true");
+    let r = run(&text, 1);
+    let s = r.sim.summary();
+    assert_eq!(s.flows[0].bytes_delivered, 5_000_000_000);
+    assert!(s.flows[0].bytes_delivered > u32::MAX as u64);
+}
