@@ -10,14 +10,19 @@ MATURIN := VIRTUAL_ENV=$(VENV_ABS) $(VENV)/bin/maturin
 BUILD_INPUTS := pyproject.toml Cargo.toml Cargo.lock \
 	$(shell find crates -name '*.rs' -o -name Cargo.toml -o -name build.rs)
 
-.PHONY: demo test bench
+.PHONY: demo test bench tshark
 
 demo: $(VENV)/.built
 	$(VENV)/bin/tcplab run scenarios/dumbbell/dumbbell.toml
 
-test: $(VENV)/.built-dev
+test: $(VENV)/.built-dev tshark
 	cargo test --release --workspace --exclude tcplab-py
 	$(VPY) -m pytest -q tests
+
+# Wireshark's tshark judges the capture files in the tests; install it where it is missing.
+tshark:
+	@command -v tshark >/dev/null 2>&1 || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; }
 
 bench:
 	cargo bench -p tcplab-core --bench throughput

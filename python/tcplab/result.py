@@ -6,6 +6,7 @@ import json
 import os
 import secrets
 import shutil
+import weakref
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,16 +29,31 @@ class Result:
     """The outcome of one simulation run.
 
     Attributes: `summary` (the core's summary dict plus `wall_time_s`), `traces` (trace name ->
-    polars DataFrame), `resolved_toml` (the scenario with every default filled in).
+    polars DataFrame), `resolved_toml` (the scenario with every default filled in), `captures`
+    (tap name -> path of its pcapng file; after `save`, inside the saved directory).
     """
 
-    def __init__(self, summary: dict[str, Any], raw_traces: RawTraces, resolved_toml: str):
-        """Build a result from the core's summary, raw trace columns and resolved scenario."""
+    def __init__(
+        self,
+        summary: dict[str, Any],
+        raw_traces: RawTraces,
+        resolved_toml: str,
+        captures: dict[str, Path] | None = None,
+        capture_dir: str | None = None,
+    ):
+        """Build a result from the core's summary, raw trace columns and resolved scenario.
+
+        `captures` are pcapng files in `capture_dir`, a private temporary directory that is
+        removed when the Result is garbage collected.
+        """
         self.summary = summary
         self.resolved_toml = resolved_toml
         self.traces = {
             name: _decode_trace(name, columns, summary) for name, columns in raw_traces.items()
         }
+        self.captures: dict[str, Path] = dict(captures or {})
+        if capture_dir is not None:
+            weakref.finalize(self, shutil.rmtree, capture_dir, True)
 
     def __repr__(self) -> str:
         return (
@@ -84,7 +100,7 @@ class Result:
         """Write the result to `directory` atomically and return its absolute path.
 
         Writes `summary.json`, `scenario.toml` (the resolved scenario), one `<trace>.parquet`
-        per trace and `metadata.json`. Everything goes to a temporary directory beside the
+        per trace, one `<tap>.pcapng` per capture (moved, not copied) and `metadata.json`. Everything goes to a temporary directory beside the
         target first and is renamed into place. An existing target is replaced only if it is
         empty or an earlier `save` output (else FileExistsError). On failure the temporary
         directory is removed and an existing target is left as it was.
@@ -97,12 +113,19 @@ class Result:
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = _sibling(target, "tmp")
         staging.mkdir()
+        moved: dict[str, Path] = {}
         try:
             self._write(staging)
+            for name, path in self.captures.items():
+                shutil.move(path, staging / f"{name}.pcapng")
+                moved[name] = path
             _move_into_place(staging, target)
         except BaseException:
+            for name, path in moved.items():  # give the captures back to this Result
+                shutil.move(staging / f"{name}.pcapng", path)
             shutil.rmtree(staging, ignore_errors=True)
             raise
+        self.captures = {name: target / f"{name}.pcapng" for name in self.captures}
         return target
 
     def _write(self, directory: Path) -> None:
@@ -118,6 +141,7 @@ class Result:
             "scenario_hash": self.scenario_hash,
             "seed": self.seed,
             "traces": sorted(self.traces),
+            "captures": sorted(self.captures),
         }
         _write_json(directory / "metadata.json", metadata)
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 import time
+from pathlib import Path
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -61,20 +64,35 @@ def run(
         raise ScenarioError(f"scenario is not representable as JSON: {e}") from None
 
     started = time.perf_counter()
-    sim = _core.Simulation(spec_json, seed)
-    total = sim.stop_time_s
-    step = total / _CHUNKS if total else _OPEN_ENDED_CHUNK_S
-    with _LazyProgress(progress, total, started) as bar:
-        target = sim.now_s
-        while not sim.finished:
-            target = max(target, sim.now_s) + step
-            sim.advance(target)
-            bar.update(sim.now_s)
+    # Taps stream their pcapng files into a private directory; the Result owns it (and
+    # `Result.save` moves the files into the output directory).
+    capture_dir = tempfile.mkdtemp(prefix="tcplab-capture-") if spec.get("taps") else None
+    try:
+        sim = _core.Simulation(spec_json, seed, capture_dir)
+        total = sim.stop_time_s
+        step = total / _CHUNKS if total else _OPEN_ENDED_CHUNK_S
+        with _LazyProgress(progress, total, started) as bar:
+            target = sim.now_s
+            while not sim.finished:
+                target = max(target, sim.now_s) + step
+                sim.advance(target)
+                bar.update(sim.now_s)
+        error = sim.capture_error()
+        if error is not None:
+            raise OSError(f"capture failed: {error}")
+    except BaseException:
+        if capture_dir is not None:
+            shutil.rmtree(capture_dir, ignore_errors=True)
+        raise
     wall_time_s = time.perf_counter() - started
 
     summary = json.loads(sim.summary_json())
     summary["wall_time_s"] = wall_time_s
-    return Result(summary, sim.traces(), sim.resolved_toml())
+    captures = (
+        {p.stem: p for p in sorted(Path(capture_dir).glob("*.pcapng"))} if capture_dir else {}
+    )
+    return Result(summary, sim.traces(), sim.resolved_toml(), captures=captures,
+                  capture_dir=capture_dir)
 
 
 def _scenario_seed(spec: dict[str, Any]) -> int:

@@ -17,8 +17,19 @@ fn dumbbell(n: usize, access: &str, bottleneck: &str, delay: &str, access_delay:
     s
 }
 
-fn measure(label: &str, text: &str) {
-    let mut run = Run::from_toml(text, Some(1)).expect("bench scenario is valid");
+/// Peak resident memory of this process, in MB (Linux `VmHWM`).
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|kb| kb.parse::<f64>().ok()).map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn measure(label: &str, text: &str) -> f64 {
+    measure_with(label, text, None)
+}
+
+fn measure_with(label: &str, text: &str, capture_dir: Option<&std::path::Path>) -> f64 {
+    let sc = tcplab_core::scenario::parse_toml(text).expect("bench scenario parses");
+    let mut run = Run::with_capture_dir(&sc, Some(1), capture_dir).expect("bench scenario is valid");
     let t0 = Instant::now();
     run.sim.run();
     let wall = t0.elapsed().as_secs_f64();
@@ -36,6 +47,7 @@ fn measure(label: &str, text: &str) {
         goodput / 1e6,
         drops
     );
+    wall
 }
 
 fn main() {
@@ -48,5 +60,21 @@ fn main() {
             &dumbbell(n, "100Gbps", "10Gbps", "10us", "10us", 1460, "1000pkts", d_a, true),
         );
     }
-    measure("(b) 4 flows, 1Gbps / 300ms RTT, MTU 9000", &dumbbell(4, "10Gbps", "1Gbps", "150ms", "10us", 8960, "1000pkts", d_b, true));
+    let b = dumbbell(4, "10Gbps", "1Gbps", "150ms", "10us", 8960, "1000pkts", d_b, true);
+    let plain = measure("(b) 4 flows, 1Gbps / 300ms RTT, MTU 9000", &b);
+    // The same with a tap on the sender's link, both directions, writing pcapng.
+    let dir = std::env::temp_dir().join(format!("tcplab-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let tapped = format!("{b}[[taps]]\nname = \"sender\"\nlink = [\"s\", \"l\"]\n");
+    let rss_before = peak_rss_mb();
+    let with_tap = measure_with("(b) + tap on the sender link (pcapng)", &tapped, Some(&dir));
+    let size = std::fs::metadata(dir.join("sender.pcapng")).map_or(0, |m| m.len());
+    println!(
+        "    capture cost: {:.2}x the run time without it; file {:.1} MB; peak RSS {:.0} MB (before the tapped run {:.0} MB)",
+        with_tap / plain,
+        size as f64 / 1e6,
+        peak_rss_mb(),
+        rss_before
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

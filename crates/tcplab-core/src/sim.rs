@@ -9,6 +9,7 @@ use crate::engine::EventQueue;
 use crate::net::packet::{Body, End, FlowId, Packet, RouteId, IPV4_HEADER, UDP_HEADER};
 use crate::net::pipe::{Offer, Pipe, PipeId, PipeWake};
 use crate::tcp::{Connection, Output, TcpEventKind};
+use crate::trace::pcap::{PcapWriter, WireIdentity};
 use crate::trace::Traces;
 use crate::units::{SimDuration, SimTime};
 
@@ -122,6 +123,21 @@ impl Flow {
     }
 }
 
+/// An observation point on one or more pipes: writes pcapng and/or the `capture` trace.
+#[derive(Debug)]
+pub struct Tap {
+    /// Tap name.
+    pub name: String,
+    /// The pcapng writer, if a file is written.
+    pub writer: Option<PcapWriter>,
+    /// Also record the `capture` trace.
+    pub record_trace: bool,
+    /// Timestamp resolution, ps.
+    pub resolution_ps: u64,
+    /// Packets written.
+    pub packets: u64,
+}
+
 /// Network-wide packet counters (conservation checks).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct PacketCounters {
@@ -158,6 +174,13 @@ pub struct Simulation {
     out: Output,
     /// Packet counters.
     pub packets: PacketCounters,
+    /// Taps, and for each pipe the (tap, interface) observing it.
+    pub taps: Vec<Tap>,
+    pipe_taps: Vec<Option<(u32, u32)>>,
+    /// Per flow: its addresses and ISNs on the wire.
+    pub wire_ids: Vec<WireIdentity>,
+    tap_scratch: Vec<(SimTime, Packet)>,
+    capture_error: Option<String>,
 }
 
 impl Simulation {
@@ -179,7 +202,94 @@ impl Simulation {
             flows_done: 0,
             out: Output::default(),
             packets: PacketCounters::default(),
+            taps: Vec::new(),
+            pipe_taps: Vec::new(),
+            wire_ids: Vec::new(),
+            tap_scratch: Vec::new(),
+            capture_error: None,
         }
+    }
+
+    /// Add a tap observing `pipes` (each with its interface number in the pcapng file).
+    pub fn add_tap(&mut self, tap: Tap, pipes: &[(PipeId, u32)]) {
+        let t = self.taps.len() as u32;
+        if tap.record_trace && self.traces.capture.is_none() {
+            self.traces.capture = Some(Default::default());
+        }
+        self.taps.push(tap);
+        for &(p, iface) in pipes {
+            self.pipe_taps[p.0 as usize] = Some((t, iface));
+            self.pipes[p.0 as usize].set_tapped();
+        }
+    }
+
+    /// The first error writing a capture file, if any (the run goes on without that file).
+    pub fn capture_error(&self) -> Option<&str> {
+        self.capture_error.as_deref()
+    }
+
+    /// Flush every capture file (call when the run is over).
+    pub fn flush_captures(&mut self) {
+        for tap in &mut self.taps {
+            if let Some(w) = tap.writer.as_mut() {
+                if let Err(e) = w.flush() {
+                    self.capture_error.get_or_insert_with(|| format!("tap {}: {e}", tap.name));
+                    tap.writer = None;
+                }
+            }
+        }
+    }
+
+    fn drain_tap(&mut self, p: PipeId) {
+        let Some((t, iface)) = self.pipe_taps[p.0 as usize] else { return };
+        let mut seen = std::mem::take(&mut self.tap_scratch);
+        self.pipes[p.0 as usize].take_tapped(&mut seen);
+        let tap = &mut self.taps[t as usize];
+        for (time, pkt) in seen.drain(..) {
+            let f = pkt.flow.0 as usize;
+            let from = if pkt.to == End::Dst { 0 } else { 1 };
+            tap.packets += 1;
+            if let Some(w) = tap.writer.as_mut() {
+                let mut id = self.wire_ids[f];
+                if let FlowEngine::Tcp(tf) = &self.flows[f].engine {
+                    id.wscale = [tf.ends[0].window_shift(), tf.ends[1].window_shift()];
+                }
+                if let Err(e) = w.write(iface, time, &pkt, from, &id) {
+                    self.capture_error.get_or_insert_with(|| format!("tap {}: {e}", tap.name));
+                    tap.writer = None;
+                }
+            }
+            if tap.record_trace {
+                let tr = self.traces.capture.as_mut().expect("enabled with the tap");
+                let q = time.0 / tap.resolution_ps * tap.resolution_ps;
+                tr.time_s.push(SimTime(q).as_secs_f64());
+                tr.tap.push(t);
+                tr.flow.push(f as u32);
+                tr.dir.push(from as u32);
+                tr.ip_len.push(pkt.size);
+                match pkt.body {
+                    Body::Tcp(h) => {
+                        tr.seq.push(h.seq);
+                        tr.ack.push(h.ack);
+                        tr.len.push(h.len);
+                        tr.flags.push(h.flags as u32);
+                        tr.window.push(h.window);
+                        tr.sack_blocks.push(h.sack_len as u32);
+                        tr.retransmit.push(h.retransmit as u32);
+                    }
+                    Body::Udp { seq, len } => {
+                        tr.seq.push(seq);
+                        tr.ack.push(0);
+                        tr.len.push(len);
+                        tr.flags.push(0);
+                        tr.window.push(0);
+                        tr.sack_blocks.push(0);
+                        tr.retransmit.push(0);
+                    }
+                }
+            }
+        }
+        self.tap_scratch = seen;
     }
 
     /// Add a pipe; `report_as_queue` lists it among the queues of the summary.
@@ -190,6 +300,7 @@ impl Simulation {
             self.queue_pipes.push(id);
         }
         self.queue_traced.push(false);
+        self.pipe_taps.push(None);
         self.pipes.push(pipe);
         id
     }
@@ -201,9 +312,10 @@ impl Simulation {
         RouteId(self.routes.len() as u32 - 1)
     }
 
-    /// Add a flow and schedule its start.
-    pub fn add_flow(&mut self, flow: Flow) -> FlowId {
+    /// Add a flow (with its wire identity for captures) and schedule its start.
+    pub fn add_flow(&mut self, flow: Flow, wire: WireIdentity) -> FlowId {
         let id = self.flows.len() as u32;
+        self.wire_ids.push(wire);
         self.q.schedule(flow.info.start, Event::Start(id));
         self.flows.push(flow);
         FlowId(id)
@@ -271,6 +383,7 @@ impl Simulation {
             match self.q.pop_until(limit) {
                 Some((now, ev)) => self.dispatch(now, ev),
                 None => {
+                    self.flush_captures();
                     if self.q.is_empty() && self.stop_rule != StopRule::Duration {
                         self.finished = true; // Nothing more can happen.
                     } else if self.stop_time.is_some_and(|s| limit >= s) {
@@ -289,6 +402,7 @@ impl Simulation {
     /// Run to the stop condition.
     pub fn run(&mut self) {
         self.advance(SimTime::MAX);
+        self.flush_captures();
     }
 
     fn dispatch(&mut self, now: SimTime, ev: Event) {
@@ -298,6 +412,9 @@ impl Simulation {
                 self.pipes[p.0 as usize].tx_done(now, &mut wake);
                 self.wake(p, wake);
                 self.trace_queue_len(now, p);
+                if self.pipe_taps[p.0 as usize].is_some() {
+                    self.drain_tap(p);
+                }
             }
             Event::Arrive(p) => {
                 let mut wake = PipeWake::default();
@@ -341,6 +458,9 @@ impl Simulation {
         }
         self.wake(p, wake);
         self.trace_queue_len(now, p);
+        if self.pipe_taps[p.0 as usize].is_some() {
+            self.drain_tap(p);
+        }
     }
 
     fn trace_queue_len(&mut self, now: SimTime, p: PipeId) {

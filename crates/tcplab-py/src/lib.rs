@@ -20,11 +20,19 @@ struct Simulation {
 
 #[pymethods]
 impl Simulation {
-    /// Validate and build a scenario given as JSON text.
+    /// Validate and build a scenario given as JSON text; taps write pcapng files into
+    /// `capture_dir` when one is given.
     #[new]
-    fn new(scenario_json: &str, seed: u64) -> PyResult<Self> {
-        let run = Run::from_json(scenario_json, Some(seed)).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    #[pyo3(signature = (scenario_json, seed, capture_dir=None))]
+    fn new(scenario_json: &str, seed: u64, capture_dir: Option<std::path::PathBuf>) -> PyResult<Self> {
+        let sc = tcplab_core::scenario::parse_json(scenario_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let run = Run::with_capture_dir(&sc, Some(seed), capture_dir.as_deref()).map_err(|e| ScenarioError::new_err(e.to_string()))?;
         Ok(Simulation { run })
+    }
+
+    /// The first error writing a capture file, if any.
+    fn capture_error(&self) -> Option<String> {
+        self.run.sim.capture_error().map(str::to_string)
     }
 
     /// The fully resolved scenario as TOML.

@@ -90,25 +90,27 @@ impl TcpHeader {
         &self.sack[..self.sack_len as usize]
     }
 
-    /// TCP option bytes, padded to a multiple of 4 as a real stack would emit them.
+    /// TCP option bytes, laid out as Linux emits them (each option 4-byte aligned with NOPs):
+    /// SYN: MSS 4, SACK-permitted + timestamps 12 (or 4 / 12 alone), window scale 4; other
+    /// segments: timestamps 12, SACK 4 + 8 per block.
     pub fn options_len(&self) -> u32 {
         let mut n = 0u32;
         if self.mss.is_some() {
             n += 4;
         }
+        match (self.sack_permitted, self.timestamps.is_some()) {
+            (true, true) => n += 12,
+            (true, false) => n += 4,
+            (false, true) => n += 12,
+            (false, false) => {}
+        }
         if self.wscale.is_some() {
-            n += 3;
-        }
-        if self.sack_permitted {
-            n += 2;
-        }
-        if self.timestamps.is_some() {
-            n += 10;
+            n += 4;
         }
         if self.sack_len > 0 {
-            n += 2 + 8 * self.sack_len as u32;
+            n += 4 + 8 * self.sack_len as u32;
         }
-        n.div_ceil(4) * 4
+        n
     }
 
     /// IP packet size: IPv4 + TCP + options + payload.
@@ -173,7 +175,7 @@ mod tests {
         h.timestamps = Some((1, 2));
         assert_eq!(h.options_len(), 12);
         h.sack_len = 3;
-        assert_eq!(h.options_len(), 36);
+        assert_eq!(h.options_len(), 40, "the most that fits: timestamps and 3 SACK blocks");
         let syn = TcpHeader { flags: flags::SYN, mss: Some(1460), wscale: Some(7), sack_permitted: true, timestamps: Some((0, 0)), ..Default::default() };
         assert_eq!(syn.options_len(), 20);
         assert_eq!(syn.seq_len(), 1);

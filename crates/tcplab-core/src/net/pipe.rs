@@ -80,6 +80,8 @@ pub struct Pipe {
     /// Lazy mode: (service start, IP bytes) of admitted packets not yet known to have started.
     waiting: VecDeque<(SimTime, u32)>,
     waiting_bytes: u64,
+    /// Packets that began transmission (first bit on the wire), kept for a tap to collect.
+    tapped: Option<Vec<(SimTime, Packet)>>,
     /// Counters.
     pub stats: PipeStats,
 }
@@ -102,6 +104,7 @@ impl Pipe {
             lazy: None,
             waiting: VecDeque::new(),
             waiting_bytes: 0,
+            tapped: None,
             line: VecDeque::new(),
             stats: PipeStats::default(),
         }
@@ -119,6 +122,25 @@ impl Pipe {
     pub fn set_event_driven(&mut self) {
         assert!(self.packets_inside() == 0, "switch modes before the first packet");
         self.lazy = None;
+    }
+
+    /// Observe this pipe: every packet is reported when its first bit goes on the wire
+    /// (`take_tapped`). Tapped pipes run event by event. Call before use.
+    pub fn set_tapped(&mut self) {
+        self.set_event_driven();
+        self.tapped = Some(Vec::new());
+    }
+
+    /// True if a tap observes this pipe.
+    pub fn is_tapped(&self) -> bool {
+        self.tapped.is_some()
+    }
+
+    /// Move the packets that started transmission since the last call into `out`.
+    pub fn take_tapped(&mut self, out: &mut Vec<(SimTime, Packet)>) {
+        if let Some(v) = self.tapped.as_mut() {
+            out.append(v);
+        }
     }
 
     /// Queue counters as of `now` (lazy pipes settle the service starts already passed).
@@ -178,7 +200,7 @@ impl Pipe {
             self.clock_ps = now;
             self.clock_rem = 0;
         }
-        self.start(rate, pkt, wake);
+        self.start(now, rate, pkt, wake);
         Offer::Accepted
     }
 
@@ -242,7 +264,10 @@ impl Pipe {
         self.clock_ps + SimDuration((rem > 0) as u64)
     }
 
-    fn start(&mut self, rate: BitRate, pkt: Packet, wake: &mut PipeWake) {
+    fn start(&mut self, now: SimTime, rate: BitRate, pkt: Packet, wake: &mut PipeWake) {
+        if let Some(v) = self.tapped.as_mut() {
+            v.push((now, pkt));
+        }
         self.tx_end = self.serialize(rate, pkt.size);
         self.in_service = Some(pkt);
         wake.tx_done = Some(self.tx_end);
@@ -266,7 +291,7 @@ impl Pipe {
         self.propagate(now, pkt, wake);
         if let Some(next) = self.queue.dequeue() {
             let rate = self.rate.expect("only rate-limited pipes queue");
-            self.start(rate, next, wake);
+            self.start(now, rate, next, wake);
         }
         pkt
     }

@@ -2,6 +2,7 @@
 //! the simulation from a resolved scenario.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use crate::app::{BulkApp, CbrSource};
 use crate::engine::SeedTree;
@@ -11,7 +12,8 @@ use crate::net::queue::Queue;
 use crate::net::route::{Graph, NodeId, NodeRole};
 use crate::scenario::spec::*;
 use crate::scenario::ScenarioError;
-use crate::sim::{Flow, FlowEngine, FlowInfo, Simulation, StopRule, TcpFlow, UdpFlow};
+use crate::sim::{Flow, FlowEngine, FlowInfo, Simulation, StopRule, Tap, TcpFlow, UdpFlow};
+use crate::trace::pcap::{host_address, PcapWriter, WireIdentity};
 use crate::tcp::cc::{CcConfig, RenoConfig};
 use crate::tcp::{Backoff, Connection, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
 use crate::units::{BitRate, QueueLimit, SimDuration, SimTime};
@@ -384,6 +386,34 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
         }
     }
 
+    // Taps.
+    let mut tap_names = BTreeMap::new();
+    for (i, t) in r.taps.iter_mut().enumerate() {
+        let p = |x: &str| format!("taps[{i}].{x}");
+        if t.name.trim().is_empty() || t.name.contains(['/', '\\']) || t.name.starts_with('.') {
+            return err(p("name"), "must be a non-empty file name (no '/', no leading '.')");
+        }
+        if tap_names.insert(t.name.clone(), i).is_some() {
+            return err(p("name"), format!("another tap is already named '{}'", t.name));
+        }
+        let [a, b] = &t.link;
+        if !r.links.iter().any(|l| (&l.between[0] == a && &l.between[1] == b) || (&l.between[0] == b && &l.between[1] == a)) {
+            return err(p("link"), format!("no link joins '{a}' and '{b}'"));
+        }
+        let dir = t.direction.clone().unwrap_or_else(|| "both".into());
+        if dir != "both" && &dir != a && &dir != b {
+            return err(p("direction"), format!("\"{dir}\" is neither \"both\" nor one of the link's nodes"));
+        }
+        t.direction = Some(dir);
+        let res = t.resolution.map_or(SimDuration::from_nanos(100), |d| d.0);
+        if res.as_ps() < 1_000 || res.as_ps() % 1_000 != 0 {
+            return err(p("resolution"), "must be a whole number of nanoseconds, at least 1ns (pcapng stores nanoseconds)");
+        }
+        t.resolution = Some(Dur(res));
+        t.pcap = Some(t.pcap.unwrap_or(true));
+        t.trace = Some(t.trace.unwrap_or(false));
+    }
+
     // Trace.
     if let QueueSelection::All(s) = &r.trace.queues {
         if s != "all" {
@@ -396,8 +426,9 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
     Ok(r)
 }
 
-/// Build the simulation from a resolved scenario.
-pub fn build(r: &Scenario, seed: u64) -> Res<Simulation> {
+/// Build the simulation from a resolved scenario. Taps write their pcapng files into
+/// `capture_dir` (none are written without one).
+pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulation> {
     let seeds = SeedTree::new(seed);
     let stop = match r.run.stop.expect("resolved") {
         StopSpec::Duration => StopRule::Duration,
@@ -418,6 +449,7 @@ pub fn build(r: &Scenario, seed: u64) -> Res<Simulation> {
         node_of.insert(&e.name, graph.add_node(NodeRole::Switch));
     }
     let mut queue_names: BTreeMap<String, crate::net::PipeId> = BTreeMap::new();
+    let mut link_pipes: BTreeMap<(String, String), crate::net::PipeId> = BTreeMap::new();
     for l in &r.links {
         let (a, b) = (&l.between[0], &l.between[1]);
         let delay = l.delay.expect("resolved").0;
@@ -428,6 +460,8 @@ pub fn build(r: &Scenario, seed: u64) -> Res<Simulation> {
         let ba = sim.add_pipe(mk(b, a, l.queue_b.as_ref().expect("resolved")), true);
         queue_names.insert(format!("{a}->{b}"), ab);
         queue_names.insert(format!("{b}->{a}"), ba);
+        link_pipes.entry((a.clone(), b.clone())).or_insert(ab);
+        link_pipes.entry((b.clone(), a.clone())).or_insert(ba);
         graph.add_link(node_of[a.as_str()], node_of[b.as_str()], ab, ba);
     }
     let names_by_node: BTreeMap<NodeId, &str> = node_of.iter().map(|(k, v)| (*v, *k)).collect();
@@ -481,7 +515,27 @@ pub fn build(r: &Scenario, seed: u64) -> Res<Simulation> {
         QueueSelection::Nothing => {}
     }
 
+    // Taps.
+    for (i, t) in r.taps.iter().enumerate() {
+        let [a, b] = &t.link;
+        let dir = t.direction.as_deref().expect("resolved");
+        let dirs: Vec<(&String, &String)> = if dir == "both" { vec![(a, b), (b, a)] } else if dir == a { vec![(a, b)] } else { vec![(b, a)] };
+        let pipes: Vec<(crate::net::PipeId, u32)> = dirs.iter().enumerate().map(|(k, (x, y))| (link_pipes[&((*x).clone(), (*y).clone())], k as u32)).collect();
+        let resolution_ps = t.resolution.expect("resolved").0.as_ps();
+        let writer = match (t.pcap.expect("resolved"), capture_dir) {
+            (true, Some(dir)) => {
+                let ifaces: Vec<(String, u64)> = pipes.iter().map(|(p, _)| (sim.pipes[p.0 as usize].name.clone(), sim.pipes[p.0 as usize].rate().map_or(0, |r| r.bps()))).collect();
+                let path = dir.join(format!("{}.pcapng", t.name));
+                Some(PcapWriter::create(&path, &ifaces, resolution_ps).map_err(|e| ScenarioError::new(format!("taps[{i}]"), format!("cannot create {}: {e}", path.display())))?)
+            }
+            _ => None,
+        };
+        let tap = Tap { name: t.name.clone(), writer, record_trace: t.trace.expect("resolved"), resolution_ps, packets: 0 };
+        sim.add_tap(tap, &pipes);
+    }
+
     // Flows.
+    let host_index: BTreeMap<&str, u32> = r.hosts.iter().enumerate().map(|(i, h)| (h.name.as_str(), i as u32)).collect();
     let mut routes: BTreeMap<(NodeId, NodeId), crate::net::RouteId> = BTreeMap::new();
     for (i, f) in r.flows.iter().enumerate() {
         let (s, d) = (node_of[f.src.as_str()], node_of[f.dst.as_str()]);
@@ -520,8 +574,19 @@ pub fn build(r: &Scenario, seed: u64) -> Res<Simulation> {
                 FlowKind::Tcp => "tcp",
                 FlowKind::UdpCbr => "udp-cbr",
             };
+            let id = sim.flows.len() as u32;
+            let (sip, smac) = host_address(host_index[f.src.as_str()]);
+            let (dip, dmac) = host_address(host_index[f.dst.as_str()]);
+            let mut isn = seeds.stream(&format!("flows/{name}/isn"));
+            let wire = WireIdentity {
+                ip: [sip, dip],
+                mac: [smac, dmac],
+                port: [32_768 + (id % 28_000) as u16, 5001],
+                isn: [isn.next_u64() as u32, isn.next_u64() as u32],
+                wscale: [0, 0],
+            };
             let info = FlowInfo { name, src: f.src.clone(), dst: f.dst.clone(), kind, cc, start };
-            sim.add_flow(Flow::new(info, [fwd, rev], f.class.expect("resolved"), engine));
+            sim.add_flow(Flow::new(info, [fwd, rev], f.class.expect("resolved"), engine), wire);
         }
     }
     Ok(sim)

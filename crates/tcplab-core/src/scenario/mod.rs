@@ -89,15 +89,20 @@ pub struct Run {
 }
 
 impl Run {
-    /// Validate and build `sc`. `seed` overrides `run.seed` (default 1).
+    /// Validate and build `sc`. `seed` overrides `run.seed` (default 1). No capture files.
     pub fn new(sc: &Scenario, seed: Option<u64>) -> Result<Run, ScenarioError> {
+        Run::with_capture_dir(sc, seed, None)
+    }
+
+    /// As `new`, with taps writing their pcapng files into `capture_dir`.
+    pub fn with_capture_dir(sc: &Scenario, seed: Option<u64>, capture_dir: Option<&std::path::Path>) -> Result<Run, ScenarioError> {
         let mut resolved = build::resolve(sc)?;
         let seed = seed.or(resolved.run.seed).unwrap_or(1);
         resolved.run.seed = None;
         let canonical = serde_json::to_string(&resolved).expect("scenario types always serialize");
         let hash = format!("{:016x}", fnv1a64(canonical.as_bytes()));
         resolved.run.seed = Some(seed);
-        let sim = build::build(&resolved, seed)?;
+        let sim = build::build(&resolved, seed, capture_dir)?;
         Ok(Run { sim, resolved, seed, hash })
     }
 

@@ -148,6 +148,9 @@ pub struct Scenario {
     /// Links.
     #[serde(default)]
     pub links: Vec<LinkSpec>,
+    /// Observation points (header capture).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taps: Vec<TapSpec>,
     /// Traffic.
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
@@ -275,6 +278,28 @@ pub struct LinkSpec {
     /// Egress queue at `between[1]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_b: Option<QueueSpec>,
+}
+
+/// `[[taps]]`: a capture point on a link.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TapSpec {
+    /// Unique name; the capture file is `<name>.pcapng`.
+    pub name: String,
+    /// The tapped link, by its two nodes (either order).
+    pub link: [String; 2],
+    /// `"both"`, or the node whose outgoing direction is tapped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<String>,
+    /// Timestamp resolution (default 100ns, as the TAPEE analyzer; at least 1ns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<Dur>,
+    /// Write a pcapng file (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcap: Option<bool>,
+    /// Also record the `capture` trace (default false: it holds every header in memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<bool>,
 }
 
 /// Flow kinds.

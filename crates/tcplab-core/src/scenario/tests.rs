@@ -216,3 +216,56 @@ fn transfers_beyond_four_gib_use_the_64_bit_sequence_space() {
     assert_eq!(s.flows[0].bytes_delivered, 5_000_000_000);
     assert!(s.flows[0].bytes_delivered > u32::MAX as u64);
 }
+
+#[test]
+fn taps_write_pcapng_and_the_capture_trace() {
+    let text = format!(
+        "{}\n[[taps]]\nname = \"bottleneck\"\nlink = [\"sw1\", \"emu\"]\ntrace = true\n",
+        smoke().replace("[[flows]]\nname = \"bulk\"", "[[flows]]\nname = \"bulk\"").replace("stop = \"1s\"", "stop = \"0.2s\"")
+    );
+    let dir = std::env::temp_dir().join(format!("tcplab-tap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sc = parse_toml(&text).unwrap();
+    let mut r = Run::with_capture_dir(&sc, Some(1), Some(&dir)).unwrap();
+    r.sim.run();
+    assert!(r.sim.capture_error().is_none());
+    let cap = r.sim.traces.capture.as_ref().expect("capture trace");
+    let n = cap.time_s.len() as u64;
+    assert_eq!(n, r.sim.taps[0].packets);
+    // Every data segment of both TCP flows crossed the bottleneck: at least 2 × 2 MB / 1460.
+    let data: u64 = cap.dir.iter().zip(&cap.len).filter(|(d, l)| **d == 0 && **l > 0).count() as u64;
+    assert!(data >= 2 * 1370, "{data}");
+    // Both directions were tapped; times are non-decreasing and on the 100 ns grid.
+    assert!(cap.dir.contains(&1));
+    assert!(cap.time_s.windows(2).all(|w| w[0] <= w[1]));
+    let bytes = std::fs::read(dir.join("bottleneck.pcapng")).unwrap();
+    // Section header block magic, then an interface per direction, then one EPB per packet.
+    assert_eq!(&bytes[..4], &[0x0a, 0x0d, 0x0d, 0x0a]);
+    let mut reader = pcap_file::pcapng::PcapNgReader::new(&bytes[..]).unwrap();
+    let (mut ifaces, mut epbs) = (0, 0u64);
+    let mut last_ts = std::time::Duration::ZERO;
+    while let Some(block) = reader.next_block() {
+        match block.unwrap() {
+            pcap_file::pcapng::Block::InterfaceDescription(_) => ifaces += 1,
+            pcap_file::pcapng::Block::EnhancedPacket(p) => {
+                epbs += 1;
+                assert!(p.timestamp >= last_ts);
+                assert_eq!(p.timestamp.as_nanos() % 100, 0, "100 ns resolution");
+                last_ts = p.timestamp;
+                assert!(p.original_len as usize >= p.data.len());
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(ifaces, 2);
+    assert_eq!(epbs, n);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn tap_errors_name_the_field() {
+    let base = format!("{TINY}\n[[taps]]\nname = \"t\"\n");
+    assert!(error_of(&format!("{base}link = [\"a\", \"x\"]\n")).contains("taps[0].link: no link joins 'a' and 'x'"));
+    assert!(error_of(&format!("{base}link = [\"a\", \"b\"]\nresolution = \"500ps\"\n")).contains("taps[0].resolution: must be a whole number of nanoseconds"));
+    assert!(error_of(&format!("{base}link = [\"a\", \"b\"]\ndirection = \"c\"\n")).contains("taps[0].direction"));
+}

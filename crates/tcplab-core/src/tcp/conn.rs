@@ -283,6 +283,11 @@ impl Connection {
         self.cfg.rto.timeout(self.rtt.base_rto(&self.cfg.rto), self.backoffs)
     }
 
+    /// Window-scale shift applied to the windows this endpoint advertises (0 if not negotiated).
+    pub fn window_shift(&self) -> u8 {
+        self.rcv_wscale
+    }
+
     /// Payload bytes per full segment.
     pub fn smss(&self) -> u32 {
         self.smss

@@ -1,6 +1,8 @@
-//! Typed columnar trace records. Each trace is a set of equal-length columns; recording is a
+//! Typed columnar trace records, and (in `pcap`) the capture writer. Each trace is a set of equal-length columns; recording is a
 //! push onto vectors behind a cheap enabled-check at the call site. The Python front turns the
 //! columns into DataFrames without per-row objects.
+
+pub mod pcap;
 
 /// One column of values.
 #[derive(Clone, Debug, PartialEq)]
@@ -103,6 +105,35 @@ pub struct EventTrace {
     pub seq: Vec<u64>,
 }
 
+/// Every packet seen by taps that record a trace (the columnar twin of the pcapng file).
+#[derive(Clone, Debug, Default)]
+pub struct CaptureTrace {
+    /// Time the first bit went on the wire at the tap, seconds (rounded to the resolution).
+    pub time_s: Vec<f64>,
+    /// Tap id (order in the scenario).
+    pub tap: Vec<u32>,
+    /// Flow id.
+    pub flow: Vec<u32>,
+    /// 0 = data direction (source → destination), 1 = reverse.
+    pub dir: Vec<u32>,
+    /// Relative sequence number (first data byte = 1; datagram index for UDP).
+    pub seq: Vec<u64>,
+    /// Relative acknowledgment number.
+    pub ack: Vec<u64>,
+    /// Payload bytes.
+    pub len: Vec<u32>,
+    /// TCP flag bits.
+    pub flags: Vec<u32>,
+    /// IP packet length.
+    pub ip_len: Vec<u32>,
+    /// Advertised window, bytes (after scaling).
+    pub window: Vec<u64>,
+    /// Number of SACK blocks.
+    pub sack_blocks: Vec<u32>,
+    /// 1 if the simulator sent this segment as a retransmission.
+    pub retransmit: Vec<u32>,
+}
+
 /// All traces of a run; `None` for the ones not requested.
 #[derive(Clone, Debug, Default)]
 pub struct Traces {
@@ -114,6 +145,8 @@ pub struct Traces {
     pub queue: Option<QueueTrace>,
     /// TCP events.
     pub events: Option<EventTrace>,
+    /// Tap captures.
+    pub capture: Option<CaptureTrace>,
 }
 
 /// A named trace with its named columns.
@@ -144,6 +177,25 @@ impl Traces {
         }
         if let Some(x) = &self.events {
             t.push(("events", vec![("time_s", Column::F64(&x.time_s)), ("flow", Column::U32(&x.flow)), ("kind", Column::U32(&x.kind)), ("seq", Column::U64(&x.seq))]));
+        }
+        if let Some(x) = &self.capture {
+            t.push((
+                "capture",
+                vec![
+                    ("time_s", Column::F64(&x.time_s)),
+                    ("tap", Column::U32(&x.tap)),
+                    ("flow", Column::U32(&x.flow)),
+                    ("dir", Column::U32(&x.dir)),
+                    ("seq", Column::U64(&x.seq)),
+                    ("ack", Column::U64(&x.ack)),
+                    ("len", Column::U32(&x.len)),
+                    ("flags", Column::U32(&x.flags)),
+                    ("ip_len", Column::U32(&x.ip_len)),
+                    ("window", Column::U64(&x.window)),
+                    ("sack_blocks", Column::U32(&x.sack_blocks)),
+                    ("retransmit", Column::U32(&x.retransmit)),
+                ],
+            ));
         }
         t
     }

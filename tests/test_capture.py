@@ -1,0 +1,116 @@
+"""Header capture: pcapng files judged by Wireshark's tshark, against tcplab's own counters."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import tcplab
+
+SMOKE = Path(__file__).resolve().parents[1] / "scenarios" / "smoke" / "smoke.toml"
+
+TSHARK = shutil.which("tshark")
+
+
+def _tshark_fields(path: Path, *fields: str, display_filter: str | None = None) -> pl.DataFrame:
+    """Run tshark on `path` and return the requested fields as strings, one row per packet."""
+    assert TSHARK, "tshark is required (make test installs it)"
+    cmd = [TSHARK, "-r", str(path), "-T", "fields", "-E", "separator=\t", "-E", "occurrence=f"]
+    if display_filter:
+        cmd += ["-Y", display_filter]
+    for f in fields:
+        cmd += ["-e", f]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    rows = [line.split("\t") for line in out.splitlines()]
+    return pl.DataFrame(rows, schema=list(fields), orient="row") if rows else pl.DataFrame(
+        schema=list(fields)
+    )
+
+
+@pytest.fixture(scope="module")
+def lossy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[tcplab.Result, Path]:
+    """The smoke scenario with 1 % emulator loss, its tap recording a trace too, saved."""
+    result = tcplab.run(
+        SMOKE, seed=3, overrides={"emulators.0.loss": 0.01, "taps.0.trace": True}
+    )
+    out = result.save(tmp_path_factory.mktemp("cap") / "run")
+    return result, out / "sender.pcapng"
+
+
+def test_save_moves_the_capture_into_the_output_directory(lossy_run):
+    result, pcap = lossy_run
+    assert pcap.is_file() and pcap.stat().st_size > 0
+    assert result.captures == {"sender": pcap}
+
+
+def test_tshark_finds_no_malformed_packet(lossy_run):
+    _, pcap = lossy_run
+    bad = _tshark_fields(pcap, "frame.number", display_filter="_ws.malformed || _ws.expert.severity >= error")
+    assert bad.height == 0, bad
+
+
+def test_tshark_agrees_with_tcplab_counters(lossy_run):
+    result, pcap = lossy_run
+    capture = result.trace("capture")
+    seen = _tshark_fields(
+        pcap,
+        "frame.time_epoch",
+        "ip.src",
+        "tcp.srcport",
+        "udp.srcport",
+        "tcp.len",
+        "tcp.analysis.retransmission",
+        "tcp.analysis.fast_retransmission",
+        "tcp.analysis.spurious_retransmission",
+        "tcp.analysis.out_of_order",
+    )
+    assert seen.height == capture.height, "one record per packet the tap saw"
+    flows = result.flows
+    tcp_flows = flows.filter(pl.col("kind") == "tcp")
+    assert tcp_flows.height == 2
+    total_retx = 0
+    for row in tcp_flows.iter_rows(named=True):
+        port = str(32768 + row["id"])
+        mine = capture.filter((pl.col("flow") == row["id"]) & (pl.col("dir") == 0))
+        theirs = seen.filter(pl.col("tcp.srcport") == port)
+        # Packets and payload bytes of the data direction.
+        assert theirs.height == mine.height
+        payload = theirs["tcp.len"].cast(pl.Int64).sum()
+        assert payload == mine["len"].sum()
+        # Every retransmission the sender made, and only those, tshark flags. Nothing is
+        # reordered before this tap, so what tshark calls "out-of-order" are retransmissions
+        # sent within its 3 ms threshold of the newest segment (a heuristic of tshark's).
+        flags = (
+            (pl.col("tcp.analysis.retransmission") != "")
+            | (pl.col("tcp.analysis.fast_retransmission") != "")
+            | (pl.col("tcp.analysis.spurious_retransmission") != "")
+            | (pl.col("tcp.analysis.out_of_order") != "")
+        )
+        their_frames = theirs.with_row_index("i").filter(flags)["i"].to_list()
+        my_frames = mine.with_row_index("i").filter(pl.col("retransmit") == 1)["i"].to_list()
+        assert their_frames == my_frames, "the same packets, not just the same count"
+        assert len(my_frames) == row["retransmits"]
+        total_retx += len(my_frames)
+    assert total_retx > 0, "the lossy run must exercise retransmissions"
+    # UDP datagrams: as many as the source sent.
+    udp = flows.filter(pl.col("kind") == "udp-cbr").row(0, named=True)
+    assert seen.filter(pl.col("udp.srcport") == str(32768 + udp["id"])).height == udp["segments_sent"]
+
+
+def test_timestamps_are_on_the_tap_resolution(lossy_run):
+    _, pcap = lossy_run
+    times = _tshark_fields(pcap, "frame.time_relative")["frame.time_relative"].cast(pl.Float64)
+    ns = (times * 1e9).round()
+    assert ((ns % 100) == 0).all(), "100 ns timestamps"
+    assert (times.diff().drop_nulls() >= 0).all()
+
+
+def test_no_capture_without_taps():
+    spec = tcplab.load_scenario(SMOKE)
+    del spec["taps"]
+    result = tcplab.run(spec)
+    assert result.captures == {}
