@@ -14,8 +14,8 @@ use crate::scenario::spec::*;
 use crate::scenario::ScenarioError;
 use crate::sim::{Flow, FlowEngine, FlowInfo, Simulation, StopRule, Tap, TcpFlow, UdpFlow};
 use crate::trace::pcap::{host_address, PcapWriter, WireIdentity};
-use crate::tcp::cc::{CcConfig, RenoConfig};
-use crate::tcp::{Backoff, Connection, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
+use crate::tcp::cc::{BicConfig, CcConfig, RenoConfig};
+use crate::tcp::{Backoff, Connection, InitialWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
 use crate::units::{BitRate, QueueLimit, SimDuration, SimTime};
 
 type Res<T> = Result<T, ScenarioError>;
@@ -27,7 +27,18 @@ fn err<T>(path: impl Into<String>, reason: impl Into<String>) -> Res<T> {
 /// Built-in TCP defaults, as a fully populated spec (docs/scenario-format.md lists them).
 pub fn builtin_tcp() -> TcpSpec {
     let d = TcpConfig::default();
+    let bic = BicConfig::default();
     TcpSpec {
+        profile: Some(ProfileName::Rfc),
+        initial_cwnd_rule: Some(IwRuleName::Rfc5681),
+        quickack: Some(0),
+        hz: Some(1000),
+        bic_max_increment: Some(bic.max_increment),
+        bic_beta: Some(bic.beta),
+        bic_low_window: Some(bic.low_window),
+        bic_initial_ssthresh: Some(bic.initial_ssthresh),
+        bic_fast_convergence: Some(bic.fast_convergence),
+        bic_smooth_part: Some(bic.smooth_part),
         cc: Some(CcName::Newreno),
         mss: Some(d.mss),
         sack: Some(d.sack),
@@ -55,12 +66,55 @@ pub fn builtin_tcp() -> TcpSpec {
     }
 }
 
+/// The TCP defaults a profile brings (applied over the built-ins).
+pub fn profile_tcp(p: ProfileName) -> TcpSpec {
+    match p {
+        ProfileName::Rfc => TcpSpec::default(),
+        // Linux 2.6.16 (algorithms.md §1, §2.6): HZ = 250 so jiffies are 4 ms; RTO from the
+        // Linux estimator with TCP_RTO_MIN 200 ms, TCP_TIMEOUT_INIT 3 s, TCP_RTO_MAX 120 s;
+        // SACK + FACK with rate-halving; timestamps on; tcp_abc = 1; quick-ACK 16;
+        // tcp_init_cwnd's MSS thresholds; delayed-ACK ato 40 ms; BIC with its 2.6.16 defaults.
+        ProfileName::Linux2616 => TcpSpec {
+            profile: Some(p),
+            cc: Some(CcName::Bic),
+            sack: Some(true),
+            timestamps: Some(true),
+            window_scaling: Some(true),
+            initial_cwnd: Some(0),
+            initial_cwnd_rule: Some(IwRuleName::Linux),
+            quickack: Some(16),
+            delack_segments: Some(2),
+            delack_timeout: Some(Dur(SimDuration::from_millis(40))),
+            rtt_estimator: Some(EstimatorName::Linux),
+            rto_min: Some(Dur(SimDuration::from_millis(200))),
+            rto_max: Some(Dur(SimDuration::from_secs(120))),
+            rto_initial: Some(Dur(SimDuration::from_secs(3))),
+            rto_granularity: Some(Dur(SimDuration::from_millis(4))),
+            recovery: Some(RecoveryName::Linux),
+            abc_limit: Some(1),
+            ts_tick: Some(Dur(SimDuration::from_millis(4))),
+            hz: Some(250),
+            ..TcpSpec::default()
+        },
+    }
+}
+
 /// Fields of `over` win over `base`.
 fn merge_tcp(base: &TcpSpec, over: &TcpSpec) -> TcpSpec {
     macro_rules! pick {
         ($($f:ident),*) => { TcpSpec { $($f: over.$f.clone().or_else(|| base.$f.clone()),)* } };
     }
-    pick!(cc, mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator, rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit, dupthresh, recovery, abc_limit, ts_tick)
+    pick!(profile, cc, mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator, rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit, dupthresh, recovery, abc_limit, ts_tick, hz, bic_max_increment, bic_beta, bic_low_window, bic_initial_ssthresh, bic_fast_convergence, bic_smooth_part)
+}
+
+/// Resolve TCP settings: built-ins, then the profile named by the flow or the defaults, then
+/// `defaults.tcp`, then the flow's own keys.
+fn resolve_tcp(defaults: &TcpSpec, flow: &TcpSpec) -> TcpSpec {
+    let profile = flow.profile.or(defaults.profile).unwrap_or(ProfileName::Rfc);
+    let base = merge_tcp(&builtin_tcp(), &profile_tcp(profile));
+    let mut t = merge_tcp(&merge_tcp(&base, defaults), flow);
+    t.profile = Some(profile);
+    t
 }
 
 /// Turn a fully populated spec into a connection configuration, checking every value.
@@ -91,8 +145,32 @@ pub fn tcp_config(t: &TcpSpec, path: &str) -> Res<TcpConfig> {
         return err(g("dupthresh"), "must be at least 1");
     }
     let abc = v(t.abc_limit);
-    if abc == 0 {
-        return err(g("abc_limit"), "must be at least 1");
+    let cc_name = v(t.cc);
+    if abc == 0 && cc_name != CcName::Bic {
+        return err(g("abc_limit"), "must be at least 1 (0, ABC off, is for cc = \"bic\")");
+    }
+    let hz = v(t.hz);
+    if !(10..=100_000).contains(&hz) {
+        return err(g("hz"), format!("{hz} is out of range (10..=100000)"));
+    }
+    let bic = BicConfig {
+        fast_convergence: v(t.bic_fast_convergence),
+        max_increment: v(t.bic_max_increment),
+        low_window: v(t.bic_low_window),
+        beta: v(t.bic_beta),
+        initial_ssthresh: v(t.bic_initial_ssthresh),
+        smooth_part: v(t.bic_smooth_part),
+        abc,
+        hz,
+    };
+    if bic.max_increment == 0 {
+        return err(g("bic_max_increment"), "must be at least 1");
+    }
+    if !(1..1024).contains(&bic.beta) {
+        return err(g("bic_beta"), "must be in 1..1024 (the kept fraction ×1024)");
+    }
+    if bic.smooth_part == 0 {
+        return err(g("bic_smooth_part"), "must be at least 1");
     }
     let rto_min = v(t.rto_min).0;
     let rto_max = v(t.rto_max).0;
@@ -129,6 +207,11 @@ pub fn tcp_config(t: &TcpSpec, path: &str) -> Res<TcpConfig> {
         sndbuf,
         rcvbuf,
         initial_cwnd: v(t.initial_cwnd),
+        initial_cwnd_rule: match v(t.initial_cwnd_rule) {
+            IwRuleName::Rfc5681 => InitialWindowRule::Rfc5681,
+            IwRuleName::Linux => InitialWindowRule::Linux,
+        },
+        quickack: v(t.quickack),
         initial_ssthresh,
         delack_segments,
         delack_timeout: v(t.delack_timeout).0,
@@ -154,10 +237,12 @@ pub fn tcp_config(t: &TcpSpec, path: &str) -> Res<TcpConfig> {
             RecoveryName::Reno => RecoveryKind::Reno,
             RecoveryName::Newreno => RecoveryKind::NewReno,
             RecoveryName::Sack => RecoveryKind::Sack,
+            RecoveryName::Linux => RecoveryKind::LinuxSack,
         },
-        cc: match v(t.cc) {
+        cc: match cc_name {
             CcName::Reno => CcConfig::Reno(reno),
             CcName::Newreno => CcConfig::NewReno(reno),
+            CcName::Bic => CcConfig::Bic(bic),
         },
         ts_tick,
         persist_min: SimDuration::from_millis(200),
@@ -200,7 +285,7 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
     let default_queue = r.defaults.queue.clone().unwrap_or(QueueSpec::Limit(QLimit(QueueLimit::Packets(1000))));
     check_queue(&default_queue, "defaults.queue")?;
     r.defaults.queue = Some(default_queue.clone());
-    let default_tcp = merge_tcp(&builtin_tcp(), &sc.defaults.tcp);
+    let default_tcp = resolve_tcp(&sc.defaults.tcp, &TcpSpec::default());
     tcp_config(&default_tcp, "defaults.tcp")?;
     r.defaults.tcp = default_tcp.clone();
 
@@ -358,7 +443,7 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
                 if f.bytes.is_some_and(|b| b.0 == 0) {
                     return err(p("bytes"), "must be at least 1 byte");
                 }
-                let t = merge_tcp(&default_tcp, &f.tcp);
+                let t = resolve_tcp(&sc.defaults.tcp, &f.tcp);
                 tcp_config(&t, &p("tcp"))?;
                 f.tcp = t;
             }

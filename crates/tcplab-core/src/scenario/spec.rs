@@ -363,6 +363,30 @@ pub enum CcName {
     Reno,
     /// NewReno.
     Newreno,
+    /// BIC (Linux 2.6.16).
+    Bic,
+}
+
+/// Host profiles: bundles of TCP defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ProfileName {
+    /// The RFC behaviour of the built-in defaults.
+    #[serde(rename = "rfc")]
+    Rfc,
+    /// Linux 2.6.16 as in study 000 (BIC, SACK/FACK with rate-halving, Linux RTO estimator
+    /// with a 200 ms floor, timestamps at HZ = 250, ABC, quick-ACK, initial window by MSS).
+    #[serde(rename = "linux-2.6.16")]
+    Linux2616,
+}
+
+/// Initial-window rules by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IwRuleName {
+    /// RFC 5681.
+    Rfc5681,
+    /// Linux 2.6.
+    Linux,
 }
 
 /// RTT estimators by name.
@@ -399,12 +423,17 @@ pub enum RecoveryName {
     Newreno,
     /// RFC 6675 SACK.
     Sack,
+    /// Linux 2.6 SACK/FACK with rate-halving.
+    Linux,
 }
 
 /// TCP settings; every field optional here, resolved against `defaults.tcp` and built-ins.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
+    /// Host profile whose defaults apply before `defaults.tcp` and the flow's own keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileName>,
     /// Congestion controller.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cc: Option<CcName>,
@@ -432,6 +461,12 @@ pub struct TcpSpec {
     /// Initial window, segments (0 = RFC 5681 rule).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_cwnd: Option<u32>,
+    /// MSS-based initial-window rule when initial_cwnd is 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_cwnd_rule: Option<IwRuleName>,
+    /// Quick-ACK segments at connection start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quickack: Option<u32>,
     /// Initial ssthresh: a size or "unlimited".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_ssthresh: Option<QLimit>,
@@ -477,6 +512,27 @@ pub struct TcpSpec {
     /// Timestamp clock tick.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ts_tick: Option<Dur>,
+    /// Kernel HZ (paces BIC's window recomputation, HZ/32).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hz: Option<u32>,
+    /// BIC: largest per-RTT increase, segments (S_max).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bic_max_increment: Option<u32>,
+    /// BIC: decrease factor ×1024.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bic_beta: Option<u32>,
+    /// BIC: Reno below this window, segments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bic_low_window: Option<u32>,
+    /// BIC: initial ssthresh in segments (0 = none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bic_initial_ssthresh: Option<u32>,
+    /// BIC: fast convergence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bic_fast_convergence: Option<bool>,
+    /// BIC: smooth part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bic_smooth_part: Option<u32>,
 }
 
 /// Which queues to trace.

@@ -231,7 +231,8 @@ fn taps_write_pcapng_and_the_capture_trace() {
     assert!(r.sim.capture_error().is_none());
     let cap = r.sim.traces.capture.as_ref().expect("capture trace");
     let n = cap.time_s.len() as u64;
-    assert_eq!(n, r.sim.taps[0].packets);
+    let tap = r.sim.taps.iter().find(|t| t.name == "bottleneck").unwrap();
+    assert_eq!(n, tap.packets);
     // Every data segment of both TCP flows crossed the bottleneck: at least 2 × 2 MB / 1460.
     let data: u64 = cap.dir.iter().zip(&cap.len).filter(|(d, l)| **d == 0 && **l > 0).count() as u64;
     assert!(data >= 2 * 1370, "{data}");

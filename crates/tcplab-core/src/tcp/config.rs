@@ -16,6 +16,20 @@ pub enum RecoveryKind {
     NewReno,
     /// Conservative SACK-based recovery (RFC 6675); needs SACK negotiated, else NewReno.
     Sack,
+    /// Linux 2.6 SACK recovery: FACK loss marking (everything un-SACKed more than
+    /// `dupthresh` segments below the highest SACK is lost) and rate-halving (cwnd −1 per two
+    /// ACKs down to the controller's `min_cwnd`, never above in-flight + 1); needs SACK
+    /// negotiated, else NewReno.
+    LinuxSack,
+}
+
+/// How the initial window is chosen when `initial_cwnd` is 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitialWindowRule {
+    /// RFC 5681 §3.1: 4 segments up to 1095 bytes of MSS, 3 up to 2190, else 2.
+    Rfc5681,
+    /// Linux 2.6 `tcp_init_cwnd`: 4 up to 1095, 3 up to 1460, else 2.
+    Linux,
 }
 
 /// TCP settings of one endpoint.
@@ -36,8 +50,13 @@ pub struct TcpConfig {
     pub sndbuf: u64,
     /// Receive socket buffer in bytes: bounds the advertised window.
     pub rcvbuf: u64,
-    /// Initial window in segments (0 = RFC 5681: 4, 3 or 2 segments by MSS).
+    /// Initial window in segments (0 = by `initial_cwnd_rule` from the MSS).
     pub initial_cwnd: u32,
+    /// The MSS-based rule used when `initial_cwnd` is 0.
+    pub initial_cwnd_rule: InitialWindowRule,
+    /// Segments acknowledged one by one at the start of the connection (Linux quick-ACK
+    /// mode: up to 16); 0 = none.
+    pub quickack: u32,
     /// Initial ssthresh in bytes (`u64::MAX` = unlimited).
     pub initial_ssthresh: u64,
     /// ACK at least every this many full-sized segments (1 = ACK every segment).
@@ -73,6 +92,8 @@ impl Default for TcpConfig {
             sndbuf: 4_000_000,
             rcvbuf: 4_000_000,
             initial_cwnd: 0,
+            initial_cwnd_rule: InitialWindowRule::Rfc5681,
+            quickack: 0,
             initial_ssthresh: u64::MAX,
             delack_segments: 2,
             delack_timeout: SimDuration::from_millis(40),

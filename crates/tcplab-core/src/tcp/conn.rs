@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use crate::net::packet::{flags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::tcp::cc::{AckSample, CongestionControl, CongestionEvent, Controller, RecoveryExit, TimeoutEvent};
-use crate::tcp::config::{RecoveryKind, TcpConfig};
+use crate::tcp::config::{InitialWindowRule, RecoveryKind, TcpConfig};
 use crate::tcp::ranges::RangeSet;
 use crate::tcp::rtt::RttEstimator;
 use crate::units::{SimDuration, SimTime};
@@ -132,6 +132,8 @@ enum Recovery {
     NewReno { cwnd: u64, partial_seen: bool },
     /// RFC 6675: window fixed at ssthresh, sending by the pipe rule.
     Sack { cwnd: u64 },
+    /// Linux rate-halving: the window shrinks one segment per two ACKs.
+    RateHalving { cwnd: u64, acks: u32 },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -185,6 +187,7 @@ pub struct Connection {
     rcv_mss: u32,
     auto_read: bool,
     unacked_bytes: u64,
+    quickacks_left: u32,
     delack_at: Option<SimTime>,
     ts_recent: u32,
     last_ack_sent: u64,
@@ -198,7 +201,7 @@ impl Connection {
     pub fn new(cfg: TcpConfig) -> Self {
         let smss = payload_room(&cfg, cfg.timestamps);
         let iw = initial_window(&cfg, smss);
-        let cc = Controller::new(&cfg.cc, iw, cfg.initial_ssthresh);
+        let cc = Controller::new(&cfg.cc, iw, cfg.initial_ssthresh, smss);
         let rtt = RttEstimator::new(cfg.rtt_estimator);
         let rcv_wscale = if cfg.window_scaling { wscale_for(cfg.rcvbuf) } else { 0 };
         Connection {
@@ -239,6 +242,7 @@ impl Connection {
             rcv_mss: smss,
             auto_read: true,
             unacked_bytes: 0,
+            quickacks_left: 0,
             delack_at: None,
             ts_recent: 0,
             last_ack_sent: 0,
@@ -258,7 +262,7 @@ impl Connection {
     /// Effective congestion window in bytes (the recovery window while in fast recovery).
     pub fn cwnd(&self) -> u64 {
         match self.recovery {
-            Some(Recovery::NewReno { cwnd, .. }) | Some(Recovery::Sack { cwnd }) => cwnd,
+            Some(Recovery::NewReno { cwnd, .. }) | Some(Recovery::Sack { cwnd }) | Some(Recovery::RateHalving { cwnd, .. }) => cwnd,
             None => self.cc.cwnd(),
         }
     }
@@ -545,8 +549,12 @@ impl Connection {
         }
         self.smss = payload_room(&self.cfg, self.ts_ok);
         self.rcv_mss = self.smss;
-        if self.recovery_kind == RecoveryKind::Auto || self.recovery_kind == RecoveryKind::Sack {
-            self.recovery_kind = if self.sack_ok {
+        self.quickacks_left = self.cfg.quickack.min((self.cfg.rcvbuf / (2 * self.smss as u64).max(1)) as u32);
+        let sack_kind = matches!(self.recovery_kind, RecoveryKind::Sack | RecoveryKind::LinuxSack);
+        if self.recovery_kind == RecoveryKind::Auto || sack_kind {
+            self.recovery_kind = if self.sack_ok && sack_kind {
+                self.recovery_kind
+            } else if self.sack_ok {
                 RecoveryKind::Sack
             } else if self.cc.name() == "reno" {
                 RecoveryKind::Reno
@@ -554,9 +562,8 @@ impl Connection {
                 RecoveryKind::NewReno
             };
         }
-        if self.cc.cwnd() != initial_window(&self.cfg, self.smss) {
-            self.cc = Controller::new(&self.cfg.cc, initial_window(&self.cfg, self.smss), self.cfg.initial_ssthresh);
-        }
+        // The effective MSS is known only now: rebuild the controller for it.
+        self.cc = Controller::new(&self.cfg.cc, initial_window(&self.cfg, self.smss), self.cfg.initial_ssthresh, self.smss);
     }
 
     /// TSval for `now`: ticks of the timestamp clock, offset by one so that it is never 0
@@ -657,6 +664,7 @@ impl Connection {
         // RTT: timestamps if negotiated, else the newest fully acknowledged segment that was
         // never retransmitted (Karn's algorithm).
         let mut sample = None;
+        let mut packets_acked = 0u32;
         while let Some(r) = self.sent.front() {
             if r.end > self.snd_una {
                 break;
@@ -665,7 +673,9 @@ impl Connection {
                 sample = Some(now.since(r.at));
             }
             self.sent.pop_front();
+            packets_acked += 1;
         }
+        let was_open = self.recovery.is_none() && self.loss_point.is_none() && self.dupacks == 0 && self.sacked.is_empty();
         if self.ts_ok {
             sample = seg.timestamps.and_then(|(_, ecr)| {
                 let sent_ps = (ecr as u64).wrapping_sub(1) * self.cfg.ts_tick.as_ps();
@@ -697,9 +707,11 @@ impl Connection {
 
         let mut restart_rto = true;
         match self.recovery {
-            Some(Recovery::Sack { .. }) => {
+            Some(Recovery::Sack { .. }) | Some(Recovery::RateHalving { .. }) => {
                 if self.snd_una >= self.recover {
                     self.exit_recovery(now, out);
+                } else {
+                    self.rate_halve();
                 }
             }
             Some(Recovery::NewReno { cwnd, partial_seen }) => {
@@ -723,6 +735,8 @@ impl Connection {
                     let ack = AckSample {
                         now,
                         bytes_acked: data_acked,
+                        packets_acked,
+                        open: was_open && self.sacked.is_empty(),
                         mss: self.smss,
                         rtt: sample,
                         srtt: self.rtt.srtt(),
@@ -753,11 +767,16 @@ impl Connection {
                 self.recovery = Some(Recovery::NewReno { cwnd: cwnd + self.smss as u64, partial_seen });
             }
             Some(Recovery::Sack { .. }) => {}
+            Some(Recovery::RateHalving { .. }) => self.rate_halve(),
             None => {
                 if self.loss_point.is_some() {
                     return; // Still repairing after a timeout: no fast retransmit (Linux Loss state).
                 }
-                let trigger = if self.use_sack() {
+                let trigger = if self.recovery_kind == RecoveryKind::LinuxSack && self.sack_ok {
+                    // tcp_time_to_recover: dupACKs, or FACK: SACKed data more than `reordering`
+                    // segments above snd_una.
+                    self.dupacks >= self.cfg.dupthresh || self.fack_lost_below() > self.snd_una
+                } else if self.use_sack() {
                     self.dupacks >= self.cfg.dupthresh || self.lost_below() > self.snd_una
                 } else {
                     self.dupacks == self.cfg.dupthresh
@@ -778,7 +797,12 @@ impl Connection {
         self.stats.fast_retransmits += 1;
         out.events.push(TcpEvent { kind: TcpEventKind::FastRetransmit, seq: self.snd_una });
         if self.use_sack() {
-            self.recovery = Some(Recovery::Sack { cwnd: ssthresh });
+            self.recovery = Some(if self.recovery_kind == RecoveryKind::LinuxSack {
+                // Rate-halving starts from the current window (tcp_cwnd_down shrinks it).
+                Recovery::RateHalving { cwnd: self.cc.cwnd(), acks: 0 }
+            } else {
+                Recovery::Sack { cwnd: ssthresh }
+            });
             self.high_rxt = self.snd_una;
             self.rescue_rxt = None;
             let first = self.sacked.next_uncovered(self.snd_una);
@@ -791,9 +815,33 @@ impl Connection {
     }
 
     fn exit_recovery(&mut self, now: SimTime, out: &mut Output) {
+        let window = match self.recovery {
+            Some(Recovery::RateHalving { cwnd, .. }) => Some(cwnd),
+            _ => None,
+        };
         self.recovery = None;
-        self.cc.on_recovery_exit(&RecoveryExit { now, inflight: self.outstanding(), mss: self.smss });
+        self.cc.on_recovery_exit(&RecoveryExit { now, inflight: self.outstanding(), mss: self.smss, window });
         out.events.push(TcpEvent { kind: TcpEventKind::RecoveryExit, seq: self.snd_una });
+    }
+
+    /// tcp_cwnd_down (Linux 2.6.16): one segment less per two ACKs while above the
+    /// controller's floor, and never more than in-flight + 1 segment.
+    fn rate_halve(&mut self) {
+        let Some(Recovery::RateHalving { cwnd, acks }) = self.recovery else { return };
+        let mss = self.smss as u64;
+        let decr = acks + 1;
+        let mut w = cwnd;
+        if decr >= 2 && w > self.cc.min_cwnd() {
+            w = w.saturating_sub((decr >> 1) as u64 * mss).max(mss);
+        }
+        w = w.min(self.inflight() + mss);
+        self.recovery = Some(Recovery::RateHalving { cwnd: w.max(mss), acks: decr & 1 });
+    }
+
+    /// FACK: un-SACKed data more than `dupthresh` segments below the highest SACKed byte.
+    fn fack_lost_below(&self) -> u64 {
+        let reordering = self.cfg.dupthresh as u64 * self.smss as u64;
+        self.sacked.max_end().map_or(self.snd_una, |m| m.saturating_sub(reordering)).max(self.snd_una)
     }
 
     fn on_rto(&mut self, now: SimTime, out: &mut Output) {
@@ -924,6 +972,10 @@ impl Connection {
             }
         }
         let threshold = (self.cfg.delack_segments.saturating_sub(1)) as u64 * self.rcv_mss as u64;
+        if !immediate && seg.len > 0 && self.quickacks_left > 0 {
+            self.quickacks_left -= 1; // Linux quick-ACK mode at connection start
+            immediate = true;
+        }
         if immediate || self.unacked_bytes > threshold || self.cfg.delack_segments <= 1 {
             self.send_ack(now, out);
         } else if self.delack_at.is_none() {
@@ -1005,7 +1057,7 @@ impl Connection {
     // ---- Internals: send side ----------------------------------------------------------
 
     fn use_sack(&self) -> bool {
-        self.sack_ok && self.recovery_kind == RecoveryKind::Sack
+        self.sack_ok && matches!(self.recovery_kind, RecoveryKind::Sack | RecoveryKind::LinuxSack)
     }
 
     /// Everything below this sequence number that is not SACKed is deemed lost (RFC 6675
@@ -1014,6 +1066,9 @@ impl Connection {
         let mut l = self.snd_una;
         if let Some(p) = self.loss_point {
             l = l.max(p);
+        }
+        if self.recovery_kind == RecoveryKind::LinuxSack {
+            return l.max(self.fack_lost_below()).min(self.snd_max);
         }
         let dt = self.cfg.dupthresh as usize;
         let limit = (self.cfg.dupthresh as u64).saturating_sub(1) * self.smss as u64;
@@ -1285,11 +1340,15 @@ fn payload_room(cfg: &TcpConfig, ts: bool) -> u32 {
     }
 }
 
-/// Initial window in bytes: configured segments, or RFC 5681 §3.1 (4 / 3 / 2 segments).
+/// Initial window in bytes: configured segments, or by MSS (RFC 5681 §3.1 or Linux 2.6).
 fn initial_window(cfg: &TcpConfig, smss: u32) -> u64 {
+    let three_up_to = match cfg.initial_cwnd_rule {
+        InitialWindowRule::Rfc5681 => 2190,
+        InitialWindowRule::Linux => 1460,
+    };
     let segs = if cfg.initial_cwnd > 0 {
         cfg.initial_cwnd as u64
-    } else if smss > 2190 {
+    } else if smss > three_up_to {
         2
     } else if smss > 1095 {
         3

@@ -484,8 +484,11 @@ fn syn_loss_is_retransmitted_after_initial_rto() {
 /// duplication, for every recovery kind, over many seeds.
 #[test]
 fn reliable_delivery_under_random_impairment() {
-    use crate::tcp::cc::{CcConfig, RenoConfig};
+    use crate::tcp::cc::{BicConfig, CcConfig, RenoConfig};
+    let bic = CcConfig::Bic(BicConfig { initial_ssthresh: 0, ..BicConfig::default() });
     let kinds = [
+        (true, RecoveryKind::LinuxSack, bic),
+        (false, RecoveryKind::LinuxSack, bic),
         (true, RecoveryKind::Auto, CcConfig::NewReno(RenoConfig::default())),
         (true, RecoveryKind::Auto, CcConfig::Reno(RenoConfig { abc_limit: 2 })),
         (false, RecoveryKind::Auto, CcConfig::NewReno(RenoConfig::default())),
@@ -532,4 +535,34 @@ fn reliable_delivery_under_random_impairment() {
             assert_eq!(w.b.rcv_nxt(), bytes + 2, "data + SYN + FIN, seed {seed}");
         }
     }
+}
+
+#[test]
+fn linux_rate_halving_shrinks_the_window_gradually() {
+    use crate::tcp::cc::{BicConfig, CcConfig};
+    let c = TcpConfig { recovery: RecoveryKind::LinuxSack, cc: CcConfig::Bic(BicConfig { initial_ssthresh: 0, ..BicConfig::default() }), ..cfg() };
+    let mut w = Wire::new(c.clone(), c, 10 * MS);
+    w.ps_per_byte = 8_000; // 1 Gb/s: ACKs come back one by one
+    w.drop = Box::new(|_, i| i == 200);
+    w.open();
+    w.write(2_000_000);
+    let mut windows = vec![];
+    let mut entered = false;
+    while w.step() {
+        if w.a.in_recovery() {
+            entered = true;
+            windows.push(w.a.cwnd());
+        } else if entered {
+            break;
+        }
+    }
+    assert!(entered);
+    assert_eq!(w.a.stats.timeouts, 0);
+    // The window never jumps: each ACK in recovery moves it by at most one segment, and it
+    // ends near ssthresh (BIC: 819/1024 of the window at the loss).
+    assert!(windows.windows(2).all(|p| p[0].abs_diff(p[1]) <= 1000 || p[1] < p[0]), "{windows:?}");
+    let first = windows[0];
+    let last = *windows.last().unwrap();
+    assert!(last < first, "rate-halving reduced the window: {first} → {last}");
+    assert!(w.a.cwnd() <= w.a.ssthresh() + 1000);
 }

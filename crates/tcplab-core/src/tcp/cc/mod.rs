@@ -3,10 +3,12 @@
 //! connection. Built-in controllers are variants of the closed enum `Controller`, dispatched by
 //! `match`; adding one means a new file here and a new variant, never a connection change.
 
+pub mod bic;
 pub mod reno;
 
 use crate::units::{BitRate, SimDuration, SimTime};
 
+pub use bic::{Bic, BicConfig};
 pub use reno::{Reno, RenoConfig};
 
 /// An ACK that acknowledged new data, delivered to the controller outside fast recovery.
@@ -16,6 +18,8 @@ pub struct AckSample {
     pub now: SimTime,
     /// Bytes newly acknowledged (cumulatively).
     pub bytes_acked: u64,
+    /// Segments removed from the retransmission queue by this ACK (Linux `pkts_acked`).
+    pub packets_acked: u32,
     /// Sender MSS (payload bytes per full segment).
     pub mss: u32,
     /// RTT sample carried by this ACK, if valid (Karn / timestamps).
@@ -30,6 +34,9 @@ pub struct AckSample {
     pub cwnd_limited: bool,
     /// True while recovering from a timeout (slow start towards ssthresh).
     pub after_timeout: bool,
+    /// True in the Linux "Open" state: no recovery, no timeout repair, no duplicate ACKs or
+    /// SACKed data outstanding.
+    pub open: bool,
 }
 
 /// Loss detected by duplicate ACKs or SACK: the connection enters fast recovery.
@@ -52,6 +59,10 @@ pub struct RecoveryExit {
     pub inflight: u64,
     /// Sender MSS.
     pub mss: u32,
+    /// The window recovery ended with, when the recovery procedure managed one that the
+    /// controller should continue from (Linux rate-halving: cwnd = min(window, ssthresh));
+    /// `None` for RFC 6582 / RFC 6675, where the window restarts at ssthresh.
+    pub window: Option<u64>,
 }
 
 /// The retransmission timer expired.
@@ -75,6 +86,11 @@ pub trait CongestionControl {
     fn cwnd(&self) -> u64;
     /// Slow-start threshold in bytes (`u64::MAX` = unlimited).
     fn ssthresh(&self) -> u64;
+    /// Floor of the window during Linux rate-halving (`tcp_cwnd_down`): ssthresh/2 unless the
+    /// controller says otherwise (Linux `min_cwnd` hook; BIC in 2.6.16: ssthresh).
+    fn min_cwnd(&self) -> u64 {
+        self.ssthresh() / 2
+    }
     /// New data was acknowledged outside fast recovery.
     fn on_ack(&mut self, ack: &AckSample);
     /// Fast recovery begins: set ssthresh (the connection manages the window during recovery).
@@ -96,6 +112,8 @@ pub enum CcConfig {
     Reno(RenoConfig),
     /// NewReno (RFC 5681 window rules; RFC 6582 recovery in the connection).
     NewReno(RenoConfig),
+    /// BIC as in Linux 2.6.16.
+    Bic(BicConfig),
 }
 
 impl CcConfig {
@@ -104,6 +122,7 @@ impl CcConfig {
         match self {
             CcConfig::Reno(_) => "reno",
             CcConfig::NewReno(_) => "newreno",
+            CcConfig::Bic(_) => "bic",
         }
     }
 }
@@ -113,14 +132,18 @@ impl CcConfig {
 pub enum Controller {
     /// Reno or NewReno window rules.
     Reno(Reno),
+    /// BIC.
+    Bic(Bic),
 }
 
 impl Controller {
-    /// Build the controller for `cfg` with the initial window and ssthresh in bytes.
-    pub fn new(cfg: &CcConfig, initial_cwnd: u64, initial_ssthresh: u64) -> Self {
+    /// Build the controller for `cfg` with the initial window and ssthresh in bytes and the
+    /// sender's MSS (payload bytes per segment).
+    pub fn new(cfg: &CcConfig, initial_cwnd: u64, initial_ssthresh: u64, mss: u32) -> Self {
         match cfg {
             CcConfig::Reno(c) => Controller::Reno(Reno::new("reno", *c, initial_cwnd, initial_ssthresh)),
             CcConfig::NewReno(c) => Controller::Reno(Reno::new("newreno", *c, initial_cwnd, initial_ssthresh)),
+            CcConfig::Bic(c) => Controller::Bic(Bic::new(*c, initial_cwnd, initial_ssthresh, mss)),
         }
     }
 }
@@ -129,6 +152,7 @@ macro_rules! dispatch {
     ($self:ident, $c:ident => $e:expr) => {
         match $self {
             Controller::Reno($c) => $e,
+            Controller::Bic($c) => $e,
         }
     };
 }
@@ -142,6 +166,9 @@ impl CongestionControl for Controller {
     }
     fn ssthresh(&self) -> u64 {
         dispatch!(self, c => c.ssthresh())
+    }
+    fn min_cwnd(&self) -> u64 {
+        dispatch!(self, c => c.min_cwnd())
     }
     fn on_ack(&mut self, ack: &AckSample) {
         dispatch!(self, c => c.on_ack(ack))

@@ -77,7 +77,7 @@ mod tests {
     use crate::units::SimTime;
 
     fn ack(bytes: u64, limited: bool) -> AckSample {
-        AckSample { now: SimTime::ZERO, bytes_acked: bytes, mss: 1000, rtt: None, srtt: None, min_rtt: None, inflight_before: 0, cwnd_limited: limited, after_timeout: false }
+        AckSample { now: SimTime::ZERO, bytes_acked: bytes, packets_acked: 1, mss: 1000, rtt: None, srtt: None, min_rtt: None, inflight_before: 0, cwnd_limited: limited, after_timeout: false, open: true }
     }
 
     #[test]
@@ -98,7 +98,7 @@ mod tests {
         let mut r = Reno::new("newreno", RenoConfig::default(), 10_000, u64::MAX);
         r.on_congestion(&CongestionEvent { now: SimTime::ZERO, inflight: 10_000, mss: 1000 });
         assert_eq!(r.ssthresh(), 5000);
-        r.on_recovery_exit(&RecoveryExit { now: SimTime::ZERO, inflight: 0, mss: 1000 });
+        r.on_recovery_exit(&RecoveryExit { now: SimTime::ZERO, inflight: 0, mss: 1000, window: None });
         assert_eq!(r.cwnd(), 5000);
         r.on_timeout(&TimeoutEvent { now: SimTime::ZERO, inflight: 3000, mss: 1000, backoffs: 1 });
         assert_eq!((r.cwnd(), r.ssthresh()), (1000, 2000));
