@@ -65,6 +65,8 @@ pub struct Pipe {
     pub name: String,
     rate: Option<BitRate>,
     delay: SimDuration,
+    jitter: SimDuration,
+    last_arrival: SimTime,
     loss: f64,
     rng: Rng,
     /// Egress queue in front of the transmitter.
@@ -94,6 +96,8 @@ impl Pipe {
             name,
             rate,
             delay,
+            jitter: SimDuration::ZERO,
+            last_arrival: SimTime::ZERO,
             loss,
             rng,
             queue,
@@ -157,6 +161,13 @@ impl Pipe {
         } else {
             self.queue.len_packets()
         }
+    }
+
+    /// Add a uniform random delay in [0, jitter) to each packet's propagation, keeping FIFO
+    /// order (a packet never overtakes the one before it). Uses the pipe's RNG stream.
+    pub fn with_jitter(mut self, jitter: SimDuration) -> Self {
+        self.jitter = jitter;
+        self
     }
 
     /// Serialization rate, if limited.
@@ -274,7 +285,11 @@ impl Pipe {
     }
 
     fn propagate(&mut self, now: SimTime, pkt: Packet, wake: &mut PipeWake) {
-        let at = now + self.delay;
+        let mut at = now + self.delay;
+        if self.jitter > SimDuration::ZERO {
+            at = (at + SimDuration(self.rng.below(self.jitter.as_ps()))).max(self.last_arrival);
+            self.last_arrival = at;
+        }
         if self.line.is_empty() {
             wake.arrival = Some(at);
         }
@@ -435,6 +450,31 @@ mod tests {
             assert_eq!(da, db, "{limit:?}: same drops");
             assert_eq!(a, b, "{limit:?}: same arrival times");
         }
+    }
+
+    #[test]
+    fn jitter_delays_within_bounds_and_keeps_order() {
+        let j = SimDuration::from_micros(10);
+        let mut p = Pipe::new("h".into(), None, SimDuration::ZERO, 0.0, Rng::from_seed(5), Queue::fifo(QueueLimit::Unlimited)).with_jitter(j);
+        let mut w = PipeWake::default();
+        for k in 0..1000u64 {
+            p.offer(SimTime(k * 1_000_000), pkt(100), &mut w);
+        }
+        let mut last = SimTime::ZERO;
+        let mut extra = 0u64;
+        let mut t = w.arrival.unwrap();
+        for k in 0..1000u64 {
+            let mut w = PipeWake::default();
+            p.arrive(t, &mut w);
+            assert!(t >= last && t.0 >= k * 1_000_000 && t.0 < k * 1_000_000 + j.as_ps() + 10_000_000);
+            extra += t.0 - k * 1_000_000;
+            last = t;
+            if let Some(n) = w.arrival {
+                t = n;
+            }
+        }
+        let mean = extra as f64 / 1000.0;
+        assert!(mean > 4.0e6 && mean < 7.0e6, "mean extra {mean} ps ≈ 5 µs");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::scenario::spec::*;
 use crate::scenario::ScenarioError;
 use crate::sim::{Flow, FlowEngine, FlowInfo, Simulation, StopRule, Tap, TcpFlow, UdpFlow};
 use crate::trace::pcap::{host_address, PcapWriter, WireIdentity};
-use crate::tcp::cc::{BicConfig, CcConfig, RenoConfig};
+use crate::tcp::cc::{BicConfig, CcConfig, CubicConfig, RenoConfig};
 use crate::tcp::{Backoff, Connection, InitialWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
 use crate::units::{BitRate, QueueLimit, SimDuration, SimTime};
 
@@ -94,6 +94,29 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             abc_limit: Some(1),
             ts_tick: Some(Dur(SimDuration::from_millis(4))),
             hz: Some(250),
+            ..TcpSpec::default()
+        },
+        // Modern Linux (algorithms.md §2.6 "Modern Linux", §2.7): CUBIC + HyStart, IW 10,
+        // RTO initial 1 s / min 200 ms / max 120 s, Linux estimator, timestamps (1 ms clock),
+        // SACK; MODEL: PRR is represented by the rate-halving recovery.
+        ProfileName::LinuxModern => TcpSpec {
+            profile: Some(p),
+            cc: Some(CcName::Cubic),
+            sack: Some(true),
+            timestamps: Some(true),
+            window_scaling: Some(true),
+            initial_cwnd: Some(10),
+            quickack: Some(16),
+            delack_segments: Some(2),
+            delack_timeout: Some(Dur(SimDuration::from_millis(40))),
+            rtt_estimator: Some(EstimatorName::Linux),
+            rto_min: Some(Dur(SimDuration::from_millis(200))),
+            rto_max: Some(Dur(SimDuration::from_secs(120))),
+            rto_initial: Some(Dur(SimDuration::from_secs(1))),
+            rto_granularity: Some(Dur(SimDuration::from_millis(1))),
+            recovery: Some(RecoveryName::Linux),
+            ts_tick: Some(Dur(SimDuration::from_millis(1))),
+            hz: Some(1000),
             ..TcpSpec::default()
         },
     }
@@ -243,6 +266,7 @@ pub fn tcp_config(t: &TcpSpec, path: &str) -> Res<TcpConfig> {
             CcName::Reno => CcConfig::Reno(reno),
             CcName::Newreno => CcConfig::NewReno(reno),
             CcName::Bic => CcConfig::Bic(bic),
+            CcName::Cubic => CcConfig::Cubic(CubicConfig { hz, ..CubicConfig::default() }),
         },
         ts_tick,
         persist_min: SimDuration::from_millis(200),
@@ -302,6 +326,10 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
     };
     for (i, h) in r.hosts.iter().enumerate() {
         add_name(&h.name, "host", format!("hosts[{i}].name"))?;
+    }
+    for h in r.hosts.iter_mut() {
+        h.start_skew = Some(h.start_skew.unwrap_or(Dur(SimDuration::ZERO)));
+        h.jitter = Some(h.jitter.unwrap_or(Dur(SimDuration::ZERO)));
     }
     for (i, s) in r.switches.iter().enumerate() {
         add_name(&s.name, "switch", format!("switches[{i}].name"))?;
@@ -619,6 +647,21 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
         sim.add_tap(tap, &pipes);
     }
 
+    // Host processing stages (jitter), spliced in front of every route leaving the host.
+    let mut host_stage: BTreeMap<NodeId, crate::net::PipeId> = BTreeMap::new();
+    for h in &r.hosts {
+        let j = h.jitter.expect("resolved").0;
+        if j > SimDuration::ZERO {
+            let name = format!("{}:processing", h.name);
+            let pipe = Pipe::new(name.clone(), None, SimDuration::ZERO, 0.0, seeds.stream(&format!("hosts/{}/jitter", h.name)), Queue::fifo(QueueLimit::Unlimited)).with_jitter(j);
+            host_stage.insert(node_of[h.name.as_str()], sim.add_pipe(pipe, false));
+        }
+    }
+    let mut start_skew: BTreeMap<&str, (SimDuration, crate::engine::Rng)> = BTreeMap::new();
+    for h in &r.hosts {
+        start_skew.insert(h.name.as_str(), (h.start_skew.expect("resolved").0, seeds.stream(&format!("hosts/{}/start", h.name))));
+    }
+
     // Flows.
     let host_index: BTreeMap<&str, u32> = r.hosts.iter().enumerate().map(|(i, h)| (h.name.as_str(), i as u32)).collect();
     let mut routes: BTreeMap<(NodeId, NodeId), crate::net::RouteId> = BTreeMap::new();
@@ -628,9 +671,12 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
             if let Some(&id) = routes.get(&(a, b)) {
                 return Ok(id);
             }
-            let Some(pipes) = graph.route(a, b) else {
+            let Some(mut pipes) = graph.route(a, b) else {
                 return err(format!("flows[{i}]"), format!("no path from '{}' to '{}'", names_by_node[&a], names_by_node[&b]));
             };
+            if let Some(&stage) = host_stage.get(&a) {
+                pipes.insert(0, stage);
+            }
             let id = sim.add_route(pipes);
             routes.insert((a, b), id);
             Ok(id)
@@ -640,7 +686,9 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
         let count = f.count.expect("resolved");
         for k in 0..count {
             let name = if count > 1 { format!("{}.{k}", f.name) } else { f.name.clone() };
-            let start = SimTime::ZERO + f.start.expect("resolved").0;
+            let (skew, rng) = start_skew.get_mut(f.src.as_str()).expect("src is a host");
+            let late = if *skew > SimDuration::ZERO { SimDuration(rng.below(skew.as_ps())) } else { SimDuration::ZERO };
+            let start = SimTime::ZERO + f.start.expect("resolved").0 + late;
             let stop_at = f.stop.map(|d| SimTime::ZERO + d.0);
             let (engine, cc) = match f.kind {
                 FlowKind::Tcp => {

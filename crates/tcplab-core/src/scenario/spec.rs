@@ -204,6 +204,14 @@ pub struct DefaultsSpec {
 pub struct HostSpec {
     /// Unique name.
     pub name: String,
+    /// Each flow from this host starts late by a uniform random amount in [0, start_skew)
+    /// (seeded): real hosts never start at the same picosecond.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_skew: Option<Dur>,
+    /// Each packet this host sends waits a uniform random processing time in [0, jitter)
+    /// before reaching its NIC, in order (seeded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<Dur>,
 }
 
 /// `[[switches]]`.
@@ -365,6 +373,8 @@ pub enum CcName {
     Newreno,
     /// BIC (Linux 2.6.16).
     Bic,
+    /// CUBIC (modern Linux, HyStart).
+    Cubic,
 }
 
 /// Host profiles: bundles of TCP defaults.
@@ -377,6 +387,10 @@ pub enum ProfileName {
     /// with a 200 ms floor, timestamps at HZ = 250, ABC, quick-ACK, initial window by MSS).
     #[serde(rename = "linux-2.6.16")]
     Linux2616,
+    /// Modern Linux (CUBIC with HyStart, IW10, RTO initial 1 s, timestamps at 1 ms, SACK with
+    /// rate-halving standing in for PRR).
+    #[serde(rename = "linux-modern")]
+    LinuxModern,
 }
 
 /// Initial-window rules by name.

@@ -173,6 +173,8 @@ pub struct Connection {
     rescue_rxt: Option<u64>,
     sent: VecDeque<SentRecord>,
     rtt: RttEstimator,
+    round: u64,
+    round_end: u64,
     backoffs: u32,
     syn_retries: u32,
     rto_at: Option<SimTime>,
@@ -229,6 +231,8 @@ impl Connection {
             rescue_rxt: None,
             sent: VecDeque::new(),
             rtt,
+            round: 0,
+            round_end: 0,
             backoffs: 0,
             syn_retries: 0,
             rto_at: None,
@@ -675,6 +679,10 @@ impl Connection {
             self.sent.pop_front();
             packets_acked += 1;
         }
+        if self.snd_una > self.round_end {
+            self.round += 1;
+            self.round_end = self.snd_max;
+        }
         let was_open = self.recovery.is_none() && self.loss_point.is_none() && self.dupacks == 0 && self.sacked.is_empty();
         if self.ts_ok {
             sample = seg.timestamps.and_then(|(_, ecr)| {
@@ -737,6 +745,7 @@ impl Connection {
                         bytes_acked: data_acked,
                         packets_acked,
                         open: was_open && self.sacked.is_empty(),
+                        round: self.round,
                         mss: self.smss,
                         rtt: sample,
                         srtt: self.rtt.srtt(),

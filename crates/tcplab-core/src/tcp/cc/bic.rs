@@ -288,6 +288,7 @@ mod tests {
             cwnd_limited: true,
             after_timeout: false,
             open,
+            round: 0,
         }
     }
 

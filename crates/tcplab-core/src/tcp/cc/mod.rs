@@ -4,11 +4,13 @@
 //! `match`; adding one means a new file here and a new variant, never a connection change.
 
 pub mod bic;
+pub mod cubic;
 pub mod reno;
 
 use crate::units::{BitRate, SimDuration, SimTime};
 
 pub use bic::{Bic, BicConfig};
+pub use cubic::{Cubic, CubicConfig};
 pub use reno::{Reno, RenoConfig};
 
 /// An ACK that acknowledged new data, delivered to the controller outside fast recovery.
@@ -37,6 +39,9 @@ pub struct AckSample {
     /// True in the Linux "Open" state: no recovery, no timeout repair, no duplicate ACKs or
     /// SACKed data outstanding.
     pub open: bool,
+    /// Packet-timed round trips completed so far (a round ends when data sent after it began
+    /// is acknowledged); lets controllers act per round without seeing sequence numbers.
+    pub round: u64,
 }
 
 /// Loss detected by duplicate ACKs or SACK: the connection enters fast recovery.
@@ -114,6 +119,8 @@ pub enum CcConfig {
     NewReno(RenoConfig),
     /// BIC as in Linux 2.6.16.
     Bic(BicConfig),
+    /// CUBIC as in modern Linux.
+    Cubic(CubicConfig),
 }
 
 impl CcConfig {
@@ -123,6 +130,7 @@ impl CcConfig {
             CcConfig::Reno(_) => "reno",
             CcConfig::NewReno(_) => "newreno",
             CcConfig::Bic(_) => "bic",
+            CcConfig::Cubic(_) => "cubic",
         }
     }
 }
@@ -134,6 +142,8 @@ pub enum Controller {
     Reno(Reno),
     /// BIC.
     Bic(Bic),
+    /// CUBIC.
+    Cubic(Cubic),
 }
 
 impl Controller {
@@ -144,6 +154,7 @@ impl Controller {
             CcConfig::Reno(c) => Controller::Reno(Reno::new("reno", *c, initial_cwnd, initial_ssthresh)),
             CcConfig::NewReno(c) => Controller::Reno(Reno::new("newreno", *c, initial_cwnd, initial_ssthresh)),
             CcConfig::Bic(c) => Controller::Bic(Bic::new(*c, initial_cwnd, initial_ssthresh, mss)),
+            CcConfig::Cubic(c) => Controller::Cubic(Cubic::new(*c, initial_cwnd, initial_ssthresh, mss)),
         }
     }
 }
@@ -153,6 +164,7 @@ macro_rules! dispatch {
         match $self {
             Controller::Reno($c) => $e,
             Controller::Bic($c) => $e,
+            Controller::Cubic($c) => $e,
         }
     };
 }

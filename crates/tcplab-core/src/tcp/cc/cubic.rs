@@ -1,0 +1,400 @@
+//! CUBIC as in modern Linux `net/ipv4/tcp_cubic.c` (algorithms.md §2.7; RFC 8312/9438), with
+//! HyStart (ACK-train and delay detection) and the Reno-friendly region, in packets like the
+//! kernel: W(t) = C·(t − K)³ + W_max with C = 41·10/1024 ≈ 0.4 (bic_scale) and β = 717/1024.
+//! Time `t` is in 1/1024 s and includes the minimum delay, as in the kernel.
+
+use super::{AckSample, CongestionControl, CongestionEvent, RecoveryExit, TimeoutEvent};
+use crate::units::{SimDuration, SimTime};
+
+const BETA_SCALE: u64 = 1024;
+/// t is kept in units of 2^-BICTCP_HZ seconds.
+const BICTCP_HZ: u32 = 10;
+/// HyStart needs this many delay samples per round before judging.
+const HYSTART_MIN_SAMPLES: u32 = 8;
+
+/// CUBIC parameters; defaults are the Linux module parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CubicConfig {
+    /// Fast convergence.
+    pub fast_convergence: bool,
+    /// β ×1024 (717 ≈ 0.7).
+    pub beta: u32,
+    /// C ×1024/10 (41 → C ≈ 0.4).
+    pub bic_scale: u32,
+    /// Reno-friendly region.
+    pub tcp_friendliness: bool,
+    /// HyStart on.
+    pub hystart: bool,
+    /// HyStart acts only from this window on, segments (16).
+    pub hystart_low_window: u32,
+    /// ACKs at most this far apart form a train (2 ms).
+    pub hystart_ack_delta: SimDuration,
+    /// Kernel HZ (the jiffy of `last_time` and of the HZ/32 recomputation pacing).
+    pub hz: u32,
+}
+
+impl Default for CubicConfig {
+    fn default() -> Self {
+        CubicConfig {
+            fast_convergence: true,
+            beta: 717,
+            bic_scale: 41,
+            tcp_friendliness: true,
+            hystart: true,
+            hystart_low_window: 16,
+            hystart_ack_delta: SimDuration::from_millis(2),
+            hz: 1000,
+        }
+    }
+}
+
+/// CUBIC state (segments).
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    cfg: CubicConfig,
+    mss: u64,
+    cwnd: u32,
+    ssthresh: u32,
+    cwnd_cnt: u32,
+    cnt: u32,
+    last_max_cwnd: u32,
+    last_cwnd: u32,
+    last_time: u64,
+    origin_point: u32,
+    k: u64,
+    delay_min: Option<SimDuration>,
+    epoch_start: u64,
+    ack_cnt: u32,
+    tcp_cwnd: u32,
+    // HyStart.
+    found: bool,
+    round: u64,
+    round_start: SimTime,
+    last_ack: SimTime,
+    curr_rtt: Option<SimDuration>,
+    sample_cnt: u32,
+}
+
+impl Cubic {
+    /// A CUBIC controller starting at `cwnd`/`ssthresh` bytes with segments of `mss` bytes.
+    pub fn new(cfg: CubicConfig, cwnd: u64, ssthresh: u64, mss: u32) -> Self {
+        let mss = mss.max(1) as u64;
+        let to_segs = |b: u64| if b == u64::MAX { u32::MAX } else { (b / mss).min(u32::MAX as u64) as u32 };
+        Cubic {
+            cfg,
+            mss,
+            cwnd: to_segs(cwnd).max(1),
+            ssthresh: to_segs(ssthresh),
+            cwnd_cnt: 0,
+            cnt: 0,
+            last_max_cwnd: 0,
+            last_cwnd: 0,
+            last_time: 0,
+            origin_point: 0,
+            k: 0,
+            delay_min: None,
+            epoch_start: 0,
+            ack_cnt: 0,
+            tcp_cwnd: 0,
+            found: false,
+            round: 0,
+            round_start: SimTime::ZERO,
+            last_ack: SimTime::ZERO,
+            curr_rtt: None,
+            sample_cnt: 0,
+        }
+    }
+
+    /// W_max, segments.
+    pub fn w_max(&self) -> u32 {
+        self.last_max_cwnd
+    }
+
+    /// True once HyStart ended slow start.
+    pub fn hystart_found(&self) -> bool {
+        self.found
+    }
+
+    fn jiffies(&self, now: SimTime) -> u64 {
+        now.0 / (1_000_000_000_000 / self.cfg.hz.max(1) as u64) + 1
+    }
+
+    fn reset(&mut self) {
+        self.cnt = 0;
+        self.last_max_cwnd = 0;
+        self.last_cwnd = 0;
+        self.last_time = 0;
+        self.origin_point = 0;
+        self.k = 0;
+        self.delay_min = None;
+        self.epoch_start = 0;
+        self.ack_cnt = 0;
+        self.tcp_cwnd = 0;
+        self.found = false;
+    }
+
+    fn hystart_reset(&mut self, now: SimTime, round: u64) {
+        self.round = round;
+        self.round_start = now;
+        self.last_ack = now;
+        self.curr_rtt = None;
+        self.sample_cnt = 0;
+    }
+
+    /// bictcp_update.
+    fn update(&mut self, now: SimTime, acked: u32) {
+        let cwnd = self.cwnd;
+        self.ack_cnt += acked;
+        let j = self.jiffies(now);
+        if self.last_cwnd == cwnd && j.saturating_sub(self.last_time) <= (self.cfg.hz / 32) as u64 {
+            return;
+        }
+        if !(self.epoch_start != 0 && j == self.last_time) {
+            self.last_cwnd = cwnd;
+            self.last_time = j;
+            if self.epoch_start == 0 {
+                self.epoch_start = j;
+                self.ack_cnt = acked;
+                self.tcp_cwnd = cwnd;
+                if self.last_max_cwnd <= cwnd {
+                    self.k = 0;
+                    self.origin_point = cwnd;
+                } else {
+                    // K = ∛((W_max − cwnd)/C) in 1/1024 s: cube_factor = 2^40 / (10·bic_scale).
+                    let cube_factor = (1u128 << (10 + 3 * BICTCP_HZ)) as f64 / (self.cfg.bic_scale as f64 * 10.0);
+                    self.k = (cube_factor * (self.last_max_cwnd - cwnd) as f64).cbrt() as u64;
+                    self.origin_point = self.last_max_cwnd;
+                }
+            }
+            // t in 1/1024 s since the epoch, plus the minimum delay.
+            let hz = self.cfg.hz as u64;
+            let dmin_j = self.delay_min.map_or(0, |d| d.as_ps() / (1_000_000_000_000 / hz));
+            let t = ((j - self.epoch_start + dmin_j) << BICTCP_HZ) / hz;
+            let offs = t.abs_diff(self.k);
+            let delta = ((self.cfg.bic_scale as u128 * 10 * offs as u128 * offs as u128 * offs as u128) >> (10 + 3 * BICTCP_HZ)) as u64;
+            let target = if t < self.k { (self.origin_point as u64).saturating_sub(delta) } else { self.origin_point as u64 + delta };
+            self.cnt = if target > cwnd as u64 { (cwnd as u64 / (target - cwnd as u64)).max(0) as u32 } else { 100 * cwnd };
+            // The initial growth before any loss is at most 5 % per RTT faster.
+            if self.last_max_cwnd == 0 && self.cnt > 20 {
+                self.cnt = 20;
+            }
+        }
+        if self.cfg.tcp_friendliness {
+            // beta_scale = 8·(1024 + β)/3/(1024 − β) (= 15 for β = 717).
+            let beta = self.cfg.beta as u64;
+            let scale = 8 * (BETA_SCALE + beta) / 3 / (BETA_SCALE - beta);
+            let delta = ((cwnd as u64 * scale) >> 3).max(1) as u32;
+            while self.ack_cnt > delta {
+                self.ack_cnt -= delta;
+                self.tcp_cwnd += 1;
+            }
+            if self.tcp_cwnd > cwnd {
+                let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
+                self.cnt = self.cnt.min(max_cnt);
+            }
+        }
+        self.cnt = self.cnt.max(2);
+    }
+
+    fn hystart_update(&mut self, now: SimTime, delay: SimDuration, round: u64) {
+        if round != self.round {
+            self.hystart_reset(now, round);
+        }
+        let dmin = self.delay_min.unwrap_or(delay);
+        // ACK train: closely spaced ACKs spanning more than half the minimum delay.
+        if now.since(self.last_ack) <= self.cfg.hystart_ack_delta {
+            self.last_ack = now;
+            if now.since(self.round_start) > SimDuration(dmin.as_ps() / 2) {
+                self.found = true;
+            }
+        }
+        // Delay increase: the round's minimum RTT exceeds delay_min + clamp(delay_min/8, 4, 16 ms).
+        self.curr_rtt = Some(self.curr_rtt.map_or(delay, |c| c.min(delay)));
+        if self.sample_cnt < HYSTART_MIN_SAMPLES {
+            self.sample_cnt += 1;
+        } else {
+            let thresh = SimDuration(dmin.as_ps() / 8).max(SimDuration::from_millis(4)).min(SimDuration::from_millis(16));
+            if self.curr_rtt.is_some_and(|c| c > dmin + thresh) {
+                self.found = true;
+            }
+        }
+        if self.found {
+            self.ssthresh = self.cwnd;
+        }
+    }
+
+    fn recalc_ssthresh(&mut self) -> u32 {
+        self.epoch_start = 0;
+        let cwnd = self.cwnd;
+        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.cfg.fast_convergence {
+            (cwnd as u64 * (BETA_SCALE + self.cfg.beta as u64) / (2 * BETA_SCALE)) as u32
+        } else {
+            cwnd
+        };
+        ((cwnd as u64 * self.cfg.beta as u64 / BETA_SCALE) as u32).max(2)
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+    fn cwnd(&self) -> u64 {
+        self.cwnd as u64 * self.mss
+    }
+    fn ssthresh(&self) -> u64 {
+        if self.ssthresh == u32::MAX {
+            u64::MAX
+        } else {
+            self.ssthresh as u64 * self.mss
+        }
+    }
+    fn on_ack(&mut self, a: &AckSample) {
+        // bictcp_acked (pkts_acked): delay_min, HyStart.
+        if let Some(rtt) = a.rtt {
+            let recent_epoch = self.epoch_start != 0 && self.jiffies(a.now).saturating_sub(self.epoch_start) < self.cfg.hz as u64;
+            if !recent_epoch {
+                let d = rtt.max(SimDuration::from_micros(1));
+                self.delay_min = Some(self.delay_min.map_or(d, |m| m.min(d)));
+                if self.cfg.hystart && !self.found && self.cwnd < self.ssthresh && self.cwnd >= self.cfg.hystart_low_window {
+                    self.hystart_update(a.now, d, a.round);
+                }
+            }
+        }
+        if !a.cwnd_limited {
+            return;
+        }
+        let mut acked = a.packets_acked.max(1);
+        if self.cwnd < self.ssthresh {
+            // tcp_slow_start: cwnd += acked, up to ssthresh; the rest goes to avoidance.
+            let new = (self.cwnd + acked).min(self.ssthresh.max(self.cwnd));
+            acked -= new - self.cwnd;
+            self.cwnd = new;
+            if acked == 0 {
+                return;
+            }
+        }
+        self.update(a.now, acked);
+        // tcp_cong_avoid_ai.
+        let w = self.cnt.max(1);
+        if self.cwnd_cnt >= w {
+            self.cwnd_cnt = 0;
+            self.cwnd += 1;
+        }
+        self.cwnd_cnt += acked;
+        if self.cwnd_cnt >= w {
+            let d = self.cwnd_cnt / w;
+            self.cwnd_cnt -= d * w;
+            self.cwnd += d;
+        }
+    }
+    fn on_congestion(&mut self, _ev: &CongestionEvent) {
+        self.ssthresh = self.recalc_ssthresh();
+    }
+    fn on_recovery_exit(&mut self, ev: &RecoveryExit) {
+        let w = ev.window.map_or(self.ssthresh, |b| (b / self.mss) as u32);
+        self.cwnd = w.min(self.ssthresh).max(1);
+        self.cwnd_cnt = 0;
+    }
+    fn on_timeout(&mut self, ev: &TimeoutEvent) {
+        if ev.backoffs <= 1 {
+            self.ssthresh = self.recalc_ssthresh();
+        }
+        self.reset();
+        self.hystart_reset(ev.now, self.round);
+        self.cwnd = 1;
+        self.cwnd_cnt = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u32 = 1000;
+
+    fn ack(now: SimTime, rtt_ms: u64, round: u64) -> AckSample {
+        AckSample {
+            now,
+            bytes_acked: MSS as u64,
+            packets_acked: 1,
+            mss: MSS,
+            rtt: Some(SimDuration::from_millis(rtt_ms)),
+            srtt: None,
+            min_rtt: None,
+            inflight_before: u64::MAX,
+            cwnd_limited: true,
+            after_timeout: false,
+            open: true,
+            round,
+        }
+    }
+
+    #[test]
+    fn cubic_curve_returns_to_w_max_after_k() {
+        // After a loss at W_max = 1000, cwnd = ⌊1000·717/1024⌋ = 700; K = ∛(300/0.4) ≈ 9.1 s.
+        let mut c = Cubic::new(CubicConfig { hystart: false, tcp_friendliness: false, ..CubicConfig::default() }, 1000 * MSS as u64, 0, MSS);
+        c.ssthresh = 1;
+        c.on_congestion(&CongestionEvent { now: SimTime::ZERO, inflight: 0, mss: MSS });
+        c.on_recovery_exit(&RecoveryExit { now: SimTime::ZERO, inflight: 0, mss: MSS, window: None });
+        assert_eq!(c.cwnd, 700);
+        // Feed ACKs at one window per 100 ms RTT for 12 s; record the window each second.
+        let mut now = SimTime::ZERO;
+        let mut at = vec![];
+        for rtt in 0..120u64 {
+            for _ in 0..c.cwnd {
+                c.on_ack(&ack(now, 100, rtt));
+            }
+            now += SimDuration::from_millis(100);
+            if rtt % 10 == 9 {
+                at.push(c.cwnd);
+            }
+        }
+        // Concave approach to W_max, plateau around K ≈ 8.9 s, convex probing after.
+        assert!(at[0] > 700 && at[0] < 1000, "{at:?}");
+        let near_k = at[8] as i64;
+        assert!((near_k - 1000).abs() <= 15, "at 9 s cwnd {near_k} ≈ W_max: {at:?}");
+        // Convex probing: at t = 12 s (+0.1 s of delay_min), W = 0.4·(12.1 − 9.09)³ + 1000 ≈ 1011.
+        assert!((at[11] as i64 - 1011).abs() <= 3, "convex growth beyond W_max: {at:?}");
+        // Growth per second is smallest around K.
+        let growth: Vec<i64> = at.windows(2).map(|w| w[1] as i64 - w[0] as i64).collect();
+        let min_i = growth.iter().enumerate().min_by_key(|(_, g)| **g).unwrap().0;
+        assert!((6..=9).contains(&min_i), "{growth:?}");
+    }
+
+    #[test]
+    fn hystart_delay_rule_ends_slow_start() {
+        let mut c = Cubic::new(CubicConfig::default(), 10 * MSS as u64, u64::MAX, MSS);
+        let mut now = SimTime::ZERO;
+        // Rounds with 50 ms RTT, ACKs spread out (no ACK train); then the RTT rises to 70 ms.
+        for round in 0..20u64 {
+            let rtt = if round < 5 { 50 } else { 70 };
+            let n = c.cwnd;
+            for _ in 0..n {
+                now += SimDuration::from_millis(5);
+                c.on_ack(&ack(now, rtt, round));
+                if c.hystart_found() {
+                    break;
+                }
+            }
+            if c.hystart_found() {
+                break;
+            }
+        }
+        assert!(c.hystart_found());
+        assert_eq!(c.ssthresh(), c.cwnd());
+    }
+
+    #[test]
+    fn loss_response() {
+        let mut c = Cubic::new(CubicConfig::default(), 100 * MSS as u64, u64::MAX, MSS);
+        c.on_congestion(&CongestionEvent { now: SimTime::ZERO, inflight: 0, mss: MSS });
+        assert_eq!(c.ssthresh(), 70 * MSS as u64);
+        assert_eq!(c.w_max(), 100);
+        c.cwnd = 80;
+        c.on_congestion(&CongestionEvent { now: SimTime::ZERO, inflight: 0, mss: MSS });
+        assert_eq!(c.w_max(), 80 * 1741 / 2048, "fast convergence");
+        c.on_timeout(&TimeoutEvent { now: SimTime::ZERO, inflight: 0, mss: MSS, backoffs: 1 });
+        assert_eq!(c.cwnd(), MSS as u64);
+    }
+}
