@@ -33,6 +33,20 @@ enum Event {
     AppStop(u32),
     Cbr(u32),
     Sample,
+    Coordinate(u32),
+}
+
+/// A DECP-like cooperative window controller over a group of TCP flows.
+#[derive(Clone, Debug)]
+pub struct Coordinator {
+    /// The coordinated flows.
+    pub flows: Vec<FlowId>,
+    /// How often it acts.
+    pub interval: SimDuration,
+    /// Windows above (1 + tolerance)·mean are pulled down to the mean.
+    pub tolerance: f64,
+    /// Number of window reductions made.
+    pub actions: u64,
 }
 
 /// Descriptive data about a flow, for summaries.
@@ -181,6 +195,8 @@ pub struct Simulation {
     pub wire_ids: Vec<WireIdentity>,
     tap_scratch: Vec<(SimTime, Packet)>,
     capture_error: Option<String>,
+    /// Stream coordinators.
+    pub coordinators: Vec<Coordinator>,
 }
 
 impl Simulation {
@@ -207,6 +223,46 @@ impl Simulation {
             wire_ids: Vec::new(),
             tap_scratch: Vec::new(),
             capture_error: None,
+            coordinators: Vec::new(),
+        }
+    }
+
+    /// Add a coordinator; it first acts one interval after time zero.
+    pub fn add_coordinator(&mut self, c: Coordinator) {
+        let id = self.coordinators.len() as u32;
+        self.q.schedule(SimTime::ZERO + c.interval, Event::Coordinate(id));
+        self.coordinators.push(c);
+    }
+
+    fn coordinate(&mut self, now: SimTime, id: usize) {
+        let c = &self.coordinators[id];
+        let windows: Vec<(usize, u64)> = c
+            .flows
+            .iter()
+            .filter_map(|f| match &self.flows[f.0 as usize].engine {
+                FlowEngine::Tcp(t) if t.ends[0].state() == crate::tcp::State::Established || t.ends[0].state() == crate::tcp::State::CloseWait => Some((f.0 as usize, t.ends[0].cwnd())),
+                _ => None,
+            })
+            .collect();
+        let mut actions = 0;
+        if windows.len() > 1 {
+            let mean = windows.iter().map(|w| w.1 as f64).sum::<f64>() / windows.len() as f64;
+            let limit = mean * (1.0 + c.tolerance);
+            for &(f, w) in &windows {
+                if w as f64 > limit {
+                    if let FlowEngine::Tcp(t) = &mut self.flows[f].engine {
+                        t.ends[0].clamp_window(mean as u64);
+                        actions += 1;
+                    }
+                    self.record_cwnd(now, f);
+                }
+            }
+        }
+        let c = &mut self.coordinators[id];
+        c.actions += actions;
+        let next = now + c.interval;
+        if self.stop_time.is_none_or(|s| next <= s) {
+            self.q.schedule(next, Event::Coordinate(id as u32));
         }
     }
 
@@ -436,6 +492,7 @@ impl Simulation {
             }
             Event::Cbr(f) => self.cbr_send(now, f as usize),
             Event::Sample => self.sample(now),
+            Event::Coordinate(c) => self.coordinate(now, c as usize),
         }
     }
 

@@ -12,7 +12,7 @@ use crate::net::queue::Queue;
 use crate::net::route::{Graph, NodeId, NodeRole};
 use crate::scenario::spec::*;
 use crate::scenario::ScenarioError;
-use crate::sim::{Flow, FlowEngine, FlowInfo, Simulation, StopRule, Tap, TcpFlow, UdpFlow};
+use crate::sim::{Coordinator, Flow, FlowEngine, FlowInfo, Simulation, StopRule, Tap, TcpFlow, UdpFlow};
 use crate::trace::pcap::{host_address, PcapWriter, WireIdentity};
 use crate::tcp::cc::{BicConfig, CcConfig, CubicConfig, RenoConfig};
 use crate::tcp::{Backoff, Connection, InitialWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
@@ -527,6 +527,33 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
         t.trace = Some(t.trace.unwrap_or(false));
     }
 
+    // Coordinators.
+    for (i, c) in r.coordinators.iter_mut().enumerate() {
+        let p = |x: &str| format!("coordinators[{i}].{x}");
+        if c.flows.len() < 2 {
+            return err(p("flows"), "coordinate at least two flows");
+        }
+        for (k, name) in c.flows.iter().enumerate() {
+            let base = name.rsplit_once('.').map_or(name.as_str(), |(b, idx)| if idx.parse::<u32>().is_ok() { b } else { name.as_str() });
+            let Some(f) = r.flows.iter().find(|f| &f.name == name || f.name == base) else {
+                return err(format!("coordinators[{i}].flows[{k}]"), format!("no flow named '{name}'"));
+            };
+            if f.kind != FlowKind::Tcp {
+                return err(format!("coordinators[{i}].flows[{k}]"), format!("'{name}' is not a TCP flow"));
+            }
+        }
+        let interval = c.interval.map_or(SimDuration::from_millis(300), |d| d.0);
+        if interval == SimDuration::ZERO {
+            return err(p("interval"), "must be positive");
+        }
+        c.interval = Some(Dur(interval));
+        let tol = c.tolerance.unwrap_or(0.1);
+        if !(0.0..=10.0).contains(&tol) {
+            return err(p("tolerance"), format!("{tol} is out of range [0, 10]"));
+        }
+        c.tolerance = Some(tol);
+    }
+
     // Trace.
     if let QueueSelection::All(s) = &r.trace.queues {
         if s != "all" {
@@ -721,6 +748,19 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
             let info = FlowInfo { name, src: f.src.clone(), dst: f.dst.clone(), kind, cc, start };
             sim.add_flow(Flow::new(info, [fwd, rev], f.class.expect("resolved"), engine), wire);
         }
+    }
+    // Coordinators, over the expanded flow names.
+    for c in &r.coordinators {
+        let mut ids = Vec::new();
+        for name in &c.flows {
+            for (i, f) in sim.flows.iter().enumerate() {
+                let base = f.info.name.rsplit_once('.').map(|(b, _)| b);
+                if &f.info.name == name || base == Some(name.as_str()) {
+                    ids.push(crate::net::FlowId(i as u32));
+                }
+            }
+        }
+        sim.add_coordinator(Coordinator { flows: ids, interval: c.interval.expect("resolved").0, tolerance: c.tolerance.expect("resolved"), actions: 0 });
     }
     Ok(sim)
 }

@@ -154,9 +154,38 @@ pub struct Scenario {
     /// Traffic.
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// Remedies that coordinate parallel streams.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coordinators: Vec<CoordinatorSpec>,
     /// Requested traces.
     #[serde(default)]
     pub trace: TraceSpec,
+}
+
+/// Coordinator kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CoordinatorKind {
+    /// DECP-like cooperative window control (Kamezawa et al., SC2004): every interval the
+    /// streams whose window exceeds (1 + tolerance)·mean are pulled down to the mean.
+    Decp,
+}
+
+/// `[[coordinators]]`: a remedy acting on a group of parallel streams.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoordinatorSpec {
+    /// What it does.
+    pub kind: CoordinatorKind,
+    /// The flows it coordinates (names; `name.i` for replicated flows, or the base name for
+    /// all of them).
+    pub flows: Vec<String>,
+    /// How often it acts (default 300ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Dur>,
+    /// Relative excess over the mean tolerated before acting (default 0.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<f64>,
 }
 
 /// How a run ends.

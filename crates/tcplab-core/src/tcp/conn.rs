@@ -380,6 +380,14 @@ impl Connection {
         [self.rto_at, self.delack_at, self.persist_at].into_iter().flatten().min()
     }
 
+    /// Pull the congestion window down to at most `bytes` (external window coordination).
+    /// Ignored during fast recovery, whose window the connection manages.
+    pub fn clamp_window(&mut self, bytes: u64) {
+        if self.recovery.is_none() {
+            self.cc.clamp_window(bytes);
+        }
+    }
+
     /// Have the application read received data as soon as it arrives (the default, as iperf
     /// does), or only through `read`.
     pub fn set_auto_read(&mut self, on: bool) {

@@ -236,6 +236,14 @@ impl CongestionControl for Bic {
         self.cwnd_cnt = 0;
         self.bytes_acked = 0;
     }
+    fn clamp_window(&mut self, bytes: u64) {
+        let segs = ((bytes / self.mss) as u32).max(1);
+        if segs < self.cwnd {
+            self.cwnd = segs;
+            self.cwnd_cnt = 0;
+        }
+        self.ssthresh = self.ssthresh.min(self.cwnd);
+    }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         // tcp_enter_loss: ssthresh from the controller once per loss episode, then the
         // controller's Loss-state reset (bictcp_state), cwnd = 1.

@@ -296,6 +296,14 @@ impl CongestionControl for Cubic {
         self.cwnd = w.min(self.ssthresh).max(1);
         self.cwnd_cnt = 0;
     }
+    fn clamp_window(&mut self, bytes: u64) {
+        let segs = ((bytes / self.mss) as u32).max(1);
+        if segs < self.cwnd {
+            self.cwnd = segs;
+            self.cwnd_cnt = 0;
+        }
+        self.ssthresh = self.ssthresh.min(self.cwnd);
+    }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         if ev.backoffs <= 1 {
             self.ssthresh = self.recalc_ssthresh();

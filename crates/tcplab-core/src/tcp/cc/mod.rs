@@ -104,6 +104,9 @@ pub trait CongestionControl {
     fn on_recovery_exit(&mut self, ev: &RecoveryExit);
     /// A retransmission timeout.
     fn on_timeout(&mut self, ev: &TimeoutEvent);
+    /// An external coordinator (DECP-like cooperative window control) pulls the window down
+    /// to at most `bytes`; ssthresh follows so the window does not slow-start straight back.
+    fn clamp_window(&mut self, bytes: u64);
     /// Pacing rate, if the controller paces.
     fn pacing_rate(&self) -> Option<BitRate> {
         None
@@ -193,6 +196,9 @@ impl CongestionControl for Controller {
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         dispatch!(self, c => c.on_timeout(ev))
+    }
+    fn clamp_window(&mut self, bytes: u64) {
+        dispatch!(self, c => c.clamp_window(bytes))
     }
     fn pacing_rate(&self) -> Option<BitRate> {
         dispatch!(self, c => c.pacing_rate())

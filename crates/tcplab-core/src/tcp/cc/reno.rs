@@ -62,6 +62,10 @@ impl CongestionControl for Reno {
     fn on_recovery_exit(&mut self, _ev: &RecoveryExit) {
         self.cwnd = self.ssthresh; // RFC 6582 §3.2 step 3, the "simply ssthresh" option.
     }
+    fn clamp_window(&mut self, bytes: u64) {
+        self.cwnd = self.cwnd.min(bytes.max(1));
+        self.ssthresh = self.ssthresh.min(self.cwnd);
+    }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         if ev.backoffs <= 1 {
             // RFC 5681 eq. (4); on repeated timeouts ssthresh is not halved again (RFC 5681 §3.1).
