@@ -107,6 +107,7 @@ def test_save_writes_every_file(result, tmp_path):
         "scenario_hash": "0123456789abcdef",
         "seed": 3,
         "traces": ["empty", "events", "queue"],
+        "captures": [],
     }
     for name, frame in result.traces.items():
         assert pl.read_parquet(out / f"{name}.parquet").equals(frame)

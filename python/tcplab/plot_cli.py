@@ -1,0 +1,103 @@
+"""`tcplab plot RESULT_DIR`: render the standard figures of a saved run.
+
+Usage:
+
+    tcplab plot RESULT_DIR [--out DIR] [--format png,svg] [--bin SECONDS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["add_parser"]
+
+EXIT_FAILURE = 1
+"""Exit status when nothing could be plotted or written."""
+
+EXIT_BAD_INPUT = 2
+"""Exit status for a directory that is not a tcplab result, or a bad option."""
+
+FORMATS = ("png", "svg", "pdf")
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Register the `plot` sub-command on `commands` (the `tcplab` sub-parsers)."""
+    parser = commands.add_parser(
+        "plot",
+        help="render the standard figures of a saved run (tcplab run --out DIR)",
+        description="Render the standard figures of a saved run: throughput, cwnd, queue "
+        "length and an event raster for the traces it recorded, and a time-sequence graph "
+        "per TCP flow when it holds a capture.",
+    )
+    parser.add_argument("result_dir", metavar="RESULT_DIR", help="a tcplab run --out directory")
+    parser.add_argument(
+        "--out", metavar="DIR", help="where to write the figures (default: RESULT_DIR/plots)"
+    )
+    parser.add_argument(
+        "--format",
+        dest="formats",
+        type=_formats,
+        default=["png", "svg"],
+        metavar="FMT[,FMT]",
+        help=f"comma-separated file formats among {', '.join(FORMATS)} (default: png,svg)",
+    )
+    parser.add_argument(
+        "--bin",
+        dest="bin_s",
+        type=_positive_seconds,
+        metavar="SECONDS",
+        help="throughput bin in seconds (a multiple of the trace interval; default: the "
+        "trace's own bins, or 0.1 from a capture)",
+    )
+    parser.set_defaults(handler=_cmd_plot)
+
+
+def _formats(text: str) -> list[str]:
+    """Parse --format: a comma-separated list of known formats."""
+    formats = [f.strip().lower() for f in text.split(",") if f.strip()]
+    bad = [f for f in formats if f not in FORMATS]
+    if not formats or bad:
+        raise argparse.ArgumentTypeError(
+            f"formats must be among {', '.join(FORMATS)}, got {text!r}"
+        )
+    return list(dict.fromkeys(formats))
+
+
+def _positive_seconds(text: str) -> float:
+    """Parse --bin: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text}")
+    return value
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    """`tcplab plot`: build the standard figures and write them."""
+    from tcplab.plots import save_figures, standard_figures
+
+    result_dir = Path(args.result_dir)
+    try:
+        figures = standard_figures(result_dir, bin_s=args.bin_s)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not figures:
+        print(
+            f"error: {result_dir}: no traces to plot (record some in the scenario's [trace] table)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
+    out = Path(args.out) if args.out is not None else result_dir / "plots"
+    try:
+        written = save_figures(figures, out, args.formats)
+    except OSError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_FAILURE
+    for path in written:
+        print(f"wrote {path}")
+    return 0
