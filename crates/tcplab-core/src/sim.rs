@@ -240,7 +240,8 @@ impl Simulation {
             .flows
             .iter()
             .filter_map(|f| match &self.flows[f.0 as usize].engine {
-                FlowEngine::Tcp(t) if t.ends[0].state() == crate::tcp::State::Established || t.ends[0].state() == crate::tcp::State::CloseWait => Some((f.0 as usize, t.ends[0].cwnd())),
+                // Streams still in slow start are left alone: their windows are not comparable yet.
+                FlowEngine::Tcp(t) if matches!(t.ends[0].state(), crate::tcp::State::Established | crate::tcp::State::CloseWait) && t.ends[0].cwnd() >= t.ends[0].ssthresh() => Some((f.0 as usize, t.ends[0].cwnd())),
                 _ => None,
             })
             .collect();

@@ -167,7 +167,8 @@ pub struct Scenario {
 #[serde(rename_all = "kebab-case")]
 pub enum CoordinatorKind {
     /// DECP-like cooperative window control (Kamezawa et al., SC2004): every interval the
-    /// streams whose window exceeds (1 + tolerance)·mean are pulled down to the mean.
+    /// streams in congestion avoidance whose window exceeds (1 + tolerance)·mean of those
+    /// streams are pulled down to the mean. ASSUMPTION(p0): the paper gives no formula.
     Decp,
 }
 

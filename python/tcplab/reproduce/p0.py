@@ -1,0 +1,345 @@
+"""Reproduce study 000 (parallel BIC streams on a long fat pipe, and the staggered start).
+
+`reproduce(out, quick=False)` runs the shipped scenarios of `scenarios/p0_parallel_bic/`
+over several seeds, writes the equivalents of the paper's Figs. 4–10 plus a buffer-sensitivity
+figure into `out/`, and `out/report.md`, which sets each finding of the paper beside the
+measured result with pass/fail. `checks(...)` returns the same verdicts for tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from tcplab import analysis, plots
+from tcplab.result import Result
+from tcplab.run import run
+
+SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios" / "p0_parallel_bic"
+"""The shipped scenario directory."""
+
+RTT_S = 0.300
+"""Base round-trip time of the testbed (2 × 150 ms)."""
+
+BOTTLENECK = "sw_recv->sw_1g"
+"""Name of the bottleneck queue."""
+
+BOTTLENECK_LINK = 6
+"""Index of the bottleneck link in the scenario's `[[links]]` (for buffer overrides)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """How much to run: seeds, simulated duration, the averaging window (whole 300 ms bins),
+    the buffer sweep and the length of the header captures."""
+
+    seeds: tuple[int, ...]
+    duration_s: float
+    window: tuple[float, float]
+    buffers: tuple[int, ...]
+    capture_s: float
+
+    @staticmethod
+    def make(quick: bool) -> Plan:
+        """The full plan (the paper's 100 s) or the quick one (30 s, fewer seeds)."""
+        if quick:
+            return Plan((1, 2, 3), 30.0, (9.9, 29.7), (50, 100, 1000), 8.0)
+        return Plan((1, 2, 3, 4, 5), 100.0, (9.9, 99.9), (20, 50, 100, 200, 500, 1000), 15.0)
+
+
+@dataclasses.dataclass
+class Check:
+    """One finding of the paper set beside the measurement."""
+
+    figure: str
+    claim: str
+    measured: str
+    passed: bool
+
+
+def _run(name: str, seed: int, duration_s: float, overrides: dict[str, Any] | None = None) -> Result:
+    """Run a shipped p0 scenario for `duration_s` with `overrides`."""
+    # No pcap files: the figures need the capture trace of a few seconds only.
+    o: dict[str, Any] = {"run.duration": f"{duration_s:g}s", "taps.0.pcap": False}
+    o.update(overrides or {})
+    return run(SCENARIOS / f"{name}.toml", seed=seed, overrides=o)
+
+
+def _window_stats(result: Result, window: tuple[float, float]) -> dict[str, Any]:
+    """Jain index and utilisation of the bottleneck over `window`, per-stream means."""
+    fair = analysis.jain_over_time(result.trace("throughput"), None, window[0], window[1])
+    bins = analysis.throughput_bins(result.trace("throughput"), None, start_s=window[0], end_s=window[1])
+    means = (
+        bins.group_by("flow")
+        .agg(mbps=pl.col("bytes").sum() * 8 / (pl.col("end_s") - pl.col("start_s")).sum() / 1e6)
+        .sort("flow")["mbps"]
+        .to_list()
+    )
+    return {"jain": fair.overall, "util": sum(means) / 1000.0, "means_mbps": means}
+
+
+def _first_loss_order(result: Result) -> list[int]:
+    """Flows in the order of their first loss (fast retransmit or timeout)."""
+    ev = result.trace("events").filter(pl.col("kind_name").is_in(["fast_retransmit", "timeout"]))
+    first = ev.group_by("flow").agg(pl.col("time_s").min()).sort("time_s", "flow")
+    return first["flow"].to_list()
+
+
+def _start_order(result: Result) -> list[int]:
+    """Flows in the order they started (their SYNs, hence their first-RTT data, go out so)."""
+    return result.flows.sort("start_s", "id")["id"].to_list()
+
+
+def _later_lose_first(result: Result) -> float:
+    """Kendall tau between first-RTT send order and *reversed* first-loss order (1: the last
+    to send is the first to lose, exactly)."""
+    losses = _first_loss_order(result)
+    if len(losses) < 2:
+        return math.nan
+    return analysis.rank_agreement(_start_order(result), list(reversed(losses)))
+
+
+def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+    """Run everything the report needs; returns plain data (results and per-run stats)."""
+    out: dict[str, Any] = {"plan": dataclasses.asdict(plan)}
+    for name in ("simultaneous", "staggered", "decp"):
+        rows = []
+        for seed in plan.seeds:
+            progress(f"{name} seed {seed}")
+            r = _run(name, seed, plan.duration_s)
+            st = _window_stats(r, plan.window)
+            st.update(
+                seed=seed,
+                timeouts=int(r.flows["timeouts"].sum()),
+                fast_retransmits=int(r.flows["fast_retransmits"].sum()),
+                later_lose_first=_later_lose_first(r),
+                first_loss_order=_first_loss_order(r),
+                start_order=_start_order(r),
+                wall_s=r.summary["wall_time_s"],
+            )
+            rows.append(st)
+            if seed == plan.seeds[0]:
+                out[f"{name}_result"] = r
+        out[name] = rows
+    rows = []
+    for seed in plan.seeds:
+        progress(f"staggered CUBIC seed {seed}")
+        r = _run("staggered", seed, plan.duration_s, {"defaults.tcp.profile": "linux-modern", "defaults.tcp.cc": "cubic"})
+        st = _window_stats(r, plan.window)
+        st.update(seed=seed)
+        rows.append(st)
+    out["cubic_staggered"] = rows
+    rows = []
+    for buf in plan.buffers:
+        for seed in plan.seeds:
+            progress(f"buffer {buf} seed {seed}")
+            r = _run("simultaneous", seed, plan.duration_s, {f"links.{BOTTLENECK_LINK}.queue_a": f"{buf}pkts"})
+            st = _window_stats(r, plan.window)
+            st.update(seed=seed, buffer_pkts=buf)
+            rows.append(st)
+    out["buffers"] = rows
+    # Header captures of the first seconds (TAPEE), for Figs. 6–8 and 10.
+    for name in ("simultaneous", "staggered"):
+        progress(f"{name} capture")
+        r = _run(name, plan.seeds[0], plan.capture_s, {"taps.0.trace": True})
+        out[f"{name}_capture"] = r
+    return out
+
+
+def _gap_growth(capture: pl.DataFrame, flows: pl.DataFrame) -> pl.DataFrame:
+    """Send-time gap per RTT between the first and the last stream of the first RTT."""
+    order = flows.sort("start_s", "id")["id"].to_list()
+    return analysis.send_gap_per_rtt(capture, RTT_S, order[0], order[-1])
+
+
+def checks(data: dict[str, Any]) -> list[Check]:
+    """The paper's findings, each set beside the measurement."""
+    sim, stag, decp = data["simultaneous"], data["staggered"], data["decp"]
+    win = data["plan"]["window"]
+    res: list[Check] = []
+    unfair = [r for r in sim if r["jain"] < 0.95]
+    res.append(
+        Check(
+            "Fig. 4",
+            f"Simultaneous start: the streams diverge and stay apart ({win[0]:g}–{win[1]:g} s)",
+            "Jain " + ", ".join(f"{r['jain']:.3f}" for r in sim) + f" (< 0.95 in {len(unfair)}/{len(sim)} seeds)",
+            len(unfair) * 2 > len(sim),
+        )
+    )
+    taus = [r["later_lose_first"] for r in sim if not math.isnan(r["later_lose_first"])]
+    res.append(
+        Check(
+            "Figs. 5–6",
+            "Streams that send later in the first RTT lose first",
+            "Kendall τ(send order, reversed first-loss order) = "
+            + ", ".join(f"{t:+.2f}" for t in taus)
+            + f"; mean {np.mean(taus):+.2f}" if taus else "no losses",
+            bool(taus) and float(np.mean(taus)) > 0,
+        )
+    )
+    gaps = _gap_growth(data["simultaneous_capture"].trace("capture"), data["simultaneous_capture"].flows)
+    early = gaps.filter(pl.col("rtt_index") <= 1)["gap_s"]
+    late = gaps.filter(pl.col("rtt_index").is_between(8, 12))["gap_s"]
+    g0 = float(early.mean()) if len(early) else math.nan
+    g1 = float(late.mean()) if len(late) else math.nan
+    res.append(
+        Check(
+            "Fig. 8",
+            "The send-time gap between the first and last stream grows over the early RTTs",
+            f"{g0 * 1e3:.2f} ms in RTTs 0–1 → {g1 * 1e3:.2f} ms in RTTs 8–12",
+            not math.isnan(g1) and g1 > 3 * g0 > 0,
+        )
+    )
+    first_rtt = g0
+    res.append(
+        Check(
+            "Fig. 6",
+            "In the first RTT the streams start sending ~2 ms apart",
+            f"{first_rtt * 1e3:.2f} ms between the first and last stream (start skew up to 2 ms)",
+            0.2e-3 < first_rtt < 3e-3,
+        )
+    )
+    res.append(
+        Check(
+            "Fig. 9",
+            "Staggered start (i·RTT/4): every run fair (Jain ≥ 0.98)",
+            "Jain " + ", ".join(f"{r['jain']:.4f}" for r in stag),
+            all(r["jain"] >= 0.98 for r in stag),
+        )
+    )
+    res.append(
+        Check(
+            "Fig. 9",
+            "Staggered start: the 1 Gb/s link used close to 100 % (≥ 95 %)",
+            "goodput / 1 Gb/s " + ", ".join(f"{r['util']:.3f}" for r in stag),
+            all(r["util"] >= 0.95 for r in stag),
+        )
+    )
+    res.append(
+        Check(
+            "§5 (beyond)",
+            "DECP-like cooperative window control makes simultaneous starts fair",
+            "Jain " + ", ".join(f"{r['jain']:.4f}" for r in decp) + "; utilisation " + ", ".join(f"{r['util']:.3f}" for r in decp),
+            all(r["jain"] >= 0.98 for r in decp),
+        )
+    )
+    return res
+
+
+def _figure_first_rtt(capture: pl.DataFrame, title: str):
+    """Fig. 6/10: each stream's data packets in one RTT window, as a raster."""
+    from tcplab.plots._common import new_figure
+
+    order = analysis.send_order_per_rtt(capture, RTT_S)
+    fig, (ax,) = new_figure()
+    data = capture.filter((pl.col("dir") == 0) & (pl.col("len") > 0))
+    t0 = float(order["window_start_s"].min())
+    for k, idx in enumerate((0, 8)):
+        w0 = t0 + idx * RTT_S
+        part = data.filter(pl.col("time_s").is_between(w0, w0 + RTT_S, closed="left"))
+        for f in sorted(part["flow"].unique().to_list()):
+            pts = part.filter(pl.col("flow") == f)
+            ax.plot((pts["time_s"] - w0) * 1e3, np.full(pts.height, f + 0.3 * k), "|", ms=6, label=f"stream{f}, RTT {idx}")
+    ax.set_xlabel("time since the start of the RTT window (ms)")
+    ax.set_ylabel("stream (RTT 0 on the line, RTT 8 just above)")
+    ax.set_title(title)
+    ax.legend(fontsize=7, ncol=2, loc="lower right")
+    return fig
+
+
+def write_report(data: dict[str, Any], out: Path) -> list[Check]:
+    """Write the figures and report.md into `out`; return the checks."""
+    out.mkdir(parents=True, exist_ok=True)
+    figs = {}
+    sim_r, stag_r = data["simultaneous_result"], data["staggered_result"]
+    figs["fig4_throughput_simultaneous"] = plots.throughput(sim_r.trace("throughput"), title="Fig. 4: simultaneous start, per 300 ms")
+    figs["fig5_events_simultaneous"] = plots.event_raster(
+        sim_r.trace("events"), kinds=["dupack", "fast_retransmit", "timeout"], title="Fig. 5: duplicate ACKs and losses per stream"
+    )
+    cap = data["simultaneous_capture"].trace("capture")
+    figs["fig6_first_rtt_simultaneous"] = _figure_first_rtt(cap, "Figs. 6–7: send times within the RTT (simultaneous start)")
+    loss = cap.filter(pl.col("retransmit") == 1)
+    if loss.height:
+        t = float(loss["time_s"].min()) - RTT_S
+        start = max(0.0, round(t - 0.6, 2))
+        figs["fig7_bursts_10ms"] = plots.throughput(cap, 0.010, start_s=start, end_s=start + 0.9, title="Fig. 7: 10 ms bins around the first loss")
+    gaps = _gap_growth(cap, data["simultaneous_capture"].flows)
+    from tcplab.plots._common import new_figure
+
+    fig, (ax,) = new_figure()
+    ax.plot(gaps["rtt_index"], gaps["gap_s"] * 1e3, "o-")
+    ax.set_xlabel("RTT index since the first data packet")
+    ax.set_ylabel("send-time gap, last − first stream (ms)")
+    ax.set_title("Fig. 8: gap between the first and last stream per RTT")
+    figs["fig8_send_gap"] = fig
+    figs["fig9_throughput_staggered"] = plots.throughput(stag_r.trace("throughput"), title="Fig. 9: staggered start (i·75 ms), per 300 ms")
+    figs["fig10_first_rtt_staggered"] = _figure_first_rtt(
+        data["staggered_capture"].trace("capture"), "Fig. 10: staggered start, bursts within the RTT"
+    )
+    buf = pl.DataFrame(data["buffers"]).select("buffer_pkts", "seed", "jain", "util")
+    figs["buffer_sensitivity_jain"] = plots.sweep(
+        buf, "buffer_pkts", "jain", xlabel="bottleneck buffer (packets)", ylabel="Jain index (per-stream mean)", logx=True,
+        title="Fairness vs bottleneck buffer (simultaneous start)",
+    )
+    figs["buffer_sensitivity_util"] = plots.sweep(
+        buf, "buffer_pkts", "util", xlabel="bottleneck buffer (packets)", ylabel="goodput / 1 Gb/s", logx=True,
+        title="Utilisation vs bottleneck buffer (simultaneous start)",
+    )
+    for name, fig in figs.items():
+        fig.savefig(out / f"{name}.png", dpi=110)
+        fig.savefig(out / f"{name}.svg")
+    result = checks(data)
+    _write_markdown(data, result, figs, out / "report.md")
+    _write_json(data, result, out / "results.json")
+    return result
+
+
+def _write_markdown(data: dict[str, Any], result: list[Check], figs: dict[str, Any], path: Path) -> None:
+    plan = data["plan"]
+    lines = [
+        "# Study 000 reproduced: parallel BIC streams on a long fat pipe",
+        "",
+        f"Seeds {', '.join(map(str, plan['seeds']))}; {plan['duration_s']:g} s simulated per run; "
+        f"fairness and utilisation over {plan['window'][0]:g}–{plan['window'][1]:g} s; bottleneck buffer 100 packets "
+        "(the paper does not give it: see the sensitivity table). Scenarios: `scenarios/p0_parallel_bic/`.",
+        "",
+        "| figure | the paper | measured | |",
+        "|---|---|---|---|",
+    ]
+    for c in result:
+        lines.append(f"| {c.figure} | {c.claim} | {c.measured} | {'pass' if c.passed else '**FAIL**'} |")
+    lines += ["", "## Per run", "", "| experiment | seed | Jain | utilisation | per-stream Mb/s | start order | first-loss order |", "|---|---|---|---|---|---|---|"]
+    for name in ("simultaneous", "staggered", "decp"):
+        for r in data[name]:
+            lines.append(
+                f"| {name} | {r['seed']} | {r['jain']:.4f} | {r['util']:.3f} | "
+                f"{', '.join(f'{m:.0f}' for m in r['means_mbps'])} | {r['start_order']} | {r['first_loss_order']} |"
+            )
+    for r in data["cubic_staggered"]:
+        lines.append(f"| staggered, CUBIC | {r['seed']} | {r['jain']:.4f} | {r['util']:.3f} | {', '.join(f'{m:.0f}' for m in r['means_mbps'])} | | |")
+    lines += ["", "## Buffer sensitivity (simultaneous start)", "", "| buffer (pkts) | Jain per seed | utilisation per seed |", "|---|---|---|"]
+    buf = pl.DataFrame(data["buffers"])
+    for b in sorted(buf["buffer_pkts"].unique().to_list()):
+        part = buf.filter(pl.col("buffer_pkts") == b).sort("seed")
+        lines.append(f"| {b} | {', '.join(f'{x:.3f}' for x in part['jain'])} | {', '.join(f'{x:.3f}' for x in part['util'])} |")
+    lines += ["", "## Figures", ""] + [f"- `{name}.png` / `.svg`" for name in figs]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _write_json(data: dict[str, Any], result: list[Check], path: Path) -> None:
+    plain = {k: v for k, v in data.items() if not isinstance(v, Result)}
+    plain["checks"] = [dataclasses.asdict(c) for c in result]
+    path.write_text(json.dumps(plain, indent=2, default=float), encoding="utf-8")
+
+
+def reproduce(out: str | Path, quick: bool = False, progress: Callable[[str], None] = lambda _: None) -> list[Check]:
+    """Run study 000 and write figures and report.md into `out`; returns the checks."""
+    data = experiment(Plan.make(quick), progress)
+    return write_report(data, Path(out))

@@ -1,0 +1,41 @@
+"""`tcplab reproduce PAPER [--out DIR] [--quick]`: rerun a study and write its report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from rich.console import Console
+
+from tcplab.reproduce import STUDIES
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Register the `reproduce` sub-command."""
+    p = commands.add_parser(
+        "reproduce",
+        help="rerun a study's experiments and write its figures and report.md",
+        description="Rerun a study's experiments over several seeds; write the equivalents of "
+        "its figures and a report.md setting each finding beside the measurement.",
+    )
+    p.add_argument("paper", choices=sorted(STUDIES), help="study to reproduce")
+    p.add_argument("--out", metavar="DIR", help="output directory (default: out/<paper>)")
+    p.add_argument("--quick", action="store_true", help="shorter runs and fewer seeds (under a minute)")
+    p.set_defaults(handler=_cmd)
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    """Run the reproduction; exit 0 when every check passed, 1 otherwise."""
+    out = args.out or f"out/{args.paper}"
+    console = Console(stderr=True)
+    started = time.perf_counter()
+    with console.status("starting") as status:
+        checks = STUDIES[args.paper].reproduce(out, quick=args.quick, progress=lambda msg: status.update(msg))
+    for c in checks:
+        mark = "[green]pass[/]" if c.passed else "[red]FAIL[/]"
+        console.print(f"{mark}  {c.figure}: {c.claim}\n      {c.measured}")
+    console.print(f"wrote {out}/report.md in {time.perf_counter() - started:.0f} s")
+    return 0 if all(c.passed for c in checks) else 1
+
+
