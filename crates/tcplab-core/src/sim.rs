@@ -475,8 +475,9 @@ impl Simulation {
             }
             Event::Arrive(p) => {
                 let mut wake = PipeWake::default();
-                let mut pkt = self.pipes[p.0 as usize].arrive(now, &mut wake);
+                let arrived = self.pipes[p.0 as usize].arrive(now, &mut wake);
                 self.wake(p, wake);
+                let Some(mut pkt) = arrived else { return };
                 pkt.hop += 1;
                 if (pkt.hop as usize) < self.routes[pkt.route.0 as usize].len() {
                     self.forward(now, pkt);

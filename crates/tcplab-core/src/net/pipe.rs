@@ -19,6 +19,7 @@
 use std::collections::VecDeque;
 
 use crate::engine::Rng;
+use crate::net::harmonizer::Harmonizer;
 use crate::net::packet::Packet;
 use crate::net::queue::{Queue, QueueStats};
 use crate::units::{BitRate, QueueLimit, SimDuration, SimTime};
@@ -77,6 +78,8 @@ pub struct Pipe {
     clock_rem: u64,
     tx_end: SimTime,
     line: VecDeque<(SimTime, Packet)>,
+    /// A per-flow delay line replacing the FIFO propagation stage (Stream-Harmonizer-like).
+    harmonizer: Option<Box<Harmonizer>>,
     /// `Some(limit)` while running lazily (see the module doc).
     lazy: Option<QueueLimit>,
     /// Lazy mode: (service start, IP bytes) of admitted packets not yet known to have started.
@@ -110,6 +113,7 @@ impl Pipe {
             waiting_bytes: 0,
             tapped: None,
             line: VecDeque::new(),
+            harmonizer: None,
             stats: PipeStats::default(),
         }
         .with_default_mode()
@@ -168,6 +172,17 @@ impl Pipe {
     pub fn with_jitter(mut self, jitter: SimDuration) -> Self {
         self.jitter = jitter;
         self
+    }
+
+    /// Delay packets per flow through a harmonizer instead of the FIFO propagation stage.
+    pub fn with_harmonizer(mut self, h: Harmonizer) -> Self {
+        self.harmonizer = Some(Box::new(h));
+        self
+    }
+
+    /// The harmonizer, if this pipe has one.
+    pub fn harmonizer(&self) -> Option<&Harmonizer> {
+        self.harmonizer.as_deref()
     }
 
     /// Serialization rate, if limited.
@@ -290,6 +305,12 @@ impl Pipe {
             at = (at + SimDuration(self.rng.below(self.jitter.as_ps()))).max(self.last_arrival);
             self.last_arrival = at;
         }
+        if let Some(h) = self.harmonizer.as_mut() {
+            if let Some(t) = h.admit(now, at, pkt) {
+                wake.arrival = Some(t);
+            }
+            return;
+        }
         if self.line.is_empty() {
             wake.arrival = Some(at);
         }
@@ -312,18 +333,27 @@ impl Pipe {
     }
 
     /// The earliest packet in propagation reaches the far end (called at the `arrival` time).
-    pub fn arrive(&mut self, now: SimTime, wake: &mut PipeWake) -> Packet {
+    /// With a harmonizer an arrival event may find a different packet first (one that
+    /// overtook); it then returns `None` and the event is spent.
+    pub fn arrive(&mut self, now: SimTime, wake: &mut PipeWake) -> Option<Packet> {
+        if let Some(h) = self.harmonizer.as_mut() {
+            let (pkt, next) = h.release(now);
+            if pkt.is_some() {
+                wake.arrival = next;
+            }
+            return pkt;
+        }
         let (at, pkt) = self.line.pop_front().expect("arrival without a packet in propagation");
         debug_assert_eq!(at, now);
         if let Some((next, _)) = self.line.front() {
             wake.arrival = Some(*next);
         }
-        pkt
+        Some(pkt)
     }
 
     /// Packets inside the pipe: queued, in service, or propagating.
     pub fn packets_inside(&self) -> u64 {
-        self.queue.len_packets() + self.in_service.is_some() as u64 + self.line.len() as u64
+        self.queue.len_packets() + self.in_service.is_some() as u64 + self.line.len() as u64 + self.harmonizer.as_ref().map_or(0, |h| h.len() as u64)
     }
 }
 
@@ -410,7 +440,7 @@ mod tests {
                     p.tx_done(now, &mut w);
                 }
                 _ => {
-                    let pk = p.arrive(now, &mut w);
+                    let pk = p.arrive(now, &mut w).expect("FIFO pipes always deliver");
                     let Body::Udp { seq, .. } = pk.body else { unreachable!() };
                     out.push((t, seq));
                 }

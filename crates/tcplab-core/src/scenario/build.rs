@@ -7,6 +7,7 @@ use std::path::Path;
 use crate::app::{BulkApp, CbrSource};
 use crate::engine::SeedTree;
 use crate::net::packet::{IPV4_HEADER, UDP_HEADER};
+use crate::net::harmonizer::{Harmonizer, HarmonizerConfig};
 use crate::net::pipe::Pipe;
 use crate::net::queue::Queue;
 use crate::net::route::{Graph, NodeId, NodeRole};
@@ -381,7 +382,32 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
                 }
                 e.queue = Some(e.queue.clone().unwrap_or(QueueSpec::Limit(QLimit(QueueLimit::Packets(50)))));
             }
+            Preset::Harmonizer => {
+                if loss > 0.0 || e.rate.is_some() {
+                    return err(p("preset"), "a harmonizer has no loss and no rate limit");
+                }
+                let Some(from) = e.harmonize_from.clone() else {
+                    return err(p("harmonize_from"), "name the neighbour whose outgoing streams are harmonized");
+                };
+                if !r.links.iter().any(|l| l.between.contains(&from) && l.between.contains(&e.name)) {
+                    return err(p("harmonize_from"), format!("'{from}' is not linked to '{}'", e.name));
+                }
+                let ms300 = Dur(SimDuration::from_millis(300));
+                e.harmonize_rtt = Some(e.harmonize_rtt.unwrap_or(ms300));
+                e.harmonize_interval = Some(e.harmonize_interval.unwrap_or(ms300));
+                e.harmonize_max_delay = Some(e.harmonize_max_delay.unwrap_or(ms300));
+                if e.harmonize_interval.is_some_and(|d| d.0 == SimDuration::ZERO) {
+                    return err(p("harmonize_interval"), "must be positive");
+                }
+            }
             Preset::None => {}
+        }
+        if e.preset != Preset::Harmonizer {
+            for (field, set) in [("harmonize_from", e.harmonize_from.is_some()), ("harmonize_rtt", e.harmonize_rtt.is_some()), ("harmonize_interval", e.harmonize_interval.is_some()), ("harmonize_max_delay", e.harmonize_max_delay.is_some())] {
+                if set {
+                    return err(p(field), "only for preset = \"harmonizer\"");
+                }
+            }
         }
         if e.queue.is_some() && e.rate.is_none() {
             return err(p("queue"), "a queue needs a rate limit (set rate)");
@@ -615,7 +641,14 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
             let name = format!("{}:{from}->{to}", e.name);
             let q = e.queue.as_ref().map_or(Queue::fifo(QueueLimit::Unlimited), queue_of);
             let rate: Option<BitRate> = e.rate.map(|r| r.0);
-            let pipe = Pipe::new(name.clone(), rate, delay, loss, seeds.stream(&format!("emulators/{name}/loss")), q);
+            let mut pipe = Pipe::new(name.clone(), rate, delay, loss, seeds.stream(&format!("emulators/{name}/loss")), q);
+            if e.harmonize_from.as_deref() == Some(from) {
+                pipe = pipe.with_harmonizer(Harmonizer::new(HarmonizerConfig {
+                    base_rtt: e.harmonize_rtt.expect("resolved").0,
+                    interval: e.harmonize_interval.expect("resolved").0,
+                    max_delay: e.harmonize_max_delay.expect("resolved").0,
+                }));
+            }
             let id = sim.add_pipe(pipe, rate.is_some());
             if rate.is_some() {
                 queue_names.insert(name, id);

@@ -265,6 +265,9 @@ pub enum Preset {
     CometDrop,
     /// FreeBSD Dummynet pipe: rate limit with its own queue (default 50 slots) plus delay.
     Dummynet,
+    /// A Stream-Harmonizer-like gateway: per-stream extra delay for the fast streams in the
+    /// direction leaving `harmonize_from` (study 000's second cited remedy).
+    Harmonizer,
 }
 
 /// `[[emulators]]`.
@@ -294,6 +297,18 @@ pub struct EmulatorSpec {
     /// Queue in front of the rate limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<QueueSpec>,
+    /// Harmonizer: the neighbour whose outgoing traffic is harmonized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harmonize_from: Option<String>,
+    /// Harmonizer: the streams' base RTT (default 300ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harmonize_rtt: Option<Dur>,
+    /// Harmonizer: measurement period (default 300ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harmonize_interval: Option<Dur>,
+    /// Harmonizer: largest extra delay (default 300ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harmonize_max_delay: Option<Dur>,
 }
 
 /// `[[links]]`.
