@@ -12,7 +12,22 @@ from tcplab._core import version as _core_version
 from tcplab.result import Result
 from tcplab.run import run
 from tcplab.scenario import ScenarioError, load_scenario
+from tcplab.sweep_plot import sweep_plot
+from tcplab.sweep_stats import sweep_summary
+from tcplab.sweeps import Sweep, SweepError, load_sweep, sweep
 
 __version__: str = _core_version()
 
-__all__ = ["Result", "ScenarioError", "__version__", "load_scenario", "run"]
+__all__ = [
+    "Result",
+    "ScenarioError",
+    "Sweep",
+    "SweepError",
+    "__version__",
+    "load_scenario",
+    "load_sweep",
+    "run",
+    "sweep",
+    "sweep_plot",
+    "sweep_summary",
+]

@@ -3,6 +3,7 @@
 Usage:
 
     tcplab run SCENARIO [--seed N] [--set PATH=VALUE ...] [--out DIR] [--quiet]
+    tcplab reproduce PAPER [--out DIR] [--quick]
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tcplab import __version__
+from tcplab import __version__, plot_cli, reproduce_cli, sweep_cli
 from tcplab.result import Result
 from tcplab.run import run
 from tcplab.scenario import ScenarioError
@@ -73,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     run_parser.add_argument("--quiet", action="store_true", help="do not show a progress bar")
     run_parser.set_defaults(handler=_cmd_run)
+    plot_cli.add_parser(commands)
+    sweep_cli.add_parser(commands)
+    reproduce_cli.add_parser(commands)
     return parser
 
 

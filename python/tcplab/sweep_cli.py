@@ -1,0 +1,216 @@
+"""The `tcplab sweep` command.
+
+    tcplab sweep SWEEP [--workers N | --cluster ADDRESS] [--out DIR] [--traces]
+                       [--retry-failed] [--quiet]
+
+Exit status: 0 when every run succeeded, 1 when a run failed (or the sweep stopped on an error
+after it started), 2 for a bad sweep file, output directory or cluster address (nothing is
+run), 130 when interrupted (finished runs are kept; rerun to resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from typing import Any
+
+import polars as pl
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from tcplab.sweep_stats import axis_columns, metric_columns, sweep_summary
+from tcplab.sweeps import (
+    ClusterError,
+    ClusterLost,
+    StoreError,
+    SweepError,
+    SweepOutcome,
+    WorkerMismatch,
+    load_sweep,
+    run_sweep,
+)
+
+__all__ = ["add_parser"]
+
+EXIT_RUN_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+MAX_POINTS_SHOWN = 40
+"""Axis points printed in the summary table (all of them are in results.parquet)."""
+
+MAX_ERRORS_SHOWN = 10
+
+PIPE_WIDTH = 200
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    """Add the `sweep` sub-command to the `tcplab` sub-parsers `commands`."""
+    parser = commands.add_parser(
+        "sweep",
+        help="run a scenario over a grid of parameters and seeds",
+        description="Run every point of a sweep file (base scenario, axes over --set paths, "
+        "seeds, metrics) on a local process pool or a Dask cluster. With --out, finished runs "
+        "are stored and a rerun skips them.",
+    )
+    parser.add_argument("sweep", metavar="SWEEP", help="sweep TOML file (see docs/sweeps.md)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=_positive,
+        metavar="N",
+        help="local worker processes (default: one per CPU)",
+    )
+    where.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run on the Dask cluster whose scheduler is at ADDRESS, e.g. tcp://10.0.0.1:8786",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        help="result store: one Parquet file per finished run and results.parquet; "
+        "rerunning with the same DIR resumes (nothing is written without it)",
+    )
+    parser.add_argument(
+        "--traces",
+        action="store_true",
+        help="also save each run's traces to DIR/traces/<key>/ (needs --out)",
+    )
+    parser.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="rerun runs stored with an error (by default a rerun skips them)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="do not show a progress bar")
+    parser.set_defaults(handler=_cmd_sweep)
+    return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    """`tcplab sweep`: validate, run, print a summary per axis point."""
+    if args.traces and args.out is None:
+        _error("--traces needs --out DIR")
+        return EXIT_BAD_INPUT
+    try:
+        spec = load_sweep(args.sweep)
+    except (SweepError, OSError) as e:
+        _error(e)
+        return EXIT_BAD_INPUT
+
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        outcome = run_sweep(
+            spec,
+            workers=args.workers,
+            cluster=args.cluster,
+            out=args.out,
+            traces=True if args.traces else None,
+            retry_failed=args.retry_failed,
+            progress=not args.quiet,
+        )
+    except (SweepError, StoreError, ClusterError) as e:
+        _error(e)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        kept = f"; finished runs are kept in {args.out}, rerun to resume" if args.out else ""
+        print(f"interrupted{kept}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (ClusterLost, WorkerMismatch, OSError) as e:
+        kept = f" (finished runs are kept in {args.out}, rerun to resume)" if args.out else ""
+        _error(f"{e}{kept}")
+        return EXIT_RUN_FAILED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+    _report(outcome)
+    return EXIT_RUN_FAILED if outcome.failed else 0
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    """SIGTERM: stop like Ctrl-C (workers stopped, finished runs kept)."""
+    raise KeyboardInterrupt
+
+
+def _report(outcome: SweepOutcome) -> None:
+    """Print the per-point table, the failures and a closing line."""
+    console = Console() if sys.stdout.isatty() else Console(width=PIPE_WIDTH)
+    table = outcome.table
+    console.print(_points_table(table))
+    failures = table.filter(pl.col("error").is_not_null())
+    axes = axis_columns(table)
+    for row in failures.head(MAX_ERRORS_SHOWN).iter_rows(named=True):
+        point = ", ".join(f"{a}={row[a]}" for a in axes) or "base"
+        print(
+            f"failed: point {row['point']} ({point}) seed {row['seed']}: {row['error']}",
+            file=sys.stderr,
+        )
+    if failures.height > MAX_ERRORS_SHOWN:
+        print(
+            f"failed: … and {failures.height - MAX_ERRORS_SHOWN} more (see the error column)",
+            file=sys.stderr,
+        )
+    rate = f", {outcome.executed / outcome.elapsed_s:.1f} runs/s" if outcome.executed else ""
+    console.print(
+        f"{table.height} runs: {outcome.executed} executed, {outcome.reused} reused, "
+        f"{outcome.failed} failed; {outcome.elapsed_s:.1f} s{rate}",
+        highlight=False,
+        markup=False,
+    )
+    if outcome.store is not None:
+        console.print(f"wrote {outcome.store / 'results.parquet'}", highlight=False, markup=False)
+
+
+def _points_table(table: pl.DataFrame) -> Table:
+    """One row per axis point: the axis values, runs (failed), and each metric's mean ± CI."""
+    axes = axis_columns(table)
+    metrics = [m for m in metric_columns(table) if table.schema[m].is_numeric()]
+    out = Table(title="sweep (mean ± 95 % CI over seeds)", title_justify="left")
+    for column in axes:
+        out.add_column(Text(column))
+    out.add_column("runs", justify="right")
+    for metric in metrics:
+        out.add_column(Text(metric), justify="right")
+    if not metrics:
+        return out
+    summary = sweep_summary(table, by=axes, value=metrics)
+    cells: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in summary.iter_rows(named=True):
+        point = tuple(row[a] for a in axes)
+        cells.setdefault(point, {"runs": row["runs"], "failed": row["failed"]})[row["metric"]] = row
+    for i, (point, stats) in enumerate(cells.items()):
+        if i == MAX_POINTS_SHOWN:
+            out.add_row(*(["…"] * (len(axes) + 1 + len(metrics))))
+            break
+        runs = f"{stats['runs']}" + (f" ({stats['failed']} failed)" if stats["failed"] else "")
+        out.add_row(*(Text(str(v)) for v in point), runs, *(_cell(stats[m]) for m in metrics))
+    return out
+
+
+def _cell(row: dict[str, Any]) -> str:
+    if row["mean"] is None:
+        return "–"
+    text = f"{row['mean']:.4g}"
+    if row["ci"] is not None:
+        text += f" ± {row['ci']:.2g}"
+    return text
+
+
+def _error(e: object) -> None:
+    if isinstance(e, OSError) and e.strerror and e.filename is not None:
+        message = f"{e.filename}: {e.strerror}"
+    else:
+        message = str(e)
+    print(f"error: {message}", file=sys.stderr)

@@ -1,0 +1,528 @@
+"""Sweeps: the sweep file, metrics, the local pool and Dask (LocalCluster and a scheduler with
+two workers as separate processes) giving identical tables, resuming after a kill, failures
+recorded, aggregation and the sweep plot."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import polars as pl
+import pytest
+import tcplab
+from polars.testing import assert_frame_equal
+from tcplab.sweep_metrics import parse_metric
+from tcplab.sweep_stats import sweep_summary, t_quantile
+from tcplab.sweeps import (
+    CRASH_MESSAGE,
+    SweepError,
+    WorkerMismatch,
+    build_sweep,
+    execute,
+    load_sweep,
+    run_sweep,
+)
+
+
+def write_sweep(directory, smoke_path, body, name="sweep.toml"):
+    """Write a sweep file over the smoke scenario and return its path."""
+    path = directory / name
+    path.write_text(f"base = {json.dumps(str(smoke_path))}\n{body}", encoding="utf-8")
+    return path
+
+
+def tcplab_cli(*args, cwd, **kwargs):
+    """`python -m tcplab ARGS` in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "tcplab", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        **kwargs,
+    )
+
+
+def comparable(table):
+    """A sweep table without its wall times, in key order."""
+    return table.drop("wall_time_s").sort("key", "point")
+
+
+# A small grid with random loss (so seeds differ) and one invalid point.
+GRID = """
+seeds = 2
+metrics = ["sum(flows[kind=tcp].goodput_bps)", "jain(flows[kind=tcp].goodput_bps)",
+           "queues[sw1->emu].dropped", "packets.random_drops", "sim_time_s"]
+[overrides]
+"emulators.0.loss" = 0.001
+[axes]
+"links.1.queue_a" = ["10pkts", "40pkts", "0pkts"]
+[[zip]]
+"links.1.rate" = ["100Mbps", "50Mbps"]
+"defaults.tcp.mss" = [1460, 536]
+"""
+
+
+# --------------------------------------------------------------------------------------------
+# Pool, LocalCluster and a separate scheduler + two workers: identical tables
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_local_pool_local_cluster_and_separate_workers_agree(smoke_path, tmp_path):
+    from distributed import Client, LocalCluster
+
+    sweep = load_sweep(write_sweep(tmp_path, smoke_path, GRID))
+    assert sweep.runs == 12
+
+    pool = run_sweep(sweep, workers=2, out=tmp_path / "pool").table
+    assert pool.height == 12
+    assert pool.filter(pl.col("error").is_not_null()).height == 4  # the 0pkts point × 2 × 2
+    goodput = pool["sum(flows[kind=tcp].goodput_bps)"].drop_nulls()
+    assert goodput.n_unique() > 4, "seeds and points must give different results"
+    assert_frame_equal(pl.read_parquet(tmp_path / "pool" / "results.parquet"), pool)
+
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1"
+    ) as cluster:
+        local_cluster = run_sweep(sweep, cluster=cluster, out=tmp_path / "local-cluster").table
+    assert_frame_equal(comparable(local_cluster), comparable(pool))
+
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    dask = [sys.executable, "-m", "dask"]
+    processes = []
+    try:
+        processes.append(
+            subprocess.Popen(
+                [*dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        for _ in range(2):
+            processes.append(
+                subprocess.Popen(
+                    [
+                        *dask,
+                        "worker",
+                        address,
+                        "--host",
+                        "127.0.0.1",
+                        "--nthreads",
+                        "1",
+                        "--no-nanny",
+                        "--no-dashboard",
+                        "--local-directory",
+                        str(tmp_path / "dask"),
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                client = Client(address, timeout=5, set_as_default=False)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        with client:
+            client.wait_for_workers(2, timeout=60)
+            outcome = run_sweep(sweep, cluster=address, out=tmp_path / "cluster")
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+    assert_frame_equal(comparable(outcome.table), comparable(pool))
+    assert outcome.executed == 8
+
+    # The runs really ran in the two worker processes (no nanny: the worker is the process).
+    pids = {
+        pl.read_parquet(path)["pid"][0]
+        for path in (tmp_path / "cluster" / "runs").glob("*.parquet")
+    }
+    assert pids <= {processes[1].pid, processes[2].pid}
+    pool_pids = {
+        pl.read_parquet(path)["pid"][0] for path in (tmp_path / "pool" / "runs").glob("*.parquet")
+    }
+    assert os.getpid() not in pool_pids
+
+
+# --------------------------------------------------------------------------------------------
+# Resume: kill a sweep midway, rerun; nothing finished runs twice
+
+
+SLOW = """
+seeds = 3
+metrics = ["sum(flows[kind=tcp].goodput_bps)", "sum(flows.retransmits)", "events"]
+[overrides]
+"emulators.0.loss" = 0.0001
+"flows.0.bytes" = "100MB"
+"links.1.rate" = "1Gbps"
+[axes]
+"links.1.queue_a" = { values = [50, 100, 200], unit = "pkts" }
+"""
+
+
+def run_files(store):
+    return sorted((store / "runs").glob("*.parquet"))
+
+
+def test_resume_after_kill_skips_finished_runs(smoke_path, tmp_path):
+    sweep_path = write_sweep(tmp_path, smoke_path, SLOW)
+    store = tmp_path / "store"
+    command = [
+        sys.executable,
+        "-m",
+        "tcplab",
+        "sweep",
+        str(sweep_path),
+        "--out",
+        str(store),
+        "--workers",
+        "1",
+        "--quiet",
+    ]
+    victim = subprocess.Popen(
+        command,
+        cwd=tmp_path,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while len(run_files(store)) < 3 if store.exists() else True:
+            assert victim.poll() is None, "the sweep ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    finally:
+        os.killpg(victim.pid, signal.SIGKILL)  # the sweep and its worker processes
+        victim.wait()
+
+    finished = {path.stem: pl.read_parquet(path)["exec_id"][0] for path in run_files(store)}
+    assert 3 <= len(finished) < 9, "the kill must land midway"
+    assert not (store / "results.parquet").exists()
+
+    proc = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{9 - len(finished)} executed, {len(finished)} reused, 0 failed" in proc.stdout
+
+    # The runs finished before the kill were not executed again ...
+    for key, exec_id in finished.items():
+        assert pl.read_parquet(store / "runs" / f"{key}.parquet")["exec_id"][0] == exec_id
+    # ... and no run was executed twice: one log line per execution, one run file per run.
+    log = [json.loads(line) for line in (store / "runs.log").read_text().splitlines()]
+    executions = Counter(entry["key"] for entry in log)
+    assert max(executions.values()) == 1
+    assert len(run_files(store)) == 9
+    assert not list((store / "runs").glob(".*"))  # temporary files of the killed sweep cleaned
+
+    resumed = pl.read_parquet(store / "results.parquet")
+    uninterrupted = tcplab.sweep(load_sweep(sweep_path), workers=2, out=tmp_path / "straight")
+    assert_frame_equal(comparable(resumed), comparable(uninterrupted))
+    assert resumed["error"].null_count() == 9
+
+
+# --------------------------------------------------------------------------------------------
+# Failures: an invalid point, a panic in a worker, a worker process that dies
+
+
+def test_failing_point_is_recorded_and_the_others_run(smoke_path, tmp_path):
+    sweep_path = write_sweep(
+        tmp_path,
+        smoke_path,
+        """
+metrics = ["sum(flows.goodput_bps)"]
+[axes]
+"links.1.queue_a" = ["10pkts", "0pkts", "40pkts"]
+""",
+    )
+    proc = tcplab_cli(
+        "sweep", sweep_path, "--out", tmp_path / "out", "--workers", "2", "--quiet", cwd=tmp_path
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert (
+        "failed: point 1 (links.1.queue_a=0pkts) seed 1: ScenarioError: links[1].queue_a"
+        in proc.stderr
+    )
+    table = pl.read_parquet(tmp_path / "out" / "results.parquet")
+    assert table["links.1.queue_a"].to_list() == ["10pkts", "0pkts", "40pkts"]
+    errors = table["error"].to_list()
+    assert errors[0] is None and errors[2] is None
+    assert "at least 1" in errors[1]
+    goodput = table["sum(flows.goodput_bps)"].to_list()
+    assert goodput[0] > 0 and goodput[2] > 0 and goodput[1] is None
+
+
+class FakePanic(BaseException):
+    """Stands in for pyo3's PanicException, which derives from BaseException."""
+
+
+def panicking_run(spec, seed):
+    raise FakePanic("called `Option::unwrap()` on a `None` value")
+
+
+def crash_or_panic(task):
+    """Worker function for the test below: the 40pkts point kills its worker process, the
+    160pkts point panics, the others run normally."""
+    queue = task["spec"]["links"][1]["queue_a"]
+    if queue == "40pkts":
+        os._exit(3)
+    if queue == "160pkts":
+        return execute(task, runner=panicking_run)
+    return execute(task)
+
+
+def test_worker_crash_and_panic_are_recorded(smoke_path):
+    sweep = build_sweep(
+        smoke_path,
+        axes={"links.1.queue_a": ["10pkts", "40pkts", "160pkts", "20pkts"]},
+        seeds=2,
+        metrics=["events"],
+    )
+    table = run_sweep(sweep, workers=2, _function=crash_or_panic).table
+    errors = dict(zip(zip(table["links.1.queue_a"], table["seed"]), table["error"], strict=True))
+    for seed in (1, 2):
+        assert errors[("10pkts", seed)] is None
+        assert errors[("20pkts", seed)] is None
+        assert errors[("40pkts", seed)] == CRASH_MESSAGE
+        assert errors[("160pkts", seed)] == "FakePanic: called `Option::unwrap()` on a `None` value"
+    assert table.filter(pl.col("error").is_null())["events"].min() > 0
+
+
+def other_build(task):
+    """Worker function standing in for a worker with another tcplab build."""
+    record = execute(task)
+    record["scenario_hash"] = "0123456789abcdef"
+    return record
+
+
+def test_a_worker_with_another_build_stops_the_sweep(smoke_path, tmp_path):
+    sweep = build_sweep(smoke_path, metrics=["events"])
+    with pytest.raises(WorkerMismatch, match="computed scenario hash 0123456789abcdef"):
+        run_sweep(sweep, workers=1, out=tmp_path / "out", _function=other_build)
+    assert not run_files(tmp_path / "out")
+    assert not (tmp_path / "out" / "results.parquet").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# Sweep files: validation, ranges, seeds, zipped axes; traces; the Python call
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('colour = "red"\n', "colour: unknown key"),
+        ('[axes]\n"links.1.queue_a" = "10pkts"\n', 'axes."links.1.queue_a": expected a list'),
+        ('[axes]\n"links.1.queue_a" = []\n', 'axes."links.1.queue_a": no values'),
+        ('[axes]\n"x" = { start = 1, stop = 5 }\n', "axes.x: give exactly one of step, num"),
+        ('[axes]\n"x" = { start = 1, stop = 5, step = -1 }\n', "axes.x.step: -1 does not lead"),
+        ('[axes]\n"x" = { start = 1, stop = 5, step = 1, unit = 3 }\n', "axes.x.unit"),
+        ('[axes]\n"x" = { start = 1, stop = 5, step = 1, by = 3 }\n', "axes.x.by: unknown key"),
+        ('[axes]\n"run.seed" = [1, 2]\n', "seeds come from the sweep"),
+        ("seeds = 0\n", "seeds: the count must be at least 1"),
+        ("seeds = [1, 1]\n", "seeds: a seed appears twice"),
+        ('seeds = "many"\n', "seeds: expected a count"),
+        ('metrics = ["flows.goodput_bps"]\n', "metrics[0]: flows.goodput_bps: flows has one value"),
+        ('metrics = ["median(flows.goodput_bps)"]\n', "unknown aggregate 'median'"),
+        ('[[zip]]\n"a.x" = [1, 2]\n"a.y" = [1]\n', "zip[0]: zipped axes need equal lengths"),
+        (
+            '[overrides]\n"links.1.rate" = "1Gbps"\n[axes]\n"links.1.rate" = ["1Gbps"]\n',
+            'axes."links.1.rate": also set in overrides',
+        ),
+        ('traces = "yes"\n', "traces: expected true or false"),
+    ],
+)
+def test_bad_sweep_files_name_the_key(smoke_path, tmp_path, body, message):
+    with pytest.raises(SweepError) as error:
+        load_sweep(write_sweep(tmp_path, smoke_path, body))
+    assert message in str(error.value)
+
+
+def test_bad_sweep_file_exits_2_without_output(smoke_path, tmp_path):
+    sweep_path = write_sweep(tmp_path, smoke_path, 'metrics = ["sum(flows.goodput)"]\n')
+    proc = tcplab_cli("sweep", sweep_path, "--out", tmp_path / "out", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "error:" in proc.stderr and "flows have no field 'goodput'" in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "precious.txt").write_text("keep")
+    proc = tcplab_cli(
+        "sweep", write_sweep(tmp_path, smoke_path, ""), "--out", tmp_path / "full", cwd=tmp_path
+    )
+    assert proc.returncode == 2
+    assert "not a tcplab sweep store" in proc.stderr
+    assert os.listdir(tmp_path / "full") == ["precious.txt"]
+
+
+def test_ranges_seeds_and_zip(smoke_path, tmp_path):
+    sweep = load_sweep(
+        write_sweep(
+            tmp_path,
+            smoke_path,
+            """
+seeds = 3
+[axes]
+"a.step" = { start = 10, stop = 40, step = 10, unit = "pkts" }
+"a.factor" = { start = 2, stop = 256, factor = 2 }
+"a.num" = { start = 0.5, stop = 1.5, num = 3, unit = "ms" }
+"a.float" = { start = 0.1, stop = 0.3, step = 0.1 }
+[[zip]]
+"b.x" = ["1Gbps", "10Gbps"]
+"b.y" = { values = [9000, 1500] }
+""",
+        )
+    )
+    assert sweep.seeds == (1, 2, 3)
+    axes = {axis.paths: axis for axis in sweep.axes}
+    assert [v for (v,) in axes[("a.step",)].values] == ["10pkts", "20pkts", "30pkts", "40pkts"]
+    assert [v for (v,) in axes[("a.step",)].labels] == [10, 20, 30, 40]
+    assert [v for (v,) in axes[("a.factor",)].values] == [2, 4, 8, 16, 32, 64, 128, 256]
+    assert [v for (v,) in axes[("a.num",)].values] == ["0.5ms", "1ms", "1.5ms"]
+    assert [v for (v,) in axes[("a.float",)].values] == [0.1, 0.2, 0.3]
+    assert axes[("b.x", "b.y")].values == (("1Gbps", 9000), ("10Gbps", 1500))
+    assert sweep.runs == 4 * 8 * 3 * 3 * 2 * 3
+    overrides, labels = sweep.points()[1]
+    assert overrides == {
+        "a.step": "10pkts",
+        "a.factor": 2,
+        "a.num": "0.5ms",
+        "a.float": 0.1,
+        "b.x": "10Gbps",
+        "b.y": 1500,
+    }
+    assert labels["a.step"] == 10
+
+    listed = load_sweep(write_sweep(tmp_path, smoke_path, "seeds = [7, 3]\n", "listed.toml"))
+    assert listed.seeds == (7, 3)
+
+
+def test_python_call_traces_and_duplicate_scenarios(smoke_path, tmp_path):
+    out = tmp_path / "out"
+    table = tcplab.sweep(
+        smoke_path,
+        # "50pkts" and "50 pkts" resolve to the same scenario: one run, two rows.
+        axes={
+            "links.1.queue_a": ["50pkts", "50 pkts"],
+            ("links.1.rate", "flows.0.tcp.mss"): [("100Mbps", 1460)],
+        },
+        seeds=[4],
+        metrics={"goodput": "sum(flows.goodput_bps)", "first": "flows[bulk.0].bytes_delivered"},
+        workers=1,
+        out=out,
+        traces=True,
+    )
+    assert table.columns == [
+        "point",
+        "links.1.queue_a",
+        "links.1.rate",
+        "flows.0.tcp.mss",
+        "seed",
+        "key",
+        "scenario_hash",
+        "wall_time_s",
+        "error",
+        "goodput",
+        "first",
+    ]
+    assert table["seed"].to_list() == [4, 4]
+    assert table["key"].n_unique() == 1
+    assert table["first"][0] == 2_000_000
+    key = table["key"][0]
+    assert len(run_files(out)) == 1
+    saved_files = set(os.listdir(out / "traces" / key))
+    assert {"cwnd.parquet", "events.parquet", "summary.json", "sender.pcapng"} <= saved_files
+    assert (out / "traces" / key / "sender.pcapng").stat().st_size > 1000
+    saved = json.loads((out / "traces" / key / "metadata.json").read_text())
+    assert saved["seed"] == 4 and saved["scenario_hash"] == table["scenario_hash"][0]
+    assert json.loads((out / "sweep.json").read_text())["seeds"] == [4]
+
+
+# --------------------------------------------------------------------------------------------
+# Metrics, aggregation, plot
+
+
+SUMMARY = {
+    "sim_time_s": 2.0,
+    "events": 10,
+    "packets": {"delivered": 5},
+    "flows": [
+        {"name": "a", "kind": "tcp", "goodput_bps": 3.0, "srtt_s": 0.1, "finish_s": None},
+        {"name": "b", "kind": "tcp", "goodput_bps": 1.0, "srtt_s": 0.3, "finish_s": 1.5},
+        {"name": "u", "kind": "udp", "goodput_bps": 4.0, "srtt_s": None, "finish_s": None},
+    ],
+    "queues": [{"name": "sw->x", "dropped": 7}],
+}
+
+
+@pytest.mark.parametrize(
+    ("expr", "value"),
+    [
+        ("sim_time_s", 2.0),
+        ("packets.delivered", 5),
+        ("flows[1].goodput_bps", 1.0),
+        ("flows[b].srtt_s", 0.3),
+        ("flows[name=u].goodput_bps", 4.0),
+        ("flows[9].goodput_bps", None),
+        ("queues[sw->x].dropped", 7),
+        ("sum(flows.goodput_bps)", 8.0),
+        ("sum(flows[kind=tcp].goodput_bps)", 4.0),
+        ("mean(flows.srtt_s)", 0.2),
+        ("min(flows.goodput_bps)", 1.0),
+        ("max(flows.finish_s)", 1.5),
+        ("count(flows.finish_s)", 1),
+        ("jain(flows[kind=tcp].goodput_bps)", 16 / (2 * 10)),
+        ("mean(flows[kind=none].goodput_bps)", None),
+    ],
+)
+def test_metrics(expr, value):
+    result = parse_metric(expr).evaluate(SUMMARY)
+    assert result == pytest.approx(value) if value is not None else result is None
+
+
+def test_sweep_summary_and_plot():
+    table = pl.DataFrame(
+        {
+            "point": [0, 0, 0, 1, 1, 1],
+            "buffer": ["10pkts", "10pkts", "10pkts", "50pkts", "50pkts", "50pkts"],
+            "seed": [1, 2, 3, 1, 2, 3],
+            "key": list("abcdef"),
+            "scenario_hash": list("xxxyyy"),
+            "wall_time_s": [0.1] * 6,
+            "error": [None, None, None, None, None, "boom"],
+            "goodput": [1.0, 2.0, 3.0, 10.0, 14.0, None],
+        }
+    )
+    summary = sweep_summary(table)
+    assert summary["buffer"].to_list() == ["10pkts", "50pkts"]
+    first, second = summary.iter_rows(named=True)
+    assert (first["runs"], first["failed"], first["n"], first["mean"]) == (3, 0, 3, 2.0)
+    assert first["ci"] == pytest.approx(t_quantile(0.975, 2) * 1.0 / 3**0.5)
+    assert first["ci"] == pytest.approx(2.4841, abs=1e-4)
+    assert (second["failed"], second["n"], second["mean"]) == (1, 2, 12.0)
+    # std of [10, 14] is √8, so ci = t(0.975, 1) · √8 / √2 = 2 · 12.7062
+    assert second["high"] - second["low"] == pytest.approx(4 * 12.706205)
+
+    figure = tcplab.sweep_plot(table, x="buffer", y="goodput")
+    assert type(figure).__name__ == "Figure"
+    (ax,) = figure.axes
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["10pkts", "50pkts"]
+    assert ax.get_ylabel() == "goodput"
