@@ -16,7 +16,8 @@ import pytest
 import tcplab
 from polars.testing import assert_frame_equal
 from tcplab.sweep_metrics import parse_metric
-from tcplab.sweep_stats import sweep_summary, t_quantile
+from tcplab.analysis.stats import t_quantile
+from tcplab.sweep_stats import sweep_summary
 from tcplab.sweeps import (
     CRASH_MESSAGE,
     SweepError,

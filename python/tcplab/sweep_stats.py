@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from functools import lru_cache
 
 import polars as pl
 
-__all__ = ["axis_columns", "metric_columns", "sweep_summary", "t_quantile"]
+from tcplab.analysis.stats import t_quantile
+
+__all__ = ["axis_columns", "metric_columns", "sweep_summary"]
 
 _FIXED_BEFORE_METRICS = ("seed", "key", "scenario_hash", "wall_time_s", "error")
 
@@ -100,57 +100,3 @@ def sweep_summary(
     return summary.with_columns(ci).with_columns(
         (pl.col("mean") - pl.col("ci")).alias("low"), (pl.col("mean") + pl.col("ci")).alias("high")
     )
-
-
-@lru_cache(maxsize=1024)
-def t_quantile(p: float, df: int) -> float:
-    """The `p` quantile of Student's t distribution with `df` degrees of freedom (p > 0.5)."""
-    if not 0.5 <= p < 1:
-        raise ValueError(f"p must be in [0.5, 1), got {p}")
-    if df < 1:
-        raise ValueError(f"df must be at least 1, got {df}")
-    if p == 0.5:
-        return 0.0
-    tail = 2 * (1 - p)  # P(|T| > t) = I_{df/(df+t²)}(df/2, 1/2)
-    low, high = 0.0, 1.0
-    while _betainc(df / 2, 0.5, df / (df + high * high)) > tail:
-        high *= 2
-    for _ in range(200):
-        mid = (low + high) / 2
-        if _betainc(df / 2, 0.5, df / (df + mid * mid)) > tail:
-            low = mid
-        else:
-            high = mid
-        if high - low <= 1e-12 * high:
-            break
-    return (low + high) / 2
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """Regularized incomplete beta function I_x(a, b) (continued fraction, Lentz's method)."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    if x > (a + 1) / (a + b + 2):
-        return 1.0 - _betainc(b, a, 1.0 - x)
-    tiny = 1e-300
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    f = d
-    for m in range(1, 500):
-        for numerator in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1.0 + numerator * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            f *= c * d
-        if abs(c * d - 1.0) < 1e-15:
-            break
-    return math.exp(log_front) * f / a
