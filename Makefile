@@ -10,7 +10,7 @@ MATURIN := VIRTUAL_ENV=$(VENV_ABS) $(VENV)/bin/maturin
 BUILD_INPUTS := pyproject.toml Cargo.toml Cargo.lock \
 	$(shell find crates -name '*.rs' -o -name Cargo.toml -o -name build.rs)
 
-.PHONY: demo test bench tshark
+.PHONY: demo test bench bench-ns3 tshark
 
 demo: $(VENV)/.built
 	$(VENV)/bin/tcplab run scenarios/dumbbell/dumbbell.toml
@@ -26,6 +26,11 @@ tshark:
 
 bench:
 	cargo bench -p tcplab-core --bench throughput
+
+# tcplab beside ns-3 on the same scenarios (ns-3 in its own virtualenv; see benches/ns3/).
+bench-ns3: $(VENV)/.built
+	bash benches/ns3/setup.sh
+	$(VPY) benches/ns3/compare.py
 
 # A venv with current pip and maturin. Falls back to a pip-less venv bootstrapped by the
 # system pip where the venv module lacks ensurepip (e.g. Debian without python3-venv).

@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Side by side with ns-3: goodput, retransmissions and wall time of the same scenarios.
+
+    .venv/bin/python benches/ns3/compare.py                 # every scenario (make bench-ns3)
+    .venv/bin/python benches/ns3/compare.py S2 S3-10        # some of them
+    .venv/bin/python benches/ns3/compare.py S3-10 --ns3-duration S3-10=10s   # full ns-3 run
+
+Runs tcplab through its Python API (this interpreter: the repository's .venv) and ns-3 through
+`ns3_scenarios.py` in its own virtualenv (benches/ns3/.venv, made by setup.sh), both from the
+same TOML file in tcplab_scenarios/. Prints one markdown table per scenario and writes them
+all to benches/ns3/last_results.md.
+
+ns-3 is slow on the 10 Gb/s scenarios, so by default those simulate less time than the
+scenario says (DEFAULT_NS3_DURATION below). Then *both* simulators are compared over that
+shorter time, so goodput and retransmissions compare like with like, and the wall-time rows
+give the ratio measured over it plus each side's cost for the full duration: tcplab measured,
+ns-3 scaled linearly (wall × full / simulated), marked "(scaled)".
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+NS3_PY = HERE / ".venv" / "bin" / "python"
+NS3_SCRIPT = HERE / "ns3_scenarios.py"
+SCEN = HERE / "tcplab_scenarios"
+
+SCENARIOS = {  # name -> (file, one-line description)
+    "S1-100": ("s1-100.toml", "4 BIC flows, 1 Gb/s bottleneck, 150 ms one-way, 100-packet buffer, MTU 9000, 20 s"),
+    "S1-1000": ("s1-1000.toml", "4 BIC flows, 1 Gb/s bottleneck, 150 ms one-way, 1000-packet buffer, MTU 9000, 20 s"),
+    "S2": ("s2.toml", "1 NewReno flow, 100 Mb/s bottleneck, RTT 20 ms, 1-BDP buffer (167 pkts), MTU 1500, 60 s"),
+    "S3-10": ("s3-10.toml", "10 NewReno flows, 10 Gb/s bottleneck, RTT 10 ms, 1-BDP buffer (8334 pkts), MTU 1500, 10 s"),
+    "S3-100": ("s3-100.toml", "100 NewReno flows, 10 Gb/s bottleneck, RTT 10 ms, 1-BDP buffer (8334 pkts), MTU 1500, 10 s"),
+}
+# Simulated time for ns-3 where the full scenario would take too long under `make bench-ns3`
+# (keeps the whole run near 20 minutes on 2 cores; README.md has the measured rates).
+DEFAULT_NS3_DURATION = {"S3-10": "2s", "S3-100": "2s"}
+NS3_TIMEOUT_S = 3600
+
+
+def seconds(q: str) -> float:
+    for unit, f in (("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("s", 1.0)):
+        if q.endswith(unit):
+            return float(q[: -len(unit)]) * f
+    raise ValueError(f"bad duration {q!r}")
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# --- the two sides ---------------------------------------------------------------------------
+
+def run_tcplab(path: Path, duration: str) -> dict:
+    """tcplab's summary for `path` run for `duration`, or {"unavailable": reason}."""
+    import tomllib
+
+    import tcplab
+
+    try:
+        res = tcplab.run(str(path), overrides={"run.duration": duration}, progress=False)
+    except tcplab.ScenarioError as e:
+        msg = str(e).splitlines()[0]
+        cc = tomllib.loads(path.read_text()).get("defaults", {}).get("tcp", {}).get("cc")
+        if ".cc" in msg.split(":")[0] and cc:
+            return {"unavailable": f"cc={cc}"}
+        return {"unavailable": msg}
+    s = res.summary
+    return {
+        "flows": {f["name"]: f for f in s["flows"]},
+        "queues": {q["name"]: q for q in s["queues"]},
+        "wall_time_s": s["wall_time_s"],
+        "events": s["events"],
+        "version": s.get("version"),
+    }
+
+
+def run_ns3(name: str, duration: str, recovery: str) -> dict:
+    cmd = [str(NS3_PY), str(NS3_SCRIPT), name, "--duration", duration, "--recovery", recovery]
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=NS3_TIMEOUT_S, cwd=HERE, check=False)
+    if p.returncode != 0:
+        tail = "\n".join(ln for ln in p.stderr.splitlines() if "materialize symbols" not in ln)[-2000:]
+        raise RuntimeError(f"ns-3 failed on {name} (exit {p.returncode}):\n{tail}")
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    res["process_time_s"] = time.perf_counter() - t0
+    return res
+
+
+# --- the table -------------------------------------------------------------------------------
+
+def pct(ns3: float, tl: float) -> str:
+    if tl == 0:
+        return "0" if ns3 == 0 else "n/a"
+    return f"{(ns3 - tl) / tl * 100:+.1f}"
+
+
+def fmt_s(x: float) -> str:
+    return f"{x:.3g}" if x < 10 else f"{x:.0f}"
+
+
+def table(name: str, desc: str, full: str, dur: str, tl: dict, n3: dict) -> str:
+    scaled = seconds(full) / seconds(dur)
+    out = [f"### {name}: {desc}", ""]
+    if dur != full:
+        out += [(f"Both simulators ran {dur} of the scenario's {full} (ns-3's full run is too slow "
+                f"for `make bench-ns3`); goodput and retransmissions are over {dur}."), ""]
+    have_tl = "unavailable" not in tl
+    out += ["| flow | goodput tcplab (Mb/s) | goodput ns-3 (Mb/s) | Δ % | retx tcplab | retx ns-3 | Δ % |",
+            "|---|---:|---:|---:|---:|---:|---:|"]
+    tot = {"tg": 0.0, "ng": 0.0, "tr": 0, "nr": 0}
+    for f in n3["flows"]:
+        ng, nr = f["goodput_bps"] / 1e6, f["retransmits"]
+        tot["ng"] += ng
+        tot["nr"] += nr
+        if have_tl:
+            t = tl["flows"][f["name"]]
+            tg, tr = t["goodput_bps"] / 1e6, t["retransmits"]
+            tot["tg"] += tg
+            tot["tr"] += tr
+            out.append(f"| {f['name']} | {tg:.2f} | {ng:.2f} | {pct(ng, tg)} | {tr} | {nr} | {pct(nr, tr)} |")
+        else:
+            out.append(f"| {f['name']} | – | {ng:.2f} | – | – | {nr} | – |")
+    if have_tl:
+        out.append(f"| **total** | **{tot['tg']:.2f}** | **{tot['ng']:.2f}** | **{pct(tot['ng'], tot['tg'])}** "
+                   f"| **{tot['tr']}** | **{tot['nr']}** | **{pct(tot['nr'], tot['tr'])}** |")
+    else:
+        out.append(f"| **total** | – | **{tot['ng']:.2f}** | – | – | **{tot['nr']}** | – |")
+    out.append("")
+    bn = n3["bottleneck"]
+    if have_tl:
+        fr = sum(f["fast_retransmits"] for f in tl["flows"].values())
+        to = sum(f["timeouts"] for f in tl["flows"].values())
+        drops = tl["queues"].get(bn, {}).get("dropped", "?")
+        out.append(f"tcplab: {drops} drops at {bn}, {fr} fast retransmits, {to} timeouts.  ")
+    else:
+        out.append(f"tcplab: not available yet ({tl['unavailable']})  ")
+    out.append(f"ns-3: {n3['bottleneck_drops']} drops at {bn}, "
+               f"{sum(f['fast_retransmits'] for f in n3['flows'])} fast-recovery entries, "
+               f"{sum(f['rto_episodes'] for f in n3['flows'])} RTO episodes (consecutive RTOs count once).")
+    out += ["", "| wall time | tcplab (s) | ns-3 (s) | ns-3 / tcplab |", "|---|---:|---:|---:|"]
+    if have_tl:
+        tw, nw = tl["wall_time_s"], n3["wall_time_s"]
+        out.append(f"| {dur} simulated | {fmt_s(tw)} | {fmt_s(nw)} | {nw / tw:.0f} |")
+        if dur != full:
+            tfw = tl["full"]["wall_time_s"]
+            out.append(f"| {full} simulated | {fmt_s(tfw)} | {fmt_s(nw * scaled)} (scaled) | {nw * scaled / tfw:.0f} |")
+    else:
+        nw = n3["wall_time_s"]
+        out.append(f"| {dur} simulated | – | {fmt_s(nw)} | – |")
+    out += ["", (f"ns-3 `Simulator::Run` only; CPU {fmt_s(n3['cpu_time_s'])} s; start-up besides: "
+            f"{n3['import_time_s']:.0f} s importing the bindings, {n3['setup_time_s']:.1f} s building the topology. "
+            f"tcplab: `tcplab.run`, building and running the simulation."), ""]
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("scenarios", nargs="*", default=list(SCENARIOS), help=", ".join(SCENARIOS))
+    ap.add_argument("--ns3-duration", action="append", default=[], metavar="NAME=DUR",
+                    help="simulated time for NAME (both sides), e.g. S3-10=10s; 'full' for all")
+    ap.add_argument("--recovery", choices=["classic", "prr"], default="classic",
+                    help="ns-3 loss recovery (classic matches tcplab's RFC 6675; prr is ns-3's default)")
+    ap.add_argument("--out", default=str(HERE / "last_results.md"))
+    args = ap.parse_args(argv)
+
+    durations = dict(DEFAULT_NS3_DURATION)
+    for item in args.ns3_duration:
+        if item == "full":
+            durations = {}
+            continue
+        k, _, v = item.partition("=")
+        durations[k] = v
+    if not NS3_PY.exists():
+        sys.exit(f"no ns-3 virtualenv: run `bash {HERE / 'setup.sh'}` first")
+
+    import tomllib
+    sections, failed, ns3_version = [], [], "?"
+    for name in args.scenarios:
+        if name not in SCENARIOS:
+            sys.exit(f"unknown scenario {name!r}: one of {', '.join(SCENARIOS)}")
+        fname, desc = SCENARIOS[name]
+        path = SCEN / fname
+        full = tomllib.loads(path.read_text())["run"]["duration"]
+        dur = durations.get(name, full)
+        log(f"[{name}] tcplab, {dur} simulated ...")
+        tl = run_tcplab(path, dur)
+        if "unavailable" not in tl and dur != full:
+            log(f"[{name}] tcplab, {full} simulated ...")
+            tl["full"] = run_tcplab(path, full)
+        log(f"[{name}] ns-3, {dur} simulated ...")
+        try:
+            n3 = run_ns3(name, dur, args.recovery)
+        except (RuntimeError, subprocess.TimeoutExpired, ValueError) as e:
+            failed.append(name)
+            sec = f"### {name}: {desc}\n\nns-3 failed: {e}\n"
+            print(sec, flush=True)
+            sections.append(sec)
+            continue
+        ns3_version = n3.get("ns3_version", "?")
+        sec = table(name, desc, full, dur, tl, n3)
+        print(sec, flush=True)
+        sections.append(sec)
+
+    import tcplab
+    head = [
+        "# tcplab vs ns-3: last results", "",
+        (f"Written by `benches/ns3/compare.py` on {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M} UTC; "
+        f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}. "
+        f"tcplab {getattr(tcplab, '__version__', '?')}, ns-3 {ns3_version} "
+        f"(PyPI `ns3`, recovery {args.recovery}). Δ % = (ns-3 − tcplab) / tcplab. "
+        "Wall times are single runs on a shared machine: treat the ratios as ±20 %."), "",
+        "Modelling choices and known differences: benches/ns3/README.md.", "",
+    ]
+    Path(args.out).write_text("\n".join(head + sections))
+    log(f"written {args.out}")
+    if failed:
+        log(f"ns-3 failed on: {', '.join(failed)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
