@@ -6,6 +6,7 @@
 //! that `bictcp_update` recomputes at most every HZ/32 jiffies, and `delayed_ack` is the EWMA
 //! of packets per ACK kept ×16 (so BIC's per-RTT increments hold with delayed ACKs).
 
+use super::window::PacketWindow;
 use super::{AckSample, CongestionControl, CongestionEvent, RecoveryExit, TimeoutEvent};
 use crate::units::SimTime;
 
@@ -47,10 +48,7 @@ impl Default for BicConfig {
 #[derive(Clone, Debug)]
 pub struct Bic {
     cfg: BicConfig,
-    mss: u64,
-    cwnd: u32,
-    ssthresh: u32,
-    cwnd_cnt: u32,
+    w: PacketWindow,
     bytes_acked: u64,
     // struct bictcp
     cnt: u32,
@@ -65,14 +63,9 @@ pub struct Bic {
 impl Bic {
     /// A BIC controller starting at `cwnd`/`ssthresh` bytes with segments of `mss` bytes.
     pub fn new(cfg: BicConfig, cwnd: u64, ssthresh: u64, mss: u32) -> Self {
-        let mss = mss.max(1) as u64;
-        let to_segs = |b: u64| if b == u64::MAX { u32::MAX } else { (b / mss).min(u32::MAX as u64) as u32 };
         let mut s = Bic {
             cfg,
-            mss,
-            cwnd: to_segs(cwnd).max(1),
-            ssthresh: to_segs(ssthresh),
-            cwnd_cnt: 0,
+            w: PacketWindow::new(cwnd, ssthresh, mss),
             bytes_acked: 0,
             cnt: 0,
             last_max_cwnd: 0,
@@ -84,7 +77,7 @@ impl Bic {
         };
         // bictcp_init: initial_ssthresh overrides the route/default ssthresh.
         if cfg.initial_ssthresh > 0 {
-            s.ssthresh = cfg.initial_ssthresh;
+            s.w.ssthresh = cfg.initial_ssthresh;
         }
         s
     }
@@ -96,7 +89,7 @@ impl Bic {
 
     /// Window in segments.
     pub fn cwnd_segments(&self) -> u32 {
-        self.cwnd
+        self.w.cwnd
     }
 
     /// `cnt`: ACKs per +1 segment, as last computed.
@@ -126,7 +119,7 @@ impl Bic {
 
     /// bictcp_update: compute `cnt` for the current window.
     fn update(&mut self, now: SimTime) {
-        let cwnd = self.cwnd;
+        let cwnd = self.w.cwnd;
         let t = self.jiffies(now);
         if self.last_cwnd == cwnd && t.saturating_sub(self.last_time) <= (self.cfg.hz / 32) as u64 {
             return;
@@ -172,15 +165,15 @@ impl Bic {
     /// tcp_slow_start of 2.6.16 with ABC.
     fn slow_start(&mut self) {
         if self.cfg.abc > 0 {
-            if self.bytes_acked < self.mss {
+            if self.bytes_acked < self.w.mss {
                 return;
             }
-            if self.cfg.abc > 1 && self.bytes_acked > 2 * self.mss {
-                self.cwnd += 1;
+            if self.cfg.abc > 1 && self.bytes_acked > 2 * self.w.mss {
+                self.w.cwnd += 1;
             }
         }
         self.bytes_acked = 0;
-        self.cwnd += 1;
+        self.w.cwnd += 1;
     }
 }
 
@@ -189,14 +182,10 @@ impl CongestionControl for Bic {
         "bic"
     }
     fn cwnd(&self) -> u64 {
-        self.cwnd as u64 * self.mss
+        self.w.cwnd_bytes()
     }
     fn ssthresh(&self) -> u64 {
-        if self.ssthresh == u32::MAX {
-            u64::MAX
-        } else {
-            self.ssthresh as u64 * self.mss
-        }
+        self.w.ssthresh_bytes()
     }
     fn min_cwnd(&self) -> u64 {
         self.ssthresh() // bictcp_min_cwnd (2.6.16/17): rate-halving floor is ssthresh
@@ -208,51 +197,42 @@ impl CongestionControl for Bic {
             self.delayed_ack = self.delayed_ack + n - (self.delayed_ack >> ACK_RATIO_SHIFT);
         }
         // tcp_ack's byte counter for ABC (full bytes in Open/Disorder, ≤ 1 MSS in Loss).
-        self.bytes_acked += if a.after_timeout { a.bytes_acked.min(self.mss) } else { a.bytes_acked };
+        self.bytes_acked += if a.after_timeout { a.bytes_acked.min(self.w.mss) } else { a.bytes_acked };
         // bictcp_cong_avoid: only when cwnd-limited.
         if !a.cwnd_limited {
             return;
         }
-        if self.cwnd <= self.ssthresh {
+        if self.w.cwnd <= self.w.ssthresh {
             self.slow_start();
         } else {
             self.update(a.now);
-            if self.cwnd_cnt >= self.cnt {
-                self.cwnd += 1;
-                self.cwnd_cnt = 0;
+            if self.w.cwnd_cnt >= self.cnt {
+                self.w.cwnd += 1;
+                self.w.cwnd_cnt = 0;
             } else {
-                self.cwnd_cnt += 1;
+                self.w.cwnd_cnt += 1;
             }
         }
     }
     fn on_congestion(&mut self, _ev: &CongestionEvent) {
-        self.ssthresh = self.recalc_ssthresh();
-        self.cwnd_cnt = 0;
+        self.w.ssthresh = self.recalc_ssthresh();
+        self.w.cwnd_cnt = 0;
     }
     fn on_recovery_exit(&mut self, ev: &RecoveryExit) {
-        // tcp_complete_cwr: continue from min(recovery window, ssthresh).
-        let w = ev.window.map_or(self.ssthresh, |b| (b / self.mss) as u32);
-        self.cwnd = w.min(self.ssthresh).max(1);
-        self.cwnd_cnt = 0;
+        self.w.exit_recovery(ev);
         self.bytes_acked = 0;
     }
     fn clamp_window(&mut self, bytes: u64) {
-        let segs = ((bytes / self.mss) as u32).max(1);
-        if segs < self.cwnd {
-            self.cwnd = segs;
-            self.cwnd_cnt = 0;
-        }
-        self.ssthresh = self.ssthresh.min(self.cwnd);
+        self.w.clamp(bytes);
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         // tcp_enter_loss: ssthresh from the controller once per loss episode, then the
         // controller's Loss-state reset (bictcp_state), cwnd = 1.
         if ev.backoffs <= 1 {
-            self.ssthresh = self.recalc_ssthresh();
+            self.w.ssthresh = self.recalc_ssthresh();
         }
         self.reset();
-        self.cwnd = 1;
-        self.cwnd_cnt = 0;
+        self.w.loss_window();
         self.bytes_acked = 0;
     }
 }
@@ -261,7 +241,7 @@ impl Bic {
     /// bictcp_recalc_ssthresh.
     fn recalc_ssthresh(&mut self) -> u32 {
         self.epoch_start = 0;
-        let cwnd = self.cwnd;
+        let cwnd = self.w.cwnd;
         if cwnd < self.last_max_cwnd && self.cfg.fast_convergence {
             self.last_max_cwnd = cwnd * (BETA_SCALE + self.cfg.beta) / (2 * BETA_SCALE);
         } else {
@@ -303,17 +283,17 @@ mod tests {
     /// Run one RTT of per-segment ACKs (one ACK per segment of the window) and return the
     /// window afterwards, in segments.
     fn one_rtt(b: &mut Bic, now_ms: &mut u64) -> u32 {
-        let w = b.cwnd;
+        let w = b.w.cwnd;
         for _ in 0..w {
             b.on_ack(&ack(*now_ms, true));
         }
         *now_ms += 300;
-        b.cwnd
+        b.w.cwnd
     }
 
     fn bic_at(cwnd: u32, w_max: u32, loss_cwnd: u32) -> Bic {
         let mut b = Bic::new(BicConfig::default(), cwnd as u64 * MSS as u64, 0, MSS);
-        b.ssthresh = 1;
+        b.w.ssthresh = 1;
         b.last_max_cwnd = w_max;
         b.loss_cwnd = loss_cwnd;
         // Per-segment ACKs: the ratio estimate converges to 1 (×16).
@@ -333,7 +313,7 @@ mod tests {
         let mut t = 0;
         // Far below W_max: additive increase, +16 per RTT (cnt = cwnd/16 ACKs per +1).
         let mut b = bic_at(400, 1000, 1000);
-        let w0 = b.cwnd;
+        let w0 = b.w.cwnd;
         let w1 = one_rtt(&mut b, &mut t);
         assert!((w1 - w0).abs_diff(16) <= 1, "+{} per RTT", w1 - w0);
         // Binary search: about a quarter of the remaining distance (40/4 = 10), less because the
@@ -344,7 +324,7 @@ mod tests {
         assert_eq!(w1 - 960, 8);
         // Within 4 of W_max: +B/smooth_part = 0.2 per RTT (cnt = 5·cwnd).
         let mut b = bic_at(998, 1000, 1000);
-        let mut w = b.cwnd;
+        let mut w = b.w.cwnd;
         for _ in 0..6 {
             w = one_rtt(&mut b, &mut t);
         }
@@ -364,7 +344,7 @@ mod tests {
         for _ in 0..3 {
             one_rtt(&mut b, &mut t);
         }
-        assert_eq!(b.cwnd, 12);
+        assert_eq!(b.w.cwnd, 12);
         // Before any loss: at least 5 % per RTT (cnt ≤ 20).
         let mut b = bic_at(400, 0, 0);
         let w1 = one_rtt(&mut b, &mut t);
@@ -378,7 +358,7 @@ mod tests {
         assert_eq!(b.w_max(), 1000);
         assert_eq!(b.ssthresh(), 1000 * 819 / 1024 * MSS as u64);
         // A second loss below W_max: W_max = cwnd·(1024+819)/2048 ≈ 0.9·cwnd.
-        b.cwnd = 900;
+        b.w.cwnd = 900;
         b.on_congestion(&CongestionEvent { now: SimTime::ZERO, inflight: 0, mss: MSS });
         assert_eq!(b.w_max(), 900 * 1843 / 2048);
         // Small windows halve.

@@ -3,6 +3,7 @@
 //! kernel: W(t) = C·(t − K)³ + W_max with C = 41·10/1024 ≈ 0.4 (bic_scale) and β = 717/1024.
 //! Time `t` is in 1/1024 s and includes the minimum delay, as in the kernel.
 
+use super::window::PacketWindow;
 use super::{AckSample, CongestionControl, CongestionEvent, RecoveryExit, TimeoutEvent};
 use crate::units::{SimDuration, SimTime};
 
@@ -52,10 +53,7 @@ impl Default for CubicConfig {
 #[derive(Clone, Debug)]
 pub struct Cubic {
     cfg: CubicConfig,
-    mss: u64,
-    cwnd: u32,
-    ssthresh: u32,
-    cwnd_cnt: u32,
+    w: PacketWindow,
     cnt: u32,
     last_max_cwnd: u32,
     last_cwnd: u32,
@@ -78,14 +76,9 @@ pub struct Cubic {
 impl Cubic {
     /// A CUBIC controller starting at `cwnd`/`ssthresh` bytes with segments of `mss` bytes.
     pub fn new(cfg: CubicConfig, cwnd: u64, ssthresh: u64, mss: u32) -> Self {
-        let mss = mss.max(1) as u64;
-        let to_segs = |b: u64| if b == u64::MAX { u32::MAX } else { (b / mss).min(u32::MAX as u64) as u32 };
         Cubic {
             cfg,
-            mss,
-            cwnd: to_segs(cwnd).max(1),
-            ssthresh: to_segs(ssthresh),
-            cwnd_cnt: 0,
+            w: PacketWindow::new(cwnd, ssthresh, mss),
             cnt: 0,
             last_max_cwnd: 0,
             last_cwnd: 0,
@@ -143,7 +136,7 @@ impl Cubic {
 
     /// bictcp_update.
     fn update(&mut self, now: SimTime, acked: u32) {
-        let cwnd = self.cwnd;
+        let cwnd = self.w.cwnd;
         self.ack_cnt += acked;
         let j = self.jiffies(now);
         if self.last_cwnd == cwnd && j.saturating_sub(self.last_time) <= (self.cfg.hz / 32) as u64 {
@@ -219,13 +212,13 @@ impl Cubic {
             }
         }
         if self.found {
-            self.ssthresh = self.cwnd;
+            self.w.ssthresh = self.w.cwnd;
         }
     }
 
     fn recalc_ssthresh(&mut self) -> u32 {
         self.epoch_start = 0;
-        let cwnd = self.cwnd;
+        let cwnd = self.w.cwnd;
         self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.cfg.fast_convergence {
             (cwnd as u64 * (BETA_SCALE + self.cfg.beta as u64) / (2 * BETA_SCALE)) as u32
         } else {
@@ -240,14 +233,10 @@ impl CongestionControl for Cubic {
         "cubic"
     }
     fn cwnd(&self) -> u64 {
-        self.cwnd as u64 * self.mss
+        self.w.cwnd_bytes()
     }
     fn ssthresh(&self) -> u64 {
-        if self.ssthresh == u32::MAX {
-            u64::MAX
-        } else {
-            self.ssthresh as u64 * self.mss
-        }
+        self.w.ssthresh_bytes()
     }
     fn on_ack(&mut self, a: &AckSample) {
         // bictcp_acked (pkts_acked): delay_min, HyStart.
@@ -256,7 +245,7 @@ impl CongestionControl for Cubic {
             if !recent_epoch {
                 let d = rtt.max(SimDuration::from_micros(1));
                 self.delay_min = Some(self.delay_min.map_or(d, |m| m.min(d)));
-                if self.cfg.hystart && !self.found && self.cwnd < self.ssthresh && self.cwnd >= self.cfg.hystart_low_window {
+                if self.cfg.hystart && !self.found && self.w.cwnd < self.w.ssthresh && self.w.cwnd >= self.cfg.hystart_low_window {
                     self.hystart_update(a.now, d, a.round);
                 }
             }
@@ -265,11 +254,11 @@ impl CongestionControl for Cubic {
             return;
         }
         let mut acked = a.packets_acked.max(1);
-        if self.cwnd < self.ssthresh {
+        if self.w.cwnd < self.w.ssthresh {
             // tcp_slow_start: cwnd += acked, up to ssthresh; the rest goes to avoidance.
-            let new = (self.cwnd + acked).min(self.ssthresh.max(self.cwnd));
-            acked -= new - self.cwnd;
-            self.cwnd = new;
+            let new = (self.w.cwnd + acked).min(self.w.ssthresh.max(self.w.cwnd));
+            acked -= new - self.w.cwnd;
+            self.w.cwnd = new;
             if acked == 0 {
                 return;
             }
@@ -277,41 +266,33 @@ impl CongestionControl for Cubic {
         self.update(a.now, acked);
         // tcp_cong_avoid_ai.
         let w = self.cnt.max(1);
-        if self.cwnd_cnt >= w {
-            self.cwnd_cnt = 0;
-            self.cwnd += 1;
+        if self.w.cwnd_cnt >= w {
+            self.w.cwnd_cnt = 0;
+            self.w.cwnd += 1;
         }
-        self.cwnd_cnt += acked;
-        if self.cwnd_cnt >= w {
-            let d = self.cwnd_cnt / w;
-            self.cwnd_cnt -= d * w;
-            self.cwnd += d;
+        self.w.cwnd_cnt += acked;
+        if self.w.cwnd_cnt >= w {
+            let d = self.w.cwnd_cnt / w;
+            self.w.cwnd_cnt -= d * w;
+            self.w.cwnd += d;
         }
     }
     fn on_congestion(&mut self, _ev: &CongestionEvent) {
-        self.ssthresh = self.recalc_ssthresh();
+        self.w.ssthresh = self.recalc_ssthresh();
     }
     fn on_recovery_exit(&mut self, ev: &RecoveryExit) {
-        let w = ev.window.map_or(self.ssthresh, |b| (b / self.mss) as u32);
-        self.cwnd = w.min(self.ssthresh).max(1);
-        self.cwnd_cnt = 0;
+        self.w.exit_recovery(ev);
     }
     fn clamp_window(&mut self, bytes: u64) {
-        let segs = ((bytes / self.mss) as u32).max(1);
-        if segs < self.cwnd {
-            self.cwnd = segs;
-            self.cwnd_cnt = 0;
-        }
-        self.ssthresh = self.ssthresh.min(self.cwnd);
+        self.w.clamp(bytes);
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         if ev.backoffs <= 1 {
-            self.ssthresh = self.recalc_ssthresh();
+            self.w.ssthresh = self.recalc_ssthresh();
         }
         self.reset();
         self.hystart_reset(ev.now, self.round);
-        self.cwnd = 1;
-        self.cwnd_cnt = 0;
+        self.w.loss_window();
     }
 }
 
@@ -342,20 +323,20 @@ mod tests {
     fn cubic_curve_returns_to_w_max_after_k() {
         // After a loss at W_max = 1000, cwnd = ⌊1000·717/1024⌋ = 700; K = ∛(300/0.4) ≈ 9.1 s.
         let mut c = Cubic::new(CubicConfig { hystart: false, tcp_friendliness: false, ..CubicConfig::default() }, 1000 * MSS as u64, 0, MSS);
-        c.ssthresh = 1;
+        c.w.ssthresh = 1;
         c.on_congestion(&CongestionEvent { now: SimTime::ZERO, inflight: 0, mss: MSS });
         c.on_recovery_exit(&RecoveryExit { now: SimTime::ZERO, inflight: 0, mss: MSS, window: None });
-        assert_eq!(c.cwnd, 700);
+        assert_eq!(c.w.cwnd, 700);
         // Feed ACKs at one window per 100 ms RTT for 12 s; record the window each second.
         let mut now = SimTime::ZERO;
         let mut at = vec![];
         for rtt in 0..120u64 {
-            for _ in 0..c.cwnd {
+            for _ in 0..c.w.cwnd {
                 c.on_ack(&ack(now, 100, rtt));
             }
             now += SimDuration::from_millis(100);
             if rtt % 10 == 9 {
-                at.push(c.cwnd);
+                at.push(c.w.cwnd);
             }
         }
         // Concave approach to W_max, plateau around K ≈ 8.9 s, convex probing after.
@@ -377,7 +358,7 @@ mod tests {
         // Rounds with 50 ms RTT, ACKs spread out (no ACK train); then the RTT rises to 70 ms.
         for round in 0..20u64 {
             let rtt = if round < 5 { 50 } else { 70 };
-            let n = c.cwnd;
+            let n = c.w.cwnd;
             for _ in 0..n {
                 now += SimDuration::from_millis(5);
                 c.on_ack(&ack(now, rtt, round));
@@ -399,7 +380,7 @@ mod tests {
         c.on_congestion(&CongestionEvent { now: SimTime::ZERO, inflight: 0, mss: MSS });
         assert_eq!(c.ssthresh(), 70 * MSS as u64);
         assert_eq!(c.w_max(), 100);
-        c.cwnd = 80;
+        c.w.cwnd = 80;
         c.on_congestion(&CongestionEvent { now: SimTime::ZERO, inflight: 0, mss: MSS });
         assert_eq!(c.w_max(), 80 * 1741 / 2048, "fast convergence");
         c.on_timeout(&TimeoutEvent { now: SimTime::ZERO, inflight: 0, mss: MSS, backoffs: 1 });

@@ -6,6 +6,7 @@
 pub mod bic;
 pub mod cubic;
 pub mod reno;
+pub mod window;
 
 use crate::units::{BitRate, SimDuration, SimTime};
 

@@ -1,0 +1,65 @@
+//! The window in packets, as Linux keeps it (`snd_cwnd`, `snd_ssthresh`, `snd_cwnd_cnt`),
+//! shared by the controllers ported from the kernel (BIC, CUBIC), with the core's own rules
+//! around them: leaving recovery, external clamping, the loss window after a timeout.
+
+use super::RecoveryExit;
+
+/// cwnd and ssthresh in segments, plus the ACK counter towards the next +1.
+#[derive(Clone, Copy, Debug)]
+pub struct PacketWindow {
+    /// Bytes per segment.
+    pub mss: u64,
+    /// Congestion window, segments.
+    pub cwnd: u32,
+    /// Slow-start threshold, segments (`u32::MAX` = unlimited).
+    pub ssthresh: u32,
+    /// ACKs (or packets) counted towards the next increase.
+    pub cwnd_cnt: u32,
+}
+
+impl PacketWindow {
+    /// From byte values (as the connection gives them) and the segment size.
+    pub fn new(cwnd: u64, ssthresh: u64, mss: u32) -> Self {
+        let mss = mss.max(1) as u64;
+        let to_segs = |b: u64| if b == u64::MAX { u32::MAX } else { (b / mss).min(u32::MAX as u64) as u32 };
+        PacketWindow { mss, cwnd: to_segs(cwnd).max(1), ssthresh: to_segs(ssthresh), cwnd_cnt: 0 }
+    }
+
+    /// cwnd in bytes.
+    pub fn cwnd_bytes(&self) -> u64 {
+        self.cwnd as u64 * self.mss
+    }
+
+    /// ssthresh in bytes (`u64::MAX` = unlimited).
+    pub fn ssthresh_bytes(&self) -> u64 {
+        if self.ssthresh == u32::MAX {
+            u64::MAX
+        } else {
+            self.ssthresh as u64 * self.mss
+        }
+    }
+
+    /// Leaving fast recovery: continue from min(recovery window, ssthresh) (Linux
+    /// tcp_complete_cwr), or from ssthresh when the recovery kept no window of its own.
+    pub fn exit_recovery(&mut self, ev: &RecoveryExit) {
+        let w = ev.window.map_or(self.ssthresh, |b| (b / self.mss) as u32);
+        self.cwnd = w.min(self.ssthresh).max(1);
+        self.cwnd_cnt = 0;
+    }
+
+    /// External coordination: at most `bytes`, with ssthresh following.
+    pub fn clamp(&mut self, bytes: u64) {
+        let segs = ((bytes / self.mss) as u32).max(1);
+        if segs < self.cwnd {
+            self.cwnd = segs;
+            self.cwnd_cnt = 0;
+        }
+        self.ssthresh = self.ssthresh.min(self.cwnd);
+    }
+
+    /// After a timeout: the loss window of one segment.
+    pub fn loss_window(&mut self) {
+        self.cwnd = 1;
+        self.cwnd_cnt = 0;
+    }
+}
