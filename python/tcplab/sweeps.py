@@ -975,17 +975,7 @@ class Store:
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
         frame = pl.DataFrame([{k: record.get(k) for k in _RECORD_SCHEMA}], schema=_RECORD_SCHEMA)
-        path = self.run_path(key)
-        temporary = path.with_name(f".{path.name}.tmp-{secrets.token_hex(6)}")
-        try:
-            with open(temporary, "wb") as f:
-                frame.write_parquet(f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+        _write_parquet_atomic(frame, self.run_path(key))
         line = {
             "key": key,
             "exec_id": record["exec_id"],
@@ -998,16 +988,7 @@ class Store:
     def write_results(self, table: pl.DataFrame) -> Path:
         """Write the sweep table to `results.parquet` atomically."""
         path = self.root / "results.parquet"
-        temporary = path.with_name(f".{path.name}.tmp-{secrets.token_hex(6)}")
-        try:
-            with open(temporary, "wb") as f:
-                table.write_parquet(f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+        _write_parquet_atomic(table, path)
         return path
 
 
@@ -1323,3 +1304,18 @@ def sweep(
         progress=progress,
     )
     return outcome.table
+
+
+def _write_parquet_atomic(frame: pl.DataFrame, path: Path) -> None:
+    """Write `frame` to `path` through a synced temporary file and a rename: a reader (or a
+    crash) sees the old file or the new one, never a partial one."""
+    temporary = path.with_name(f".{path.name}.tmp-{secrets.token_hex(6)}")
+    try:
+        with open(temporary, "wb") as f:
+            frame.write_parquet(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
