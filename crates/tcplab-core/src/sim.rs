@@ -176,6 +176,10 @@ pub struct Simulation {
     queue_index: Vec<Option<u32>>,
     queue_traced: Vec<bool>,
     routes: Vec<Vec<PipeId>>,
+    /// Per pipe: packets are handed to it straight from its only upstream pipe, at their
+    /// arrival time, without an arrival event in between (see `plan_pass_on`).
+    pass_on: Vec<bool>,
+    pass_on_planned: bool,
     /// All flows.
     pub flows: Vec<Flow>,
     /// Recorded traces.
@@ -209,6 +213,8 @@ impl Simulation {
             queue_index: Vec::new(),
             queue_traced: Vec::new(),
             routes: Vec::new(),
+            pass_on: Vec::new(),
+            pass_on_planned: false,
             flows: Vec::new(),
             traces: Traces::default(),
             sample_interval: None,
@@ -432,6 +438,9 @@ impl Simulation {
     /// Run until simulated time reaches `until` or the stop condition holds; returns
     /// `finished()`.
     pub fn advance(&mut self, until: SimTime) -> bool {
+        if !self.pass_on_planned {
+            self.plan_pass_on();
+        }
         let limit = match self.stop_time {
             Some(s) => until.min(s),
             None => until,
@@ -507,18 +516,89 @@ impl Simulation {
         }
     }
 
-    fn forward(&mut self, now: SimTime, pkt: Packet) {
-        let p = self.routes[pkt.route.0 as usize][pkt.hop as usize];
-        let mut wake = PipeWake::default();
-        match self.pipes[p.0 as usize].offer(now, pkt, &mut wake) {
-            Offer::Accepted => {}
-            Offer::QueueDrop => self.packets.queue_drops += 1,
-            Offer::RandomDrop => self.packets.random_drops += 1,
+    /// Give every hop its own arrival event (no pass-on; see `plan_pass_on`): the reference
+    /// behaviour, for checks and benchmarks. Call before running.
+    pub fn hop_by_hop(&mut self) {
+        self.pass_on = vec![false; self.pipes.len()];
+        self.pass_on_planned = true;
+    }
+
+    /// Decide which pipes take packets straight from their upstream pipe.
+    ///
+    /// A pipe qualifies when every route that uses it enters it from one and the same upstream
+    /// pipe (never from a host), that upstream pipe fixes each packet's arrival time when it
+    /// accepts the packet and keeps FIFO order, and the pipe itself is unobserved (no tap, no
+    /// queue trace) and decides on admission too. Its admissions then come from a single
+    /// FIFO in non-decreasing time, so admitting a packet at its (future) arrival time the
+    /// moment the upstream pipe accepts it gives the same drops and the same times as an
+    /// arrival event would — one event per packet for the whole chain instead of one per hop.
+    /// Arrivals after the stop time are left to events, so every counter at the stop is the
+    /// same; only the order of events at the very same picosecond may differ. A run that stops
+    /// when its flows are done stops at an instant nobody knows in advance, so there the queue
+    /// counters could run ahead of it: such runs keep one event per hop.
+    fn plan_pass_on(&mut self) {
+        self.pass_on_planned = true;
+        if self.stop_rule == StopRule::FlowsDone {
+            self.pass_on = vec![false; self.pipes.len()];
+            return;
         }
-        self.wake(p, wake);
-        self.trace_queue_len(now, p);
-        if self.pipe_taps[p.0 as usize].is_some() {
-            self.drain_tap(p);
+        const HOST: u32 = u32::MAX;
+        const MANY: u32 = u32::MAX - 1;
+        let mut feeder: Vec<Option<u32>> = vec![None; self.pipes.len()];
+        for route in &self.routes {
+            for (h, p) in route.iter().enumerate() {
+                let from = if h == 0 { HOST } else { route[h - 1].0 };
+                let f = &mut feeder[p.0 as usize];
+                *f = match *f {
+                    None => Some(from),
+                    Some(x) if x == from => Some(x),
+                    Some(_) => Some(MANY),
+                };
+            }
+        }
+        self.pass_on = (0..self.pipes.len())
+            .map(|p| match feeder[p] {
+                Some(u) if u != HOST && u != MANY => {
+                    let (up, me) = (&self.pipes[u as usize], &self.pipes[p]);
+                    up.decides_on_admission() && up.keeps_order() && me.decides_on_admission() && !self.queue_traced[p] && self.pipe_taps[p].is_none()
+                }
+                _ => false,
+            })
+            .collect();
+    }
+
+    fn forward(&mut self, mut now: SimTime, mut pkt: Packet) {
+        loop {
+            let route = &self.routes[pkt.route.0 as usize];
+            let p = route[pkt.hop as usize];
+            let next = route.get(pkt.hop as usize + 1).copied();
+            let mut wake = PipeWake::default();
+            let pipe = &mut self.pipes[p.0 as usize];
+            let (offer, handoff) = match next {
+                Some(n) if self.pass_on.get(n.0 as usize).copied().unwrap_or(false) => pipe.offer_through(now, pkt, &mut wake),
+                _ => (pipe.offer(now, pkt, &mut wake), None),
+            };
+            match offer {
+                Offer::Accepted => {}
+                Offer::QueueDrop => self.packets.queue_drops += 1,
+                Offer::RandomDrop => self.packets.random_drops += 1,
+            }
+            if let Some((at, out)) = handoff {
+                if self.stop_time.is_none_or(|s| at <= s) {
+                    // Straight into the next pipe at its arrival time.
+                    now = at;
+                    pkt = out;
+                    pkt.hop += 1;
+                    continue;
+                }
+                self.pipes[p.0 as usize].keep_in_line(at, out, &mut wake);
+            }
+            self.wake(p, wake);
+            self.trace_queue_len(now, p);
+            if self.pipe_taps[p.0 as usize].is_some() {
+                self.drain_tap(p);
+            }
+            return;
         }
     }
 

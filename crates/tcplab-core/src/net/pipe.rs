@@ -15,6 +15,10 @@
 //! admitted packets whose service has not started yet, and no departure events exist at all —
 //! one event per packet per pipe instead of two, with identical drop decisions and timing.
 //! Strict-priority queues and traced queues run event by event.
+//!
+//! A pipe can also hand an accepted packet straight back to the caller with its arrival time
+//! at the far end (`offer_through`) instead of keeping it in propagation: the simulation uses
+//! this to pass a packet on at once to a next pipe that nothing else feeds (see `sim.rs`).
 
 use std::collections::VecDeque;
 
@@ -82,6 +86,9 @@ pub struct Pipe {
     harmonizer: Option<Box<Harmonizer>>,
     /// `Some(limit)` while running lazily (see the module doc).
     lazy: Option<QueueLimit>,
+    /// Set during `offer_through`: propagation hands the packet back instead of keeping it.
+    through: bool,
+    handoff: Option<(SimTime, Packet)>,
     /// Lazy mode: (service start, IP bytes) of admitted packets not yet known to have started.
     waiting: VecDeque<(SimTime, u32)>,
     waiting_bytes: u64,
@@ -109,6 +116,8 @@ impl Pipe {
             clock_rem: 0,
             tx_end: SimTime::ZERO,
             lazy: None,
+            through: false,
+            handoff: None,
             waiting: VecDeque::new(),
             waiting_bytes: 0,
             tapped: None,
@@ -183,6 +192,37 @@ impl Pipe {
     /// The harmonizer, if this pipe has one.
     pub fn harmonizer(&self) -> Option<&Harmonizer> {
         self.harmonizer.as_deref()
+    }
+
+    /// True if the pipe decides a packet's arrival time at the far end the moment it accepts
+    /// it (lazy or rate-unlimited, FIFO propagation): `offer_through` may be used.
+    pub fn decides_on_admission(&self) -> bool {
+        (self.lazy.is_some() || self.rate.is_none()) && self.harmonizer.is_none() && self.tapped.is_none()
+    }
+
+    /// True if packets leave in the order they entered (no per-flow delay line).
+    pub fn keeps_order(&self) -> bool {
+        self.harmonizer.is_none()
+    }
+
+    /// Offer a packet at `now` and, if it is accepted, get it back with its arrival time at
+    /// the far end instead of keeping it in propagation. Only for pipes that
+    /// `decides_on_admission`; the arrival times handed back never decrease.
+    pub fn offer_through(&mut self, now: SimTime, pkt: Packet, wake: &mut PipeWake) -> (Offer, Option<(SimTime, Packet)>) {
+        debug_assert!(self.decides_on_admission());
+        self.through = true;
+        let r = self.offer(now, pkt, wake);
+        self.through = false;
+        (r, self.handoff.take())
+    }
+
+    /// Put a packet handed back by `offer_through` into propagation after all, arriving at `at`.
+    pub fn keep_in_line(&mut self, at: SimTime, pkt: Packet, wake: &mut PipeWake) {
+        debug_assert!(self.line.back().is_none_or(|b| b.0 <= at));
+        if self.line.is_empty() {
+            wake.arrival = Some(at);
+        }
+        self.line.push_back((at, pkt));
     }
 
     /// Serialization rate, if limited.
@@ -309,6 +349,10 @@ impl Pipe {
             if let Some(t) = h.admit(now, at, pkt) {
                 wake.arrival = Some(t);
             }
+            return;
+        }
+        if self.through {
+            self.handoff = Some((at, pkt));
             return;
         }
         if self.line.is_empty() {

@@ -121,6 +121,94 @@ fn smoke_run_is_deterministic_and_conserves_packets() {
     assert_eq!(queued_drops, p.queue_drops);
 }
 
+/// Summary without the figures that depend on how the run was executed.
+fn outcome(r: &Run) -> serde_json::Value {
+    let mut v = serde_json::to_value(r.sim.summary()).expect("summary serializes");
+    v["events"].take();
+    v["wall_time_s"].take();
+    v
+}
+
+#[test]
+fn passing_packets_on_without_events_changes_no_result() {
+    // Three senders share an access switch; the emulator (random loss, host jitter on one
+    // sender) and a small bottleneck buffer make drops on pass-on pipes and on the others.
+    let text = r#"
+name = "pass-on"
+[run]
+duration = "3s"
+[defaults]
+queue = "30pkts"
+[defaults.tcp]
+cc = "newreno"
+[[hosts]]
+name = "a"
+jitter = "20us"
+[[hosts]]
+name = "b"
+[[hosts]]
+name = "c"
+[[hosts]]
+name = "d"
+[[switches]]
+name = "s1"
+[[switches]]
+name = "s2"
+[[emulators]]
+name = "wan"
+delay = "10ms"
+loss = 0.002
+[[links]]
+between = ["a", "s1"]
+rate = "1Gbps"
+[[links]]
+between = ["b", "s1"]
+rate = "1Gbps"
+[[links]]
+between = ["c", "s1"]
+rate = "1Gbps"
+[[links]]
+between = ["s1", "wan"]
+rate = "1Gbps"
+[[links]]
+between = ["wan", "s2"]
+rate = "1Gbps"
+[[links]]
+between = ["s2", "d"]
+rate = "200Mbps"
+[[flows]]
+name = "f"
+src = "a"
+dst = "d"
+[[flows]]
+name = "g"
+src = "b"
+dst = "d"
+count = 2
+[[flows]]
+name = "h"
+src = "c"
+dst = "d"
+start = "0.5s"
+[trace]
+throughput_interval = "100ms"
+cwnd = true
+events = true
+"#;
+    let fast = run(text, 3);
+    let mut slow = Run::from_toml(text, Some(3)).unwrap();
+    slow.sim.hop_by_hop();
+    slow.sim.run();
+    assert_eq!(outcome(&fast), outcome(&slow));
+    assert_eq!(fast.sim.traces.digest(), slow.sim.traces.digest());
+    let s = fast.sim.summary();
+    assert!(s.queues.iter().any(|q| q.name == "s2->d" && q.dropped > 0), "the bottleneck drops");
+    assert!(fast.sim.packets.random_drops > 0);
+    assert!(fast.sim.events() * 10 < slow.sim.events() * 8, "{} vs {} events", fast.sim.events(), slow.sim.events());
+    let p = fast.sim.packets;
+    assert_eq!(p.created, p.delivered + p.queue_drops + p.random_drops + fast.sim.packets_inside());
+}
+
 #[test]
 fn different_seeds_differ_when_there_is_randomness() {
     let lossy = smoke().replace("loss = 0.0", "loss = 0.01");

@@ -1,0 +1,32 @@
+//! Print a fingerprint of each given scenario's results (summary without wall time or event
+//! count, plus the trace digest), to check that a change keeps results bit-identical:
+//! `target/release/examples/fingerprint scenarios/**/*.toml`.
+
+use tcplab_core::Run;
+
+fn main() {
+    for path in std::env::args().skip(1) {
+        let text = std::fs::read_to_string(&path).expect("readable scenario");
+        let sc = match tcplab_core::scenario::parse_toml(&text) {
+            Ok(sc) => sc,
+            Err(e) => {
+                println!("{path}: not a scenario ({e})");
+                continue;
+            }
+        };
+        let mut run = match Run::with_capture_dir(&sc, None, None) {
+            Ok(r) => r,
+            Err(e) => {
+                println!("{path}: invalid ({e})");
+                continue;
+            }
+        };
+        run.sim.run();
+        let mut s = serde_json::to_value(run.sim.summary()).expect("summary serializes");
+        let events = s["events"].take();
+        s["wall_time_s"].take();
+        let text = s.to_string();
+        if std::env::var("FP_DUMP").is_ok() { println!("{}", serde_json::to_string_pretty(&s).unwrap()); }
+        println!("{path}: summary {:016x} traces {:016x} events {events}", tcplab_core::engine::rng::fnv1a64(text.as_bytes()), run.sim.traces.digest());
+    }
+}
