@@ -10,7 +10,7 @@ MATURIN := VIRTUAL_ENV=$(VENV_ABS) $(VENV)/bin/maturin
 BUILD_INPUTS := pyproject.toml Cargo.toml Cargo.lock \
 	$(shell find crates -name '*.rs' -o -name Cargo.toml -o -name build.rs)
 
-.PHONY: demo test bench bench-ns3 tshark
+.PHONY: demo test bench bench-memory bench-ns3 tshark
 
 demo: $(VENV)/.built
 	$(VENV)/bin/tcplab run scenarios/dumbbell/dumbbell.toml
@@ -26,6 +26,10 @@ tshark:
 
 bench:
 	cargo bench -p tcplab-core --bench throughput
+
+# Memory against flows, packets in flight and simulated time (1,000-10,000 flows).
+bench-memory:
+	cargo bench -p tcplab-core --bench memory
 
 # tcplab beside ns-3 on the same scenarios (ns-3 in its own virtualenv; see benches/ns3/).
 bench-ns3: $(VENV)/.built
