@@ -574,8 +574,11 @@ impl Simulation {
             let next = route.get(pkt.hop as usize + 1).copied();
             let mut wake = PipeWake::default();
             let pipe = &mut self.pipes[p.0 as usize];
-            let (offer, handoff) = match next {
-                Some(n) if self.pass_on.get(n.0 as usize).copied().unwrap_or(false) => pipe.offer_through(now, pkt, &mut wake),
+            let (offer, through) = match next {
+                Some(n) if self.pass_on.get(n.0 as usize).copied().unwrap_or(false) => match pipe.offer_through(now, pkt.size) {
+                    Ok(at) => (Offer::Accepted, Some(at)),
+                    Err(drop) => (drop, None),
+                },
                 _ => (pipe.offer(now, pkt, &mut wake), None),
             };
             match offer {
@@ -583,15 +586,14 @@ impl Simulation {
                 Offer::QueueDrop => self.packets.queue_drops += 1,
                 Offer::RandomDrop => self.packets.random_drops += 1,
             }
-            if let Some((at, out)) = handoff {
+            if let Some(at) = through {
                 if self.stop_time.is_none_or(|s| at <= s) {
                     // Straight into the next pipe at its arrival time.
                     now = at;
-                    pkt = out;
                     pkt.hop += 1;
                     continue;
                 }
-                self.pipes[p.0 as usize].keep_in_line(at, out, &mut wake);
+                self.pipes[p.0 as usize].keep_in_line(at, pkt, &mut wake);
             }
             self.wake(p, wake);
             self.trace_queue_len(now, p);

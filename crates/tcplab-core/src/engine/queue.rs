@@ -77,31 +77,35 @@ impl<E: Copy> EventQueue<E> {
     }
 
     fn pop_min(&mut self) -> (u128, E) {
-        let top = self.heap[0];
         let last = self.heap.pop().expect("non-empty");
         let n = self.heap.len();
-        if n > 0 {
-            let mut i = 0;
-            loop {
-                let first = i * D + 1;
-                if first >= n {
-                    break;
-                }
-                let end = (first + D).min(n);
-                let mut m = first;
-                for c in first + 1..end {
-                    if self.heap[c].0 < self.heap[m].0 {
-                        m = c;
-                    }
-                }
-                if self.heap[m].0 >= last.0 {
-                    break;
-                }
-                self.heap[i] = self.heap[m];
-                i = m;
-            }
-            self.heap[i] = last;
+        if n == 0 {
+            self.last = last.0;
+            return last;
         }
+        let h = &mut self.heap[..];
+        let top = h[0];
+        // Sift `last` down from the root; children are scanned as a slice (no index checks).
+        let mut i = 0;
+        loop {
+            let first = i * D + 1;
+            if first >= n {
+                break;
+            }
+            let kids = &h[first..(first + D).min(n)];
+            let (mut m, mut key) = (0, kids[0].0);
+            for (j, c) in kids.iter().enumerate().skip(1) {
+                if c.0 < key {
+                    (m, key) = (j, c.0);
+                }
+            }
+            if key >= last.0 {
+                break;
+            }
+            h[i] = h[first + m];
+            i = first + m;
+        }
+        h[i] = last;
         self.last = top.0;
         top
     }

@@ -80,15 +80,15 @@ pub struct Pipe {
     /// Exact end of the last serialization: `clock_ps` + `clock_rem`/rate picoseconds.
     clock_ps: SimTime,
     clock_rem: u64,
+    /// Serialization time of the last two packet sizes seen, as (size, whole ps, remainder in
+    /// 1/rate ps): saves a 128-bit division per packet.
+    ser_cache: [(u32, u64, u64); 2],
     tx_end: SimTime,
     line: VecDeque<(SimTime, Packet)>,
     /// A per-flow delay line replacing the FIFO propagation stage (Stream-Harmonizer-like).
     harmonizer: Option<Box<Harmonizer>>,
     /// `Some(limit)` while running lazily (see the module doc).
     lazy: Option<QueueLimit>,
-    /// Set during `offer_through`: propagation hands the packet back instead of keeping it.
-    through: bool,
-    handoff: Option<(SimTime, Packet)>,
     /// Lazy mode: (service start, IP bytes) of admitted packets not yet known to have started.
     waiting: VecDeque<(SimTime, u32)>,
     waiting_bytes: u64,
@@ -114,10 +114,9 @@ impl Pipe {
             in_service: None,
             clock_ps: SimTime::ZERO,
             clock_rem: 0,
+            ser_cache: [(u32::MAX, 0, 0); 2],
             tx_end: SimTime::ZERO,
             lazy: None,
-            through: false,
-            handoff: None,
             waiting: VecDeque::new(),
             waiting_bytes: 0,
             tapped: None,
@@ -205,18 +204,27 @@ impl Pipe {
         self.harmonizer.is_none()
     }
 
-    /// Offer a packet at `now` and, if it is accepted, get it back with its arrival time at
-    /// the far end instead of keeping it in propagation. Only for pipes that
-    /// `decides_on_admission`; the arrival times handed back never decrease.
-    pub fn offer_through(&mut self, now: SimTime, pkt: Packet, wake: &mut PipeWake) -> (Offer, Option<(SimTime, Packet)>) {
+    /// Offer a packet of `size` IP bytes at `now` without handing it over: if it is accepted,
+    /// get its arrival time at the far end, the caller keeping the packet. Only for pipes that
+    /// `decides_on_admission`; the arrival times returned never decrease.
+    pub fn offer_through(&mut self, now: SimTime, size: u32) -> Result<SimTime, Offer> {
         debug_assert!(self.decides_on_admission());
-        self.through = true;
-        let r = self.offer(now, pkt, wake);
-        self.through = false;
-        (r, self.handoff.take())
+        if self.loss > 0.0 && self.rng.bernoulli(self.loss) {
+            self.stats.random_drops += 1;
+            return Err(Offer::RandomDrop);
+        }
+        let end = match (self.rate, self.lazy) {
+            (Some(rate), Some(limit)) => self.admit_lazy(now, size, rate, limit)?,
+            _ => {
+                self.stats.transmitted += 1;
+                self.stats.bytes_transmitted += size as u64;
+                now
+            }
+        };
+        Ok(self.arrival_time(end))
     }
 
-    /// Put a packet handed back by `offer_through` into propagation after all, arriving at `at`.
+    /// Put a packet offered with `offer_through` into propagation after all, arriving at `at`.
     pub fn keep_in_line(&mut self, at: SimTime, pkt: Packet, wake: &mut PipeWake) {
         debug_assert!(self.line.back().is_none_or(|b| b.0 <= at));
         if self.line.is_empty() {
@@ -271,6 +279,17 @@ impl Pipe {
     }
 
     fn offer_lazy(&mut self, now: SimTime, pkt: Packet, rate: BitRate, limit: QueueLimit, wake: &mut PipeWake) -> Offer {
+        match self.admit_lazy(now, pkt.size, rate, limit) {
+            Ok(end) => {
+                self.propagate(end, pkt, wake);
+                Offer::Accepted
+            }
+            Err(drop) => drop,
+        }
+    }
+
+    /// Lazy queue and transmitter: the end of service of an accepted packet of `size` bytes.
+    fn admit_lazy(&mut self, now: SimTime, size: u32, rate: BitRate, limit: QueueLimit) -> Result<SimTime, Offer> {
         // Packets whose service has begun have left the queue.
         while let Some(&(start, size)) = self.waiting.front() {
             if start > now {
@@ -285,12 +304,12 @@ impl Pipe {
         if busy {
             let fits = match limit {
                 QueueLimit::Packets(n) => (self.waiting.len() as u64) < n,
-                QueueLimit::Bytes(b) => self.waiting_bytes + pkt.size as u64 <= b,
+                QueueLimit::Bytes(b) => self.waiting_bytes + size as u64 <= b,
                 QueueLimit::Unlimited => true,
             };
             if !fits {
                 st.dropped += 1;
-                return Offer::QueueDrop;
+                return Err(Offer::QueueDrop);
             }
         } else {
             // Idle: back-to-back transmission restarts from now (unless it ended exactly now).
@@ -302,32 +321,43 @@ impl Pipe {
         st.enqueued += 1;
         let start = self.tx_end.max(now);
         if busy {
-            self.waiting.push_back((start, pkt.size));
-            self.waiting_bytes += pkt.size as u64;
+            self.waiting.push_back((start, size));
+            self.waiting_bytes += size as u64;
             st.max_packets = st.max_packets.max(self.waiting.len() as u64);
             st.max_bytes = st.max_bytes.max(self.waiting_bytes);
         } else {
             st.departed += 1;
             st.max_packets = st.max_packets.max(1);
-            st.max_bytes = st.max_bytes.max(pkt.size as u64);
+            st.max_bytes = st.max_bytes.max(size as u64);
         }
-        self.tx_end = self.serialize(rate, pkt.size);
+        self.tx_end = self.serialize(rate, size);
         self.stats.transmitted += 1;
-        self.stats.bytes_transmitted += pkt.size as u64;
-        let end = self.tx_end;
-        self.propagate(end, pkt, wake);
-        Offer::Accepted
+        self.stats.bytes_transmitted += size as u64;
+        Ok(self.tx_end)
     }
 
     /// Advance the exact transmit clock by one packet; returns its end of service rounded up.
     fn serialize(&mut self, rate: BitRate, size: u32) -> SimTime {
         let r = rate.bps();
-        // rem < rate and size·8·10¹² < 5.3·10¹⁷: the sum fits u64 for any rate below 10¹⁹ b/s.
-        let total = self.clock_rem as u128 + size as u128 * 8 * crate::units::PS_PER_SEC as u128;
-        let (q, rem) = if total <= u64::MAX as u128 { ((total as u64) / r, (total as u64) % r) } else { ((total / r as u128) as u64, (total % r as u128) as u64) };
-        self.clock_ps = self.clock_ps + SimDuration(q);
-        self.clock_rem = rem;
-        self.clock_ps + SimDuration((rem > 0) as u64)
+        // size·8·10¹²/r = qs + rs/r (cached per size); with rem < r, rem + rs < 2r.
+        let (qs, rs) = match self.ser_cache {
+            [(s0, q, rm), _] if s0 == size => (q, rm),
+            [a, (s1, q, rm)] if s1 == size => {
+                self.ser_cache = [(s1, q, rm), a];
+                (q, rm)
+            }
+            [a, _] => {
+                let bits_ps = size as u128 * 8 * crate::units::PS_PER_SEC as u128;
+                let (q, rm) = ((bits_ps / r as u128) as u64, (bits_ps % r as u128) as u64);
+                self.ser_cache = [(size, q, rm), a];
+                (q, rm)
+            }
+        };
+        let sum = self.clock_rem as u128 + rs as u128; // < 2r
+        let carry = (sum >= r as u128) as u64;
+        self.clock_ps = self.clock_ps + SimDuration(qs + carry);
+        self.clock_rem = (sum - carry as u128 * r as u128) as u64;
+        self.clock_ps + SimDuration((self.clock_rem > 0) as u64)
     }
 
     fn start(&mut self, now: SimTime, rate: BitRate, pkt: Packet, wake: &mut PipeWake) {
@@ -339,20 +369,23 @@ impl Pipe {
         wake.tx_done = Some(self.tx_end);
     }
 
-    fn propagate(&mut self, now: SimTime, pkt: Packet, wake: &mut PipeWake) {
-        let mut at = now + self.delay;
+    /// When a packet whose last bit leaves at `end` reaches the far end (FIFO: with jitter,
+    /// never before the packet ahead of it). Draws the jitter from the pipe's stream.
+    fn arrival_time(&mut self, end: SimTime) -> SimTime {
+        let mut at = end + self.delay;
         if self.jitter > SimDuration::ZERO {
             at = (at + SimDuration(self.rng.below(self.jitter.as_ps()))).max(self.last_arrival);
             self.last_arrival = at;
         }
+        at
+    }
+
+    fn propagate(&mut self, now: SimTime, pkt: Packet, wake: &mut PipeWake) {
+        let at = self.arrival_time(now);
         if let Some(h) = self.harmonizer.as_mut() {
             if let Some(t) = h.admit(now, at, pkt) {
                 wake.arrival = Some(t);
             }
-            return;
-        }
-        if self.through {
-            self.handoff = Some((at, pkt));
             return;
         }
         if self.line.is_empty() {
