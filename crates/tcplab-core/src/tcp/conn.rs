@@ -963,7 +963,10 @@ impl Connection {
                     }
                 } else {
                     self.ooo.insert(s, e);
-                    self.sack_recent.retain(|&x| !(x >= s && x <= e));
+                    // One entry per out-of-order block, most recently changed first: drop the
+                    // entries of every block the segment joined (RFC 2018 §4 order).
+                    let (a, b) = self.ooo.range_containing(s).unwrap_or((s, e));
+                    self.sack_recent.retain(|&x| !(x >= a && x <= b));
                     self.sack_recent.insert(0, s);
                     immediate = true; // Out of order: duplicate ACK at once.
                 }

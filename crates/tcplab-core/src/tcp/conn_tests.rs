@@ -336,6 +336,40 @@ fn sack_recovers_several_losses_in_one_window_in_one_rtt() {
 }
 
 #[test]
+fn sack_blocks_stay_few_and_most_recent_first_behind_long_holes() {
+    // Two holes early in a large window: hundreds of segments arrive out of order behind them.
+    let mut w = Wire::new(cfg(), cfg(), 10 * MS);
+    w.drop = Box::new(|_, i| i == 200 || i == 600);
+    w.open();
+    w.write(3_000_000);
+    let mut max_recent = 0;
+    let mut acks_checked = 0;
+    while w.now < SimTime(2_000 * MS.as_ps()) && w.step() {
+        // One remembered entry per out-of-order block, never one per segment.
+        max_recent = max_recent.max(w.b.sack_recent.len());
+        assert!(w.b.sack_recent.len() <= w.b.ooo.ranges().len(), "{} entries for {} blocks", w.b.sack_recent.len(), w.b.ooo.ranges().len());
+    }
+    // Every ACK with SACK blocks: the first one holds the newest data seen so far (RFC 2018
+    // §4), blocks are distinct and lie above the cumulative ACK.
+    let mut newest = 0u64;
+    for s in w.log.iter().filter(|s| !s.a_to_b) {
+        let blocks = s.seg.sack_blocks();
+        if let Some(&(a, b)) = blocks.first() {
+            assert!(a > s.seg.ack && b > a);
+            assert!(b >= newest, "first block {a}..{b} is not the newest ({newest})");
+            newest = newest.max(b);
+            for (i, x) in blocks.iter().enumerate() {
+                assert!(!blocks[..i].contains(x));
+            }
+            acks_checked += 1;
+        }
+    }
+    assert!(acks_checked > 300, "{acks_checked} ACKs with SACK blocks");
+    assert!((1..=2).contains(&max_recent), "{max_recent}");
+    assert_eq!(w.b.stats.bytes_delivered, 3_000_000, "the holes were repaired");
+}
+
+#[test]
 fn rto_fires_exactly_and_backs_off_per_policy() {
     for (backoff, expect) in [
         (Backoff::Exponential, vec![1u64, 2, 4, 8]),
