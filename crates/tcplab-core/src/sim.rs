@@ -337,7 +337,7 @@ impl Simulation {
                         tr.len.push(h.len);
                         tr.flags.push(h.flags as u32);
                         tr.window.push(h.window);
-                        tr.sack_blocks.push(h.sack_len as u32);
+                        tr.sack_blocks.push(h.sack_count() as u32);
                         tr.retransmit.push(h.retransmit as u32);
                     }
                     Body::Udp { seq, len } => {

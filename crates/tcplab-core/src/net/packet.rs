@@ -66,10 +66,10 @@ pub struct TcpHeader {
     pub sack_permitted: bool,
     /// Timestamps option: (TSval, TSecr) in the sender's timestamp clock ticks.
     pub timestamps: Option<(u32, u32)>,
-    /// Number of valid entries in `sack`.
-    pub sack_len: u8,
-    /// SACK blocks `[start, end)`, unwrapped.
-    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+    /// Number of SACK blocks carried.
+    pub(crate) sack_len: u8,
+    /// SACK blocks `[start, end)` as offsets above `ack`: use `set_sack_blocks`/`sack_blocks`.
+    pub(crate) sack: [(u32, u32); MAX_SACK_BLOCKS],
     /// True for a retransmission (model bookkeeping; not a header field).
     pub retransmit: bool,
 }
@@ -85,9 +85,29 @@ impl TcpHeader {
         self.len as u64 + self.has(flags::SYN) as u64 + self.has(flags::FIN) as u64
     }
 
-    /// The SACK blocks in use.
-    pub fn sack_blocks(&self) -> &[(u64, u64)] {
-        &self.sack[..self.sack_len as usize]
+    /// Number of SACK blocks carried.
+    pub fn sack_count(&self) -> usize {
+        self.sack_len as usize
+    }
+
+    /// The SACK blocks carried, `[start, end)` in unwrapped sequence numbers.
+    pub fn sack_blocks(&self) -> impl ExactSizeIterator<Item = (u64, u64)> + '_ {
+        let base = self.ack;
+        self.sack[..self.sack_len as usize].iter().map(move |&(a, b)| (base + a as u64, base + b as u64))
+    }
+
+    /// Carry these SACK blocks (at most `MAX_SACK_BLOCKS`; set `ack` first). A receiver
+    /// reports only data above its cumulative ACK and inside its window (< 2³⁰ bytes with
+    /// window scaling), so each block is stored as two 32-bit offsets above `ack`, which keeps
+    /// every packet small.
+    pub fn set_sack_blocks(&mut self, blocks: &[(u64, u64)]) {
+        assert!(blocks.len() <= MAX_SACK_BLOCKS, "at most {MAX_SACK_BLOCKS} SACK blocks");
+        let ack = self.ack;
+        let off = |x: u64| u32::try_from(x.checked_sub(ack).expect("SACK block above the cumulative ACK")).expect("SACK block within 4 GiB of the ACK");
+        for (slot, &(a, b)) in self.sack.iter_mut().zip(blocks) {
+            *slot = (off(a), off(b));
+        }
+        self.sack_len = blocks.len() as u8;
     }
 
     /// TCP option bytes, laid out as Linux emits them (each option 4-byte aligned with NOPs):
@@ -169,13 +189,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn packets_stay_small() {
+        // Every packet is copied into and out of each pipe's propagation line: keep it compact.
+        assert!(std::mem::size_of::<Packet>() <= 120, "{} bytes", std::mem::size_of::<Packet>());
+    }
+
+    #[test]
     fn option_lengths_are_padded() {
         let mut h = TcpHeader { len: 1000, ..Default::default() };
         assert_eq!(h.ip_len(), 1040);
         h.timestamps = Some((1, 2));
         assert_eq!(h.options_len(), 12);
-        h.sack_len = 3;
+        h.set_sack_blocks(&[(10, 20), (30, 40), (50, 60)]);
         assert_eq!(h.options_len(), 40, "the most that fits: timestamps and 3 SACK blocks");
+        assert_eq!(h.sack_blocks().collect::<Vec<_>>(), vec![(10, 20), (30, 40), (50, 60)]);
         let syn = TcpHeader { flags: flags::SYN, mss: Some(1460), wscale: Some(7), sack_permitted: true, timestamps: Some((0, 0)), ..Default::default() };
         assert_eq!(syn.options_len(), 20);
         assert_eq!(syn.seq_len(), 1);

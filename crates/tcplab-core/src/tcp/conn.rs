@@ -628,7 +628,7 @@ impl Connection {
         }
         let mut sack_news = false;
         if self.sack_ok {
-            for &(s, e) in seg.sack_blocks() {
+            for (s, e) in seg.sack_blocks() {
                 let s = s.max(self.snd_una);
                 if e > s && e <= self.snd_max && self.sacked.insert(s, e) > 0 {
                     sack_news = true;
@@ -1040,19 +1040,20 @@ impl Connection {
             return;
         }
         let max = if self.ts_ok { 3 } else { MAX_SACK_BLOCKS };
+        let mut blocks = [(0u64, 0u64); MAX_SACK_BLOCKS];
         let mut n = 0;
         for &start in &self.sack_recent {
             if n == max {
                 break;
             }
             if let Some(r) = self.ooo.range_containing(start) {
-                if !h.sack[..n].contains(&r) {
-                    h.sack[n] = r;
+                if !blocks[..n].contains(&r) {
+                    blocks[n] = r;
                     n += 1;
                 }
             }
         }
-        h.sack_len = n as u8;
+        h.set_sack_blocks(&blocks[..n]);
     }
 
     fn base_segment(&mut self, now: SimTime, seq: u64, len: u32) -> TcpHeader {

@@ -330,8 +330,8 @@ fn sack_recovers_several_losses_in_one_window_in_one_rtt() {
     transfer(&mut nr, 300_000);
     assert!(exit(&w) < exit(&nr), "SACK {:?} vs NewReno {:?}", exit(&w), exit(&nr));
     // The receiver reported the holes with SACK blocks, most recent first.
-    let with_sack = w.acks_from_b().find(|s| s.seg.sack_len >= 2).expect("SACK blocks sent");
-    let blocks = with_sack.seg.sack_blocks();
+    let with_sack = w.acks_from_b().find(|s| s.seg.sack_count() >= 2).expect("SACK blocks sent");
+    let blocks: Vec<_> = with_sack.seg.sack_blocks().collect();
     assert!(blocks[0].0 > blocks[1].0);
 }
 
@@ -353,7 +353,7 @@ fn sack_blocks_stay_few_and_most_recent_first_behind_long_holes() {
     // §4), blocks are distinct and lie above the cumulative ACK.
     let mut newest = 0u64;
     for s in w.log.iter().filter(|s| !s.a_to_b) {
-        let blocks = s.seg.sack_blocks();
+        let blocks: Vec<_> = s.seg.sack_blocks().collect();
         if let Some(&(a, b)) = blocks.first() {
             assert!(a > s.seg.ack && b > a);
             assert!(b >= newest, "first block {a}..{b} is not the newest ({newest})");

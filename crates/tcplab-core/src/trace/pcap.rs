@@ -115,14 +115,15 @@ fn wire_tcp(h: &TcpHeader, from: usize, id: &WireIdentity) -> WireTcp {
     if let Some(ws) = h.wscale {
         opts.extend([TcpOptionElement::Noop, TcpOptionElement::WindowScale(ws)]);
     }
-    if h.sack_len > 0 {
-        let b = h.sack_blocks();
+    if h.sack_count() > 0 {
+        let mut b = h.sack_blocks();
         let w = |(s, e): (u64, u64)| (wrap(id.isn[to], s), wrap(id.isn[to], e));
+        let first = w(b.next().expect("sack_len > 0"));
         let mut rest = [None; 3];
-        for (k, blk) in b.iter().skip(1).take(3).enumerate() {
-            rest[k] = Some(w(*blk));
+        for (k, blk) in b.take(3).enumerate() {
+            rest[k] = Some(w(blk));
         }
-        opts.extend([TcpOptionElement::Noop, TcpOptionElement::Noop, TcpOptionElement::SelectiveAcknowledgement(w(b[0]), rest)]);
+        opts.extend([TcpOptionElement::Noop, TcpOptionElement::Noop, TcpOptionElement::SelectiveAcknowledgement(first, rest)]);
     }
     t.set_options(&opts).expect("options fit in 40 bytes");
     t
@@ -206,17 +207,8 @@ mod tests {
 
     #[test]
     fn frames_parse_back_with_the_model_values() {
-        let h = TcpHeader {
-            seq: 100,
-            ack: 5,
-            len: 1000,
-            flags: flags::ACK | flags::PSH,
-            window: 1 << 20,
-            timestamps: Some((11, 22)),
-            sack_len: 2,
-            sack: [(200, 300), (400, 500), (0, 0), (0, 0)],
-            ..TcpHeader::default()
-        };
+        let mut h = TcpHeader { seq: 100, ack: 5, len: 1000, flags: flags::ACK | flags::PSH, window: 1 << 20, timestamps: Some((11, 22)), ..TcpHeader::default() };
+        h.set_sack_blocks(&[(200, 300), (400, 500)]);
         let p = tcp_pkt(h);
         let mut buf = Vec::new();
         let orig = encode(&p, 0, &ident(), &mut buf);
