@@ -355,7 +355,7 @@ impl Pipe {
         };
         let sum = self.clock_rem as u128 + rs as u128; // < 2r
         let carry = (sum >= r as u128) as u64;
-        self.clock_ps = self.clock_ps + SimDuration(qs + carry);
+        self.clock_ps += SimDuration(qs + carry);
         self.clock_rem = (sum - carry as u128 * r as u128) as u64;
         self.clock_ps + SimDuration((self.clock_rem > 0) as u64)
     }
