@@ -26,6 +26,8 @@
 //! (1σ): hence ±30 % around the RFC model. Against the fluid model the remaining differences
 //! are loss recovery (rate-halving, timeouts) and sampling: ±15 %.
 
+mod common;
+
 use tcplab_core::engine::Rng;
 use tcplab_core::units::{SimDuration, SimTime};
 use tcplab_core::Run;
@@ -93,46 +95,8 @@ fn fluid_linux(p: f64, rtt: f64, epochs: u32, seed: u64) -> f64 {
 }
 
 fn scenario(p: f64, one_way_us: u32, duration_s: u32) -> String {
-    format!(
-        r#"
-name = "cubic-response"
-[run]
-duration = "{duration_s}s"
-[defaults.tcp]
-profile = "linux-modern"
-sndbuf = "256MB"
-rcvbuf = "256MB"
-[[hosts]]
-name = "a"
-[[hosts]]
-name = "b"
-[[switches]]
-name = "s1"
-[[switches]]
-name = "s2"
-[[emulators]]
-name = "loss"
-delay = "{one_way_us}us"
-loss = {p}
-[[links]]
-between = ["a", "s1"]
-rate = "10Gbps"
-[[links]]
-between = ["s1", "loss"]
-rate = "10Gbps"
-queue = "100000pkts"
-[[links]]
-between = ["loss", "s2"]
-rate = "10Gbps"
-[[links]]
-between = ["s2", "b"]
-rate = "10Gbps"
-[[flows]]
-name = "f"
-src = "a"
-dst = "b"
-"#
-    )
+    let tcp = "profile = \"linux-modern\"\nsndbuf = \"256MB\"\nrcvbuf = \"256MB\"";
+    common::lossy_path("cubic-response", tcp, &format!("{one_way_us}us"), p, "10Gbps", 100_000, duration_s)
 }
 
 struct Row {

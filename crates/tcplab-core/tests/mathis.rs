@@ -20,6 +20,8 @@
 //! fast recovery ends in a spurious timeout, and the row is meaningless (RFC 6298 asks for a
 //! 1 s floor).
 
+mod common;
+
 use tcplab_core::units::{SimDuration, SimTime};
 use tcplab_core::Run;
 
@@ -32,51 +34,8 @@ fn mathis(p: f64, rtt: f64, b: f64) -> f64 {
 }
 
 fn scenario(p: f64, one_way_ms: u32, duration_s: u32, delack: u32) -> String {
-    format!(
-        r#"
-name = "mathis"
-[run]
-duration = "{duration_s}s"
-[defaults.tcp]
-cc = "newreno"
-sack = true
-mss = 1460
-delack_segments = {delack}
-rtt_estimator = "linux"
-rto_min = "200ms"
-sndbuf = "64MB"
-rcvbuf = "64MB"
-[[hosts]]
-name = "a"
-[[hosts]]
-name = "b"
-[[switches]]
-name = "s1"
-[[switches]]
-name = "s2"
-[[emulators]]
-name = "loss"
-delay = "{one_way_ms}ms"
-loss = {p}
-[[links]]
-between = ["a", "s1"]
-rate = "1Gbps"
-[[links]]
-between = ["s1", "loss"]
-rate = "1Gbps"
-queue = "10000pkts"
-[[links]]
-between = ["loss", "s2"]
-rate = "1Gbps"
-[[links]]
-between = ["s2", "b"]
-rate = "1Gbps"
-[[flows]]
-name = "f"
-src = "a"
-dst = "b"
-"#
-    )
+    let tcp = format!("cc = \"newreno\"\nsack = true\nmss = 1460\ndelack_segments = {delack}\nrtt_estimator = \"linux\"\nrto_min = \"200ms\"\nsndbuf = \"64MB\"\nrcvbuf = \"64MB\"");
+    common::lossy_path("mathis", &tcp, &format!("{one_way_ms}ms"), p, "1Gbps", 10_000, duration_s)
 }
 
 /// One row: mean over seeds of the steady-state rate (segments/s after a warm-up of a tenth

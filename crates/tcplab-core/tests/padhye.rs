@@ -2,6 +2,8 @@
 //! full model (algorithms.md §7), within ±25 %. Run with `--nocapture` to see the table that
 //! docs/validation.md records.
 
+mod common;
+
 use tcplab_core::Run;
 
 /// Padhye's full model: throughput in segments per second.
@@ -22,50 +24,8 @@ fn padhye(p: f64, rtt: f64, t0: f64, b: f64, wm: f64) -> f64 {
 }
 
 fn scenario(p: f64, duration_s: u32, delack: u32) -> String {
-    format!(
-        r#"
-name = "padhye"
-[run]
-duration = "{duration_s}s"
-[defaults.tcp]
-cc = "newreno"
-sack = false
-mss = 1460
-delack_segments = {delack}
-rto_min = "200ms"
-sndbuf = "64MB"
-rcvbuf = "64MB"
-[[hosts]]
-name = "a"
-[[hosts]]
-name = "b"
-[[switches]]
-name = "s1"
-[[switches]]
-name = "s2"
-[[emulators]]
-name = "loss"
-delay = "50ms"
-loss = {p}
-[[links]]
-between = ["a", "s1"]
-rate = "1Gbps"
-[[links]]
-between = ["s1", "loss"]
-rate = "1Gbps"
-queue = "10000pkts"
-[[links]]
-between = ["loss", "s2"]
-rate = "1Gbps"
-[[links]]
-between = ["s2", "b"]
-rate = "1Gbps"
-[[flows]]
-name = "f"
-src = "a"
-dst = "b"
-"#
-    )
+    let tcp = format!("cc = \"newreno\"\nsack = false\nmss = 1460\ndelack_segments = {delack}\nrto_min = \"200ms\"\nsndbuf = \"64MB\"\nrcvbuf = \"64MB\"");
+    common::lossy_path("padhye", &tcp, "50ms", p, "1Gbps", 10_000, duration_s)
 }
 
 #[test]
