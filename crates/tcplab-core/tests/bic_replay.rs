@@ -237,6 +237,19 @@ fn header() {
     println!("|---|---|---|---|---|---|---|---|---|---|");
 }
 
+/// Replay RTTs through the binary search, the smooth plateau and max probing until linear
+/// growth has lasted 3 RTTs.
+fn replay_until_linear(r: &mut Replay, b: &mut Bic) {
+    let mut linear = 0;
+    while linear < 3 {
+        r.rtt(b);
+        if Region::of(b.cwnd_segments(), b.w_max()) == Region::ProbeLinear {
+            linear += 1;
+        }
+        assert!(r.rtt < 100, "no linear max probing within 100 RTTs");
+    }
+}
+
 #[test]
 fn bic_per_rtt_increments_follow_the_2_6_16_rules() {
     // Case 1: a loss at W = 1000 segments (no earlier W_max).
@@ -250,14 +263,7 @@ fn bic_per_rtt_increments_follow_the_2_6_16_rules() {
     header();
     // Through the binary search, the smooth plateau and max probing until linear growth has
     // lasted 3 RTTs.
-    let mut linear = 0;
-    while linear < 3 {
-        r.rtt(&mut b);
-        if Region::of(b.cwnd_segments(), b.w_max()) == Region::ProbeLinear {
-            linear += 1;
-        }
-        assert!(r.rtt < 100, "no linear max probing within 100 RTTs");
-    }
+    replay_until_linear(&mut r, &mut b);
     r.check_sums();
     let case1 = r.worst;
 
@@ -283,14 +289,7 @@ fn bic_per_rtt_increments_follow_the_2_6_16_rules() {
     assert!((b.w_max() as i64 - fc).abs() <= 1, "fast convergence: W_max {} vs 0.9·{w_loss} = {fc}", b.w_max());
     println!("\nCase 2: second loss at cwnd {w_loss} < W_max 1000 (fast convergence): W_max → {}, cwnd → {}", b.w_max(), b.cwnd_segments());
     header();
-    let mut linear = 0;
-    while linear < 3 {
-        r.rtt(&mut b);
-        if Region::of(b.cwnd_segments(), b.w_max()) == Region::ProbeLinear {
-            linear += 1;
-        }
-        assert!(r.rtt < 100, "no linear max probing within 100 RTTs");
-    }
+    replay_until_linear(&mut r, &mut b);
     r.check_sums();
     let case2 = r.worst;
 

@@ -22,8 +22,6 @@
 
 mod common;
 
-use tcplab_core::units::{SimDuration, SimTime};
-use tcplab_core::Run;
 
 /// Payload bytes per segment (MSS 1460, no timestamps).
 const MSS: f64 = 1460.0;
@@ -48,23 +46,9 @@ struct Row {
 }
 
 fn simulate(p: f64, rtt: f64, b: u32, duration_s: u32, seeds: u64) -> Row {
-    let mut row = Row { rate: 0.0, timeouts: 0, fast_rtx: 0, retransmits: 0 };
     let one_way_ms = (rtt * 500.0).round() as u32;
-    let warm = SimTime::ZERO + SimDuration::from_secs_f64(duration_s as f64 / 10.0);
-    for seed in 0..seeds {
-        let mut r = Run::from_toml(&scenario(p, one_way_ms, duration_s, b), Some(seed)).expect("valid scenario");
-        r.sim.advance(warm);
-        let t0 = r.sim.now().as_secs_f64();
-        let w = r.sim.summary().flows[0].clone();
-        r.sim.run();
-        let s = r.sim.summary();
-        let f = &s.flows[0];
-        row.rate += (f.bytes_delivered - w.bytes_delivered) as f64 / MSS / (s.sim_time_s - t0) / seeds as f64;
-        row.timeouts += f.timeouts - w.timeouts;
-        row.fast_rtx += f.fast_retransmits - w.fast_retransmits;
-        row.retransmits += f.retransmits - w.retransmits;
-    }
-    row
+    let st = common::steady_state(&scenario(p, one_way_ms, duration_s, b), duration_s, seeds);
+    Row { rate: st.bytes_per_s / MSS, timeouts: st.timeouts, fast_rtx: st.fast_rtx, retransmits: st.retransmits }
 }
 
 #[test]
