@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,7 @@ class Plan:
     def make(quick: bool) -> Plan:
         """The full plan (the paper's 100 s) or the quick one (30 s, fewer seeds)."""
         if quick:
-            return Plan((1, 2, 3), 30.0, (9.9, 29.7), (50, 100, 1000), 8.0)
+            return Plan((1, 2, 3), 30.0, (9.9, 29.7), (100, 500, 1000), 8.0)
         return Plan((1, 2, 3, 4, 5), 100.0, (9.9, 99.9), (20, 50, 100, 200, 500, 1000), 15.0)
 
 
@@ -62,6 +63,12 @@ class Check:
     claim: str
     measured: str
     passed: bool
+
+
+def shipped_buffer() -> str:
+    """The bottleneck buffer the shipped scenarios use (e.g. "500pkts")."""
+    with open(SCENARIOS / "simultaneous.toml", "rb") as f:
+        return str(tomllib.load(f)["links"][BOTTLENECK_LINK]["queue_a"])
 
 
 def _run(name: str, seed: int, duration_s: float, overrides: dict[str, Any] | None = None) -> Result:
@@ -313,7 +320,7 @@ def _write_markdown(data: dict[str, Any], result: list[Check], figs: dict[str, A
         "# Study 000 reproduced: parallel BIC streams on a long fat pipe",
         "",
         f"Seeds {', '.join(map(str, plan['seeds']))}; {plan['duration_s']:g} s simulated per run; "
-        f"fairness and utilisation over {plan['window'][0]:g}–{plan['window'][1]:g} s; bottleneck buffer 100 packets "
+        f"fairness and utilisation over {plan['window'][0]:g}–{plan['window'][1]:g} s; bottleneck buffer {shipped_buffer()} "
         "(the paper does not give it: see the sensitivity table). Scenarios: `scenarios/p0_parallel_bic/`.",
         "",
         "| figure | the paper | measured | |",

@@ -33,6 +33,7 @@ pub fn builtin_tcp() -> TcpSpec {
         profile: Some(ProfileName::Rfc),
         initial_cwnd_rule: Some(IwRuleName::Rfc5681),
         quickack: Some(0),
+        rcv_window_growth: Some(false),
         hz: Some(1000),
         bic_max_increment: Some(bic.max_increment),
         bic_beta: Some(bic.beta),
@@ -73,7 +74,8 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
         ProfileName::Rfc => TcpSpec::default(),
         // Linux 2.6.16 (algorithms.md §1, §2.6): HZ = 250 so jiffies are 4 ms; RTO from the
         // Linux estimator with TCP_RTO_MIN 200 ms, TCP_TIMEOUT_INIT 3 s, TCP_RTO_MAX 120 s;
-        // SACK + FACK with rate-halving; timestamps on; tcp_abc = 1; quick-ACK 16;
+        // SACK + FACK with rate-halving; timestamps on; tcp_abc = 1; quick-ACK 16 and
+        // quick ACKs while the receive window grows;
         // tcp_init_cwnd's MSS thresholds; delayed-ACK ato 40 ms; BIC with its 2.6.16 defaults.
         ProfileName::Linux2616 => TcpSpec {
             profile: Some(p),
@@ -84,6 +86,7 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             initial_cwnd: Some(0),
             initial_cwnd_rule: Some(IwRuleName::Linux),
             quickack: Some(16),
+            rcv_window_growth: Some(true),
             delack_segments: Some(2),
             delack_timeout: Some(Dur(SimDuration::from_millis(40))),
             rtt_estimator: Some(EstimatorName::Linux),
@@ -128,7 +131,7 @@ fn merge_tcp(base: &TcpSpec, over: &TcpSpec) -> TcpSpec {
     macro_rules! pick {
         ($($f:ident),*) => { TcpSpec { $($f: over.$f.clone().or_else(|| base.$f.clone()),)* } };
     }
-    pick!(profile, cc, mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator, rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit, dupthresh, recovery, abc_limit, ts_tick, hz, bic_max_increment, bic_beta, bic_low_window, bic_initial_ssthresh, bic_fast_convergence, bic_smooth_part)
+    pick!(profile, cc, mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack, rcv_window_growth, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator, rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit, dupthresh, recovery, abc_limit, ts_tick, hz, bic_max_increment, bic_beta, bic_low_window, bic_initial_ssthresh, bic_fast_convergence, bic_smooth_part)
 }
 
 /// Resolve TCP settings: built-ins, then the profile named by the flow or the defaults, then
@@ -236,6 +239,7 @@ pub fn tcp_config(t: &TcpSpec, path: &str) -> Res<TcpConfig> {
             IwRuleName::Linux => InitialWindowRule::Linux,
         },
         quickack: v(t.quickack),
+        rcv_window_growth: v(t.rcv_window_growth),
         initial_ssthresh,
         delack_segments,
         delack_timeout: v(t.delack_timeout).0,

@@ -526,6 +526,9 @@ pub struct TcpSpec {
     /// Quick-ACK segments at connection start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quickack: Option<u32>,
+    /// Linux receive-window growth with its quick ACKs (`tcp_grow_window`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcv_window_growth: Option<bool>,
     /// Initial ssthresh: a size or "unlimited".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_ssthresh: Option<QLimit>,

@@ -57,6 +57,11 @@ pub struct TcpConfig {
     /// Segments acknowledged one by one at the start of the connection (Linux quick-ACK
     /// mode: up to 16); 0 = none.
     pub quickack: u32,
+    /// Linux receive-window growth (`tcp_grow_window`): the advertised window starts at the
+    /// initial receive window (at most 32767 bytes, and 4/3/2 segments by MSS when the window
+    /// scale is smaller than the MSS) and grows by 2·MSS per in-order data segment of at least
+    /// 128 bytes up to `rcvbuf`; every growth step ACKs that segment at once (quick-ACK mode).
+    pub rcv_window_growth: bool,
     /// Initial ssthresh in bytes (`u64::MAX` = unlimited).
     pub initial_ssthresh: u64,
     /// ACK at least every this many full-sized segments (1 = ACK every segment).
@@ -94,6 +99,7 @@ impl Default for TcpConfig {
             initial_cwnd: 0,
             initial_cwnd_rule: InitialWindowRule::Rfc5681,
             quickack: 0,
+            rcv_window_growth: false,
             initial_ssthresh: u64::MAX,
             delack_segments: 2,
             delack_timeout: SimDuration::from_millis(40),

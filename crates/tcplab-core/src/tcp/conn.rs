@@ -171,6 +171,11 @@ pub struct Connection {
     sacked: RangeSet,
     high_rxt: u64,
     rescue_rxt: Option<u64>,
+    /// Linux SACK recovery: retransmissions in order, each with the highest sequence sent
+    /// before it (`ack_seq`), for lost-retransmission detection.
+    rxt_log: VecDeque<(u64, u64, u64)>,
+    /// Retransmissions deemed lost (data sent after them was SACKed): sent again first.
+    rxt_lost: VecDeque<(u64, u64)>,
     sent: VecDeque<SentRecord>,
     rtt: RttEstimator,
     round: u64,
@@ -186,6 +191,9 @@ pub struct Connection {
     ooo: RangeSet,
     sack_recent: Vec<u64>,
     rcv_adv: u64,
+    /// Linux `rcv_ssthresh`: the bound on the advertised window while it grows
+    /// (`u64::MAX` without receive-window growth).
+    rcv_ssthresh: u64,
     rcv_mss: u32,
     auto_read: bool,
     unacked_bytes: u64,
@@ -229,6 +237,8 @@ impl Connection {
             sacked: RangeSet::new(),
             high_rxt: 0,
             rescue_rxt: None,
+            rxt_log: VecDeque::new(),
+            rxt_lost: VecDeque::new(),
             sent: VecDeque::new(),
             rtt,
             round: 0,
@@ -243,6 +253,7 @@ impl Connection {
             ooo: RangeSet::new(),
             sack_recent: Vec::new(),
             rcv_adv: 0,
+            rcv_ssthresh: initial_rcv_ssthresh(&cfg, smss, rcv_wscale),
             rcv_mss: smss,
             auto_read: true,
             unacked_bytes: 0,
@@ -522,7 +533,7 @@ impl Connection {
             ack: if fl & flags::ACK != 0 { self.rcv_nxt } else { 0 },
             flags: fl,
             // The window in a SYN is never scaled (RFC 7323 §2.2).
-            window: c.rcvbuf.min(65_535),
+            window: c.rcvbuf.min(65_535).min(self.rcv_ssthresh),
             mss: Some(c.mss.min(65_535) as u16),
             wscale: None,
             sack_permitted: c.sack,
@@ -561,6 +572,7 @@ impl Connection {
         }
         self.smss = payload_room(&self.cfg, self.ts_ok);
         self.rcv_mss = self.smss;
+        self.rcv_ssthresh = initial_rcv_ssthresh(&self.cfg, self.smss, self.rcv_wscale);
         self.quickacks_left = self.cfg.quickack.min((self.cfg.rcvbuf / (2 * self.smss as u64).max(1)) as u32);
         let sack_kind = matches!(self.recovery_kind, RecoveryKind::Sack | RecoveryKind::LinuxSack);
         if self.recovery_kind == RecoveryKind::Auto || sack_kind {
@@ -635,6 +647,9 @@ impl Connection {
                 }
             }
         }
+        if sack_news {
+            self.detect_lost_retransmissions();
+        }
         if seg.ack > self.snd_una {
             self.snd_wnd = seg.window;
             self.max_snd_wnd = self.max_snd_wnd.max(seg.window);
@@ -670,6 +685,12 @@ impl Connection {
             self.snd_nxt = self.snd_una;
         }
         self.sacked.trim_below(self.snd_una);
+        while self.rxt_log.front().is_some_and(|r| r.1 <= self.snd_una) {
+            self.rxt_log.pop_front();
+        }
+        while self.rxt_lost.front().is_some_and(|r| r.1 <= self.snd_una) {
+            self.rxt_lost.pop_front();
+        }
         if self.high_rxt < self.snd_una {
             self.high_rxt = self.snd_una;
         }
@@ -822,6 +843,8 @@ impl Connection {
             });
             self.high_rxt = self.snd_una;
             self.rescue_rxt = None;
+            self.rxt_log.clear();
+            self.rxt_lost.clear();
             let first = self.sacked.next_uncovered(self.snd_una);
             self.retransmit_range(now, first, out);
         } else {
@@ -837,6 +860,8 @@ impl Connection {
             _ => None,
         };
         self.recovery = None;
+        self.rxt_log.clear();
+        self.rxt_lost.clear();
         self.cc.on_recovery_exit(&RecoveryExit { now, inflight: self.outstanding(), mss: self.smss, window });
         out.events.push(TcpEvent { kind: TcpEventKind::RecoveryExit, seq: self.snd_una });
     }
@@ -859,6 +884,42 @@ impl Connection {
     fn fack_lost_below(&self) -> u64 {
         let reordering = self.cfg.dupthresh as u64 * self.smss as u64;
         self.sacked.max_end().map_or(self.snd_una, |m| m.saturating_sub(reordering)).max(self.snd_una)
+    }
+
+    /// Linux 2.6 lost-retransmission detection (`tcp_sacktag_write_queue`, FACK, Recovery
+    /// state only): a retransmission is lost when data first sent after it has been SACKed
+    /// while it has not; it leaves the pipe and is sent again.
+    fn detect_lost_retransmissions(&mut self) {
+        if !matches!(self.recovery, Some(Recovery::RateHalving { .. })) {
+            return;
+        }
+        let Some(top) = self.sacked.max_end() else { return };
+        while let Some(&(a, b, sent_above)) = self.rxt_log.front() {
+            if top <= sent_above {
+                break;
+            }
+            self.rxt_log.pop_front();
+            let a = a.max(self.snd_una);
+            if a < b && self.sacked.covered_in(a, b) < b - a {
+                self.rxt_lost.push_back((a, b));
+            }
+        }
+    }
+
+    /// Unsacked bytes of retransmissions deemed lost and not yet sent again (out of the pipe).
+    fn lost_retransmitted_bytes(&self) -> u64 {
+        let (una, hr) = (self.snd_una, self.high_rxt);
+        self.rxt_lost
+            .iter()
+            .map(|&(a, b)| {
+                let (a, b) = (a.max(una), b.min(hr));
+                if a < b {
+                    (b - a) - self.sacked.covered_in(a, b)
+                } else {
+                    0
+                }
+            })
+            .sum()
     }
 
     fn on_rto(&mut self, now: SimTime, out: &mut Output) {
@@ -885,6 +946,8 @@ impl Connection {
         let inflight = self.outstanding();
         self.cc.on_timeout(&TimeoutEvent { now, inflight, mss: self.smss, backoffs: self.backoffs });
         self.recovery = None;
+        self.rxt_log.clear();
+        self.rxt_lost.clear();
         self.dupacks = 0;
         self.recover = self.snd_max;
         self.loss_point = Some(self.snd_max);
@@ -958,6 +1021,11 @@ impl Connection {
                     let new = self.data_rcv_nxt() - old.min(self.data_rcv_nxt());
                     self.stats.bytes_delivered += new;
                     self.unacked_bytes += self.rcv_nxt - old;
+                    if self.cfg.rcv_window_growth && seg.len >= 128 && self.rcv_ssthresh < self.cfg.rcvbuf {
+                        // tcp_grow_window: a larger window, and quick-ACK mode for one ACK.
+                        self.rcv_ssthresh = (self.rcv_ssthresh + 2 * self.smss as u64).min(self.cfg.rcvbuf);
+                        immediate = true;
+                    }
                     if had_ooo {
                         immediate = true; // Filled (part of) a hole: ACK at once.
                     }
@@ -1017,7 +1085,7 @@ impl Connection {
 
     fn update_rcv_adv(&mut self) {
         let held = (self.data_rcv_nxt() - self.rcv_read.min(self.data_rcv_nxt())) + self.ooo.bytes();
-        let free = self.cfg.rcvbuf.saturating_sub(held);
+        let free = self.cfg.rcvbuf.saturating_sub(held).min(self.rcv_ssthresh);
         let unit = 1u64 << self.rcv_wscale;
         let free = free / unit * unit;
         let cand = self.rcv_nxt + free.min(65_535u64 << self.rcv_wscale);
@@ -1114,7 +1182,7 @@ impl Connection {
         let unsacked = |a: u64, b: u64| (b - a) - self.sacked.covered_in(a, b);
         let lb = self.lost_below().clamp(una, max);
         let hr = self.high_rxt.clamp(una, max);
-        unsacked(una, max) - unsacked(una, lb) + unsacked(una, hr)
+        unsacked(una, max) - unsacked(una, lb) + unsacked(una, hr) - self.lost_retransmitted_bytes()
     }
 
     fn has_unsent(&self) -> bool {
@@ -1158,6 +1226,24 @@ impl Connection {
             }
             let repairing = self.recovery.is_some() || self.loss_point.is_some();
             if repairing {
+                // Linux: a retransmission found lost goes again before anything else.
+                while let Some(&(a, b)) = self.rxt_lost.front() {
+                    let s = self.sacked.next_uncovered(a.max(self.snd_una));
+                    if s >= b {
+                        self.rxt_lost.pop_front();
+                        continue;
+                    }
+                    self.retransmit_range(now, s, out);
+                    let e = (s + mss).min(b);
+                    match self.sacked.next_start_after(s) {
+                        Some(n) if n < e => self.rxt_lost[0].0 = n,
+                        _ => self.rxt_lost[0].0 = e,
+                    }
+                    if self.rxt_lost[0].0 >= b {
+                        self.rxt_lost.pop_front();
+                    }
+                    return true;
+                }
                 // NextSeg rule 1: the lowest lost un-SACKed sequence above HighRxt.
                 let s = self.sacked.next_uncovered(self.high_rxt.max(self.snd_una));
                 if s < self.lost_below() && s < self.snd_max {
@@ -1296,6 +1382,9 @@ impl Connection {
             e = e.min(next_sacked);
         }
         let len = e - s;
+        if matches!(self.recovery, Some(Recovery::RateHalving { .. })) {
+            self.rxt_log.push_back((s, e, self.snd_max));
+        }
         let mut h = self.base_segment(now, s, len as u32);
         h.retransmit = true;
         if self.fin_sent && e == self.stream_end && self.snd_max > self.stream_end {
@@ -1384,6 +1473,28 @@ fn initial_window(cfg: &TcpConfig, smss: u32) -> u64 {
 }
 
 /// The smallest window-scale shift that lets `rcvbuf` be advertised (RFC 7323, max 14).
+/// Linux `tcp_select_initial_window`: the first advertised window (and `rcv_ssthresh`) when
+/// the receive window grows; unbounded otherwise.
+fn initial_rcv_ssthresh(cfg: &TcpConfig, mss: u32, wscale: u8) -> u64 {
+    if !cfg.rcv_window_growth {
+        return u64::MAX;
+    }
+    let mss = mss as u64;
+    let space = cfg.rcvbuf / mss.max(1) * mss; // quantised to whole segments
+    let mut wnd = space.min(32_767); // MAX_TCP_WINDOW
+    if mss > 1 << wscale {
+        let segs = if mss > 1460 * 3 {
+            2
+        } else if mss > 1460 {
+            3
+        } else {
+            4
+        };
+        wnd = wnd.min(segs * mss);
+    }
+    wnd
+}
+
 fn wscale_for(rcvbuf: u64) -> u8 {
     let mut s = 0u8;
     while s < 14 && (rcvbuf >> s) > 65_535 {

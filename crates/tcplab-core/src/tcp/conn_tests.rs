@@ -600,3 +600,71 @@ fn linux_rate_halving_shrinks_the_window_gradually() {
     assert!(last < first, "rate-halving reduced the window: {first} → {last}");
     assert!(w.a.cwnd() <= w.a.ssthresh() + 1000);
 }
+
+#[test]
+fn linux_sack_resends_a_lost_retransmission_without_a_timeout() {
+    use crate::tcp::cc::{BicConfig, CcConfig};
+    // Segment 200 is lost, and so is its first retransmission.
+    let run = |recovery: RecoveryKind| {
+        let c = TcpConfig { recovery, cc: CcConfig::Bic(BicConfig { initial_ssthresh: 0, ..BicConfig::default() }), ..cfg() };
+        let mut w = Wire::new(c.clone(), c, 10 * MS);
+        w.ps_per_byte = 8_000; // 1 Gb/s
+        let mut lost = None;
+        let mut rxt_dropped = false;
+        w.drop = Box::new(move |s, i| {
+            if i == 200 {
+                lost = Some(s.seg.seq);
+                return true;
+            }
+            if s.seg.retransmit && Some(s.seg.seq) == lost && !rxt_dropped {
+                rxt_dropped = true;
+                return true;
+            }
+            false
+        });
+        transfer(&mut w, 2_000_000);
+        assert_eq!(w.b.stats.bytes_delivered, 2_000_000);
+        let seq = w.data_from_a().filter(|s| !s.seg.retransmit).nth(200).unwrap().seg.seq;
+        let resent: Vec<SimTime> = w.data_from_a().filter(|s| s.seg.retransmit && s.seg.seq == seq).map(|s| s.at).collect();
+        (w.a.stats.timeouts, resent)
+    };
+    // Linux 2.6: data sent after the retransmission is SACKed, so the retransmission is lost
+    // and goes again about one RTT later, within the same recovery.
+    let (timeouts, resent) = run(RecoveryKind::LinuxSack);
+    assert_eq!(timeouts, 0);
+    assert_eq!(resent.len(), 2, "{resent:?}");
+    let gap = resent[1].since(resent[0]);
+    assert!(gap >= 20 * MS && gap < 40 * MS, "sent again one RTT later: {gap:?}");
+    // RFC 6675 has no such rule: only the retransmission timer repairs it.
+    let (timeouts, resent) = run(RecoveryKind::Sack);
+    assert_eq!(timeouts, 1);
+    assert_eq!(resent.len(), 2, "{resent:?}");
+}
+
+#[test]
+fn linux_receive_window_growth_acks_every_segment_while_the_window_grows() {
+    // MSS 1000, no window scaling at 40 kB: the first window is 4 segments (Linux
+    // tcp_select_initial_window) and grows by 2 segments per segment up to 40 kB, i.e. over
+    // the first 18 segments, each ACKed at once; then ACKs cover two segments.
+    let b = TcpConfig { delack_segments: 2, rcvbuf: 40_000, rcv_window_growth: true, ..cfg() };
+    let mut w = Wire::new(cfg(), b.clone(), 10 * MS);
+    transfer(&mut w, 100_000);
+    assert_eq!(w.b.stats.bytes_delivered, 100_000);
+    let syn_ack = w.log.iter().find(|s| !s.a_to_b && s.seg.has(flags::SYN)).unwrap();
+    assert_eq!(syn_ack.seg.window, 4_000);
+    let acks: Vec<(u64, u64)> = w.acks_from_b().filter(|s| s.seg.ack > 1 && s.seg.ack <= 100_001).map(|s| (s.seg.ack, s.seg.window)).collect();
+    let steps: Vec<u64> = acks.windows(2).map(|p| p[1].0 - p[0].0).collect();
+    assert!(steps[..17].iter().all(|&d| d == 1_000), "one ACK per segment while growing: {steps:?}");
+    assert!(steps[18..steps.len() - 1].iter().all(|&d| d == 2_000), "then every second segment: {steps:?}");
+    // The advertised window grew from 4 segments by 2 per segment, then stayed at 40 kB.
+    assert_eq!(acks[0].1, 6_000);
+    assert_eq!(acks[1].1, 8_000);
+    assert_eq!(acks.last().unwrap().1, 40_000);
+    // Without growth the receiver delays ACKs from the start and offers all 40 kB at once.
+    let mut w = Wire::new(cfg(), TcpConfig { rcv_window_growth: false, ..b }, 10 * MS);
+    transfer(&mut w, 100_000);
+    let syn_ack = w.log.iter().find(|s| !s.a_to_b && s.seg.has(flags::SYN)).unwrap();
+    assert_eq!(syn_ack.seg.window, 40_000);
+    let first: Vec<u64> = w.acks_from_b().filter(|s| s.seg.ack > 1).take(3).map(|s| s.seg.ack).collect();
+    assert_eq!(first, vec![2_001, 4_001, 6_001]);
+}
