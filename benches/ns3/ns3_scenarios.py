@@ -94,6 +94,7 @@ _FIXED_BEHAVIOUR = {
     "abc_limit": (1, "ns-3 slow start adds one segment per ACK"),
     "profile": ("rfc", "the linux-2.6.16 profile brings behaviour ns-3 does not have"),
     "quickack": (0, "ns-3 has no quick-ACK mode"),
+    "rcv_window_growth": (False, "ns-3 advertises its whole receive buffer from the start"),
 }
 # BIC parameters: tcplab's defaults (Linux 2.6.16's module parameters), each mapped onto ns-3's
 # TcpBic; `hz` only paces how often Linux recomputes `cnt` (ns-3 recomputes on every ACK).
