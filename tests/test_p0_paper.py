@@ -54,5 +54,13 @@ def test_staggered_start_fills_the_link_in_every_seed(verdicts):
     assert c.passed, c.measured
 
 
-def test_report_names_the_shipped_buffer(tmp_path):
-    assert p0.shipped_buffer() == "500pkts"
+@pytest.mark.parametrize("start", ["simultaneous", "staggered"])
+def test_buffer_sweeps_cover_the_bottleneck_buffer(start):
+    from tcplab.sweeps import load_sweep
+
+    sweep = load_sweep(p0.SCENARIOS / f"sweep_buffer_{start}.toml")
+    assert sweep.seeds == (1, 2, 3, 4, 5)
+    labels = [lab[f"links.{p0.BOTTLENECK_LINK}.queue_a"] for _, lab in sweep.points()]
+    assert labels == [100, 200, 300, 500, 1000]
+    overrides = [o[f"links.{p0.BOTTLENECK_LINK}.queue_a"] for o, _ in sweep.points()]
+    assert "500pkts" in overrides and p0.shipped_buffer() == "500pkts"
