@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::app::{BulkApp, CbrSource};
+use crate::engine::queue::Lane;
 use crate::engine::EventQueue;
 use crate::net::packet::{Body, End, FlowId, Packet, RouteId, IPV4_HEADER, UDP_HEADER};
 use crate::net::pipe::{Offer, Pipe, PipeId, PipeWake};
@@ -236,7 +237,7 @@ impl Simulation {
     /// Add a coordinator; it first acts one interval after time zero.
     pub fn add_coordinator(&mut self, c: Coordinator) {
         let id = self.coordinators.len() as u32;
-        self.q.schedule(SimTime::ZERO + c.interval, Event::Coordinate(id));
+        self.q.schedule_in(Lane::Timer, SimTime::ZERO + c.interval, Event::Coordinate(id));
         self.coordinators.push(c);
     }
 
@@ -269,7 +270,7 @@ impl Simulation {
         c.actions += actions;
         let next = now + c.interval;
         if self.stop_time.is_none_or(|s| next <= s) {
-            self.q.schedule(next, Event::Coordinate(id as u32));
+            self.q.schedule_in(Lane::Timer, next, Event::Coordinate(id as u32));
         }
     }
 
@@ -379,7 +380,7 @@ impl Simulation {
     pub fn add_flow(&mut self, flow: Flow, wire: WireIdentity) -> FlowId {
         let id = self.flows.len() as u32;
         self.wire_ids.push(wire);
-        self.q.schedule(flow.info.start, Event::Start(id));
+        self.q.schedule_in(Lane::Timer, flow.info.start, Event::Start(id));
         self.flows.push(flow);
         FlowId(id)
     }
@@ -388,7 +389,7 @@ impl Simulation {
     pub fn trace_throughput(&mut self, interval: SimDuration) {
         self.traces.throughput = Some(Default::default());
         self.sample_interval = Some(interval);
-        self.q.schedule(SimTime::ZERO + interval, Event::Sample);
+        self.q.schedule_in(Lane::Timer, SimTime::ZERO + interval, Event::Sample);
     }
 
     /// Turn on the cwnd trace.
@@ -723,7 +724,7 @@ impl Simulation {
             t.gen[e] = t.gen[e].wrapping_add(1);
             let d = d.max(self.q.now());
             t.sched[e] = Some((d, t.gen[e]));
-            self.q.schedule(d, Event::Timer { flow: f as u32, end: e as u8, gen: t.gen[e] });
+            self.q.schedule_in(Lane::Timer, d, Event::Timer { flow: f as u32, end: e as u8, gen: t.gen[e] });
         }
     }
 
@@ -747,7 +748,7 @@ impl Simulation {
                 t.ends[1].listen();
                 t.ends[0].connect(now, &mut self.out);
                 if let Some(s) = t.app.stop_at {
-                    self.q.schedule(s.max(now), Event::AppStop(f as u32));
+                    self.q.schedule_in(Lane::Timer, s.max(now), Event::AppStop(f as u32));
                 }
                 self.after_conn(now, f, 0);
             }
@@ -821,7 +822,7 @@ impl Simulation {
         }
         let next = now + interval;
         if self.stop_time.is_none_or(|s| next <= s) {
-            self.q.schedule(next, Event::Sample);
+            self.q.schedule_in(Lane::Timer, next, Event::Sample);
         }
     }
 
