@@ -37,6 +37,14 @@ enum Event {
     Coordinate(u32),
 }
 
+/// One hop of a route as the forwarding loop sees it.
+#[derive(Clone, Copy, Debug)]
+struct Hop {
+    pipe: PipeId,
+    /// The next hop's pipe takes packets straight from this one (see `plan_pass_on`).
+    pass_to_next: bool,
+}
+
 /// A DECP-like cooperative window controller over a group of TCP flows.
 #[derive(Clone, Debug)]
 pub struct Coordinator {
@@ -177,9 +185,11 @@ pub struct Simulation {
     queue_index: Vec<Option<u32>>,
     queue_traced: Vec<bool>,
     routes: Vec<Vec<PipeId>>,
-    /// Per pipe: packets are handed to it straight from its only upstream pipe, at their
-    /// arrival time, without an arrival event in between (see `plan_pass_on`).
-    pass_on: Vec<bool>,
+    /// Per route, per hop: the pipe and whether the packets it accepts go straight on into the
+    /// next hop's pipe at their arrival time, without an arrival event (see `plan_pass_on`).
+    hops: Vec<Box<[Hop]>>,
+    /// Per pipe: a tap or the queue trace observes it.
+    observed: Vec<bool>,
     pass_on_planned: bool,
     /// All flows.
     pub flows: Vec<Flow>,
@@ -214,7 +224,8 @@ impl Simulation {
             queue_index: Vec::new(),
             queue_traced: Vec::new(),
             routes: Vec::new(),
-            pass_on: Vec::new(),
+            hops: Vec::new(),
+            observed: Vec::new(),
             pass_on_planned: false,
             flows: Vec::new(),
             traces: Traces::default(),
@@ -283,6 +294,7 @@ impl Simulation {
         self.taps.push(tap);
         for &(p, iface) in pipes {
             self.pipe_taps[p.0 as usize] = Some((t, iface));
+            self.observed[p.0 as usize] = true;
             self.pipes[p.0 as usize].set_tapped();
         }
     }
@@ -364,6 +376,7 @@ impl Simulation {
             self.queue_pipes.push(id);
         }
         self.queue_traced.push(false);
+        self.observed.push(false);
         self.pipe_taps.push(None);
         self.pipes.push(pipe);
         id
@@ -408,6 +421,7 @@ impl Simulation {
             self.traces.queue = Some(Default::default());
         }
         self.queue_traced[p.0 as usize] = true;
+        self.observed[p.0 as usize] = true;
         self.pipes[p.0 as usize].set_event_driven();
     }
 
@@ -489,7 +503,7 @@ impl Simulation {
                 self.wake(p, wake);
                 let Some(mut pkt) = arrived else { return };
                 pkt.hop += 1;
-                if (pkt.hop as usize) < self.routes[pkt.route.0 as usize].len() {
+                if (pkt.hop as usize) < self.hops[pkt.route.0 as usize].len() {
                     self.forward(now, pkt);
                 } else {
                     self.deliver(now, pkt);
@@ -520,8 +534,17 @@ impl Simulation {
     /// Give every hop its own arrival event (no pass-on; see `plan_pass_on`): the reference
     /// behaviour, for checks and benchmarks. Call before running.
     pub fn hop_by_hop(&mut self) {
-        self.pass_on = vec![false; self.pipes.len()];
+        self.set_pass_on(&vec![false; self.pipes.len()]);
+    }
+
+    /// Build the per-route hop tables from the per-pipe pass-on decision.
+    fn set_pass_on(&mut self, pass_on: &[bool]) {
         self.pass_on_planned = true;
+        self.hops = self
+            .routes
+            .iter()
+            .map(|r| r.iter().enumerate().map(|(h, &p)| Hop { pipe: p, pass_to_next: r.get(h + 1).is_some_and(|n| pass_on[n.0 as usize]) }).collect())
+            .collect();
     }
 
     /// Decide which pipes take packets straight from their upstream pipe.
@@ -538,9 +561,8 @@ impl Simulation {
     /// when its flows are done stops at an instant nobody knows in advance, so there the queue
     /// counters could run ahead of it: such runs keep one event per hop.
     fn plan_pass_on(&mut self) {
-        self.pass_on_planned = true;
         if self.stop_rule == StopRule::FlowsDone {
-            self.pass_on = vec![false; self.pipes.len()];
+            self.hop_by_hop();
             return;
         }
         const HOST: u32 = u32::MAX;
@@ -557,7 +579,7 @@ impl Simulation {
                 };
             }
         }
-        self.pass_on = (0..self.pipes.len())
+        let pass_on: Vec<bool> = (0..self.pipes.len())
             .map(|p| match feeder[p] {
                 Some(u) if u != HOST && u != MANY => {
                     let (up, me) = (&self.pipes[u as usize], &self.pipes[p]);
@@ -566,42 +588,48 @@ impl Simulation {
                 _ => false,
             })
             .collect();
+        self.set_pass_on(&pass_on);
     }
 
     fn forward(&mut self, mut now: SimTime, mut pkt: Packet) {
-        loop {
-            let route = &self.routes[pkt.route.0 as usize];
-            let p = route[pkt.hop as usize];
-            let next = route.get(pkt.hop as usize + 1).copied();
-            let mut wake = PipeWake::default();
-            let pipe = &mut self.pipes[p.0 as usize];
-            let (offer, through) = match next {
-                Some(n) if self.pass_on.get(n.0 as usize).copied().unwrap_or(false) => match pipe.offer_through(now, pkt.size) {
-                    Ok(at) => (Offer::Accepted, Some(at)),
-                    Err(drop) => (drop, None),
-                },
-                _ => (pipe.offer(now, pkt, &mut wake), None),
-            };
-            match offer {
-                Offer::Accepted => {}
-                Offer::QueueDrop => self.packets.queue_drops += 1,
-                Offer::RandomDrop => self.packets.random_drops += 1,
+        let hops = &self.hops[pkt.route.0 as usize];
+        let mut wake = PipeWake::default();
+        let p = loop {
+            let hop = hops[pkt.hop as usize];
+            let pipe = &mut self.pipes[hop.pipe.0 as usize];
+            if !hop.pass_to_next {
+                match pipe.offer(now, pkt, &mut wake) {
+                    Offer::Accepted => {}
+                    Offer::QueueDrop => self.packets.queue_drops += 1,
+                    Offer::RandomDrop => self.packets.random_drops += 1,
+                }
+                break hop.pipe;
             }
-            if let Some(at) = through {
-                if self.stop_time.is_none_or(|s| at <= s) {
+            match pipe.offer_through(now, pkt.size) {
+                Ok(at) if self.stop_time.is_none_or(|s| at <= s) => {
                     // Straight into the next pipe at its arrival time.
                     now = at;
                     pkt.hop += 1;
-                    continue;
                 }
-                self.pipes[p.0 as usize].keep_in_line(at, pkt, &mut wake);
+                Ok(at) => {
+                    pipe.keep_in_line(at, pkt, &mut wake);
+                    break hop.pipe;
+                }
+                Err(drop) => {
+                    match drop {
+                        Offer::QueueDrop => self.packets.queue_drops += 1,
+                        _ => self.packets.random_drops += 1,
+                    }
+                    break hop.pipe;
+                }
             }
-            self.wake(p, wake);
+        };
+        self.wake(p, wake);
+        if self.observed[p.0 as usize] {
             self.trace_queue_len(now, p);
             if self.pipe_taps[p.0 as usize].is_some() {
                 self.drain_tap(p);
             }
-            return;
         }
     }
 
