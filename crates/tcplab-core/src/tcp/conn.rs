@@ -387,8 +387,11 @@ impl Connection {
     }
 
     /// The earliest pending timer deadline.
+    #[inline]
     pub fn next_deadline(&self) -> Option<SimTime> {
-        [self.rto_at, self.delack_at, self.persist_at].into_iter().flatten().min()
+        let at = |t: Option<SimTime>| t.map_or(u64::MAX, |t| t.0);
+        let d = at(self.rto_at).min(at(self.delack_at)).min(at(self.persist_at));
+        (d != u64::MAX || self.rto_at.is_some() || self.delack_at.is_some() || self.persist_at.is_some()).then_some(SimTime(d))
     }
 
     /// Pull the congestion window down to at most `bytes` (external window coordination).
@@ -427,8 +430,14 @@ impl Connection {
     pub fn write(&mut self, now: SimTime, bytes: u64, out: &mut Output) -> u64 {
         let n = bytes.min(self.send_space());
         if n > 0 {
+            // With a full segment or more already waiting, the last send attempt (every state
+            // change ends in one) was stopped by the windows, not by a lack of data: more data
+            // cannot change what may be sent, so skip the attempt.
+            let backlog = self.stream_end.saturating_sub(self.snd_nxt.max(self.snd_max));
             self.stream_end += n;
-            self.try_send(now, out);
+            if backlog < self.smss as u64 || self.state != State::Established {
+                self.try_send(now, out);
+            }
         }
         n
     }
@@ -1197,6 +1206,12 @@ impl Connection {
 
     fn try_send(&mut self, now: SimTime, out: &mut Output) {
         if !matches!(self.state, State::Established | State::CloseWait | State::FinWait1 | State::Closing | State::LastAck) {
+            return;
+        }
+        if self.snd_una == self.snd_max && !self.has_unsent() {
+            // Nothing outstanding and nothing unsent (a receiver, or an idle sender): no rule
+            // can send a segment, only the FIN may be due.
+            self.maybe_send_fin(now, out);
             return;
         }
         let mut guard = 0u32;
