@@ -85,13 +85,26 @@ impl<E: Copy> Heap<E> {
             if first >= n {
                 break;
             }
-            let kids = &h[first..(first + D).min(n)];
-            let (mut m, mut key) = (0, kids[0].0);
-            for (j, c) in kids.iter().enumerate().skip(1) {
-                if c.0 < key {
-                    (m, key) = (j, c.0);
+            let (m, key) = if first + D <= n {
+                // All four children: a tournament of two pairs (no loop, fewer branches).
+                let k = [h[first].0, h[first + 1].0, h[first + 2].0, h[first + 3].0];
+                let (a, ka) = if k[1] < k[0] { (1, k[1]) } else { (0, k[0]) };
+                let (b, kb) = if k[3] < k[2] { (3, k[3]) } else { (2, k[2]) };
+                if kb < ka {
+                    (b, kb)
+                } else {
+                    (a, ka)
                 }
-            }
+            } else {
+                let kids = &h[first..n];
+                let (mut m, mut key) = (0, kids[0].0);
+                for (j, c) in kids.iter().enumerate().skip(1) {
+                    if c.0 < key {
+                        (m, key) = (j, c.0);
+                    }
+                }
+                (m, key)
+            };
             if key >= item.0 {
                 break;
             }
