@@ -140,3 +140,27 @@ def test_usage_errors(smoke_path, tmp_path):
     version = tcplab("--version", cwd=tmp_path)
     assert version.returncode == 0
     assert version.stdout.startswith("tcplab ")
+
+
+@pytest.mark.parametrize(
+    ("paper_passed", "beyond_passed", "status"),
+    [(True, True, 0), (True, False, 0), (False, True, 1)],
+)
+def test_reproduce_exit_status_follows_the_papers_findings(monkeypatch, tmp_path, paper_passed, beyond_passed, status):
+    import argparse
+
+    from tcplab import reproduce_cli
+    from tcplab.reproduce.p0 import Check
+
+    class Study:
+        @staticmethod
+        def reproduce(out, quick=False, progress=lambda _: None):
+            progress("running")
+            return [
+                Check("Fig. 1", "a finding", "measured", paper_passed),
+                Check("beyond", "a remedy", "measured", beyond_passed, paper=False),
+            ]
+
+    monkeypatch.setitem(reproduce_cli.STUDIES, "fake", Study)
+    args = argparse.Namespace(paper="fake", out=str(tmp_path), quick=True)
+    assert reproduce_cli._cmd(args) == status

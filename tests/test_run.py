@@ -172,6 +172,7 @@ def test_overrides_change_the_run(smoke_path, traced):
     [
         ({"flows.0.bogus": 1}, "flows[0].bogus"),
         ({"flows.0.tcp.mss": 10}, "flows[0].tcp.mss"),
+        ({"defaults.tcp.rcv_window_rule": "linux-4.19"}, "defaults.tcp.rcv_window_rule: unknown variant `linux-4.19`"),
         (["run.duration=5parsecs"], "run.duration"),
         ({"run.seed": -1}, "run.seed"),
     ],

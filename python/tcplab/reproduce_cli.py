@@ -26,7 +26,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    """Run the reproduction; exit 0 when every check passed, 1 otherwise."""
+    """Run the reproduction; exit 0 when every finding of the paper holds, 1 otherwise.
+    Comparisons beyond the paper are printed and written to the report but do not decide."""
     out = args.out or f"out/{args.paper}"
     console = Console(stderr=True)
     started = time.perf_counter()
@@ -34,8 +35,9 @@ def _cmd(args: argparse.Namespace) -> int:
         checks = STUDIES[args.paper].reproduce(out, quick=args.quick, progress=lambda msg: status.update(msg))
     for c in checks:
         mark = "[green]pass[/]" if c.passed else "[red]FAIL[/]"
-        console.print(f"{mark}  {c.figure}: {c.claim}\n      {c.measured}")
-    console.print(f"wrote {out}/report.md in {time.perf_counter() - started:.0f} s")
-    return 0 if all(c.passed for c in checks) else 1
-
-
+        kind = "" if c.paper else " (beyond the paper)"
+        console.print(f"{mark}  {c.figure}{kind}: {c.claim}\n      {c.measured}")
+    paper = [c for c in checks if c.paper]
+    held = sum(c.passed for c in paper)
+    console.print(f"the paper's findings: {held} of {len(paper)} hold; wrote {out}/report.md in {time.perf_counter() - started:.0f} s")
+    return 0 if held == len(paper) else 1

@@ -16,7 +16,7 @@ use crate::scenario::ScenarioError;
 use crate::sim::{Coordinator, Flow, FlowEngine, FlowInfo, Simulation, StopRule, Tap, TcpFlow, UdpFlow};
 use crate::trace::pcap::{host_address, PcapWriter, WireIdentity};
 use crate::tcp::cc::{BicConfig, CcConfig, CubicConfig, RenoConfig};
-use crate::tcp::{Backoff, Connection, InitialWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
+use crate::tcp::{Backoff, Connection, InitialWindowRule, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
 use crate::units::{BitRate, QueueLimit, SimDuration, SimTime};
 
 type Res<T> = Result<T, ScenarioError>;
@@ -34,6 +34,7 @@ pub fn builtin_tcp() -> TcpSpec {
         initial_cwnd_rule: Some(IwRuleName::Rfc5681),
         quickack: Some(0),
         rcv_window_growth: Some(false),
+        rcv_window_rule: Some(RcvWindowRuleName::Linux2616),
         hz: Some(1000),
         bic_max_increment: Some(bic.max_increment),
         bic_beta: Some(bic.beta),
@@ -75,7 +76,7 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
         // Linux 2.6.16 (algorithms.md §1, §2.6): HZ = 250 so jiffies are 4 ms; RTO from the
         // Linux estimator with TCP_RTO_MIN 200 ms, TCP_TIMEOUT_INIT 3 s, TCP_RTO_MAX 120 s;
         // SACK + FACK with rate-halving; timestamps on; tcp_abc = 1; quick-ACK 16 and
-        // quick ACKs while the receive window grows;
+        // quick ACKs while the receive window grows from 2.6.16's first window;
         // tcp_init_cwnd's MSS thresholds; delayed-ACK ato 40 ms; BIC with its 2.6.16 defaults.
         ProfileName::Linux2616 => TcpSpec {
             profile: Some(p),
@@ -87,6 +88,7 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             initial_cwnd_rule: Some(IwRuleName::Linux),
             quickack: Some(16),
             rcv_window_growth: Some(true),
+            rcv_window_rule: Some(RcvWindowRuleName::Linux2616),
             delack_segments: Some(2),
             delack_timeout: Some(Dur(SimDuration::from_millis(40))),
             rtt_estimator: Some(EstimatorName::Linux),
@@ -102,7 +104,9 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
         },
         // Modern Linux (algorithms.md §2.6 "Modern Linux", §2.7): CUBIC + HyStart, IW 10,
         // RTO initial 1 s / min 200 ms / max 120 s, Linux estimator, timestamps (1 ms clock),
-        // SACK; MODEL: PRR is represented by the rate-halving recovery.
+        // SACK; quick ACKs while the receive window grows from the 4.20–6.9 first window
+        // (min(rcvbuf, 65535); 6.10+ starts at the whole buffer and does not grow: set
+        // rcv_window_growth = false for it); MODEL: PRR is represented by the rate-halving recovery.
         ProfileName::LinuxModern => TcpSpec {
             profile: Some(p),
             cc: Some(CcName::Cubic),
@@ -111,6 +115,8 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             window_scaling: Some(true),
             initial_cwnd: Some(10),
             quickack: Some(16),
+            rcv_window_growth: Some(true),
+            rcv_window_rule: Some(RcvWindowRuleName::Linux420),
             delack_segments: Some(2),
             delack_timeout: Some(Dur(SimDuration::from_millis(40))),
             rtt_estimator: Some(EstimatorName::Linux),
@@ -131,7 +137,7 @@ fn merge_tcp(base: &TcpSpec, over: &TcpSpec) -> TcpSpec {
     macro_rules! pick {
         ($($f:ident),*) => { TcpSpec { $($f: over.$f.clone().or_else(|| base.$f.clone()),)* } };
     }
-    pick!(profile, cc, mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack, rcv_window_growth, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator, rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit, dupthresh, recovery, abc_limit, ts_tick, hz, bic_max_increment, bic_beta, bic_low_window, bic_initial_ssthresh, bic_fast_convergence, bic_smooth_part)
+    pick!(profile, cc, mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack, rcv_window_growth, rcv_window_rule, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator, rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit, dupthresh, recovery, abc_limit, ts_tick, hz, bic_max_increment, bic_beta, bic_low_window, bic_initial_ssthresh, bic_fast_convergence, bic_smooth_part)
 }
 
 /// Resolve TCP settings: built-ins, then the profile named by the flow or the defaults, then
@@ -240,6 +246,10 @@ pub fn tcp_config(t: &TcpSpec, path: &str) -> Res<TcpConfig> {
         },
         quickack: v(t.quickack),
         rcv_window_growth: v(t.rcv_window_growth),
+        rcv_window_rule: match v(t.rcv_window_rule) {
+            RcvWindowRuleName::Linux2616 => RcvWindowRule::Linux2616,
+            RcvWindowRuleName::Linux420 => RcvWindowRule::Linux420,
+        },
         initial_ssthresh,
         delack_segments,
         delack_timeout: v(t.delack_timeout).0,

@@ -433,7 +433,8 @@ pub enum ProfileName {
     #[serde(rename = "linux-2.6.16")]
     Linux2616,
     /// Modern Linux (CUBIC with HyStart, IW10, RTO initial 1 s, timestamps at 1 ms, SACK with
-    /// rate-halving standing in for PRR).
+    /// rate-halving standing in for PRR, receive-window growth from a first window of at most
+    /// 65535 bytes as in 4.20–6.9).
     #[serde(rename = "linux-modern")]
     LinuxModern,
 }
@@ -446,6 +447,17 @@ pub enum IwRuleName {
     Rfc5681,
     /// Linux 2.6.
     Linux,
+}
+
+/// Receive-window rules by name (Linux versions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RcvWindowRuleName {
+    /// Linux 2.6.16.
+    #[serde(rename = "linux-2.6.16")]
+    Linux2616,
+    /// Linux 4.20 to 6.9.
+    #[serde(rename = "linux-4.20")]
+    Linux420,
 }
 
 /// RTT estimators by name.
@@ -529,6 +541,9 @@ pub struct TcpSpec {
     /// Linux receive-window growth with its quick ACKs (`tcp_grow_window`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rcv_window_growth: Option<bool>,
+    /// Which Linux's receive-window rules the growth follows (first window, out-of-order growth).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcv_window_rule: Option<RcvWindowRuleName>,
     /// Initial ssthresh: a size or "unlimited".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_ssthresh: Option<QLimit>,

@@ -46,6 +46,8 @@ fn errors_name_the_field_and_reason() {
         ("[flows.tcp]\nmss = 10", "flows[0].tcp.mss: 10 is out of range"),
         ("[flows.tcp]\nmsss = 10", "flows[0].tcp.msss: unknown field `msss`"),
         ("[flows.tcp]\ncc = \"bic2\"", "flows[0].tcp.cc: unknown variant `bic2`"),
+        ("[flows.tcp]\nrcv_window_rule = \"linux-4.19\"", "flows[0].tcp.rcv_window_rule: unknown variant `linux-4.19`, expected `linux-2.6.16` or `linux-4.20`"),
+        ("[defaults.tcp]\nrcv_window_rule = true", "defaults.tcp.rcv_window_rule: wanted string or table"),
         ("[[links]]\nbetween = [\"a\", \"zz\"]\nrate = \"1Gbps\"", "links[1].between[1]: no host, switch or emulator is named 'zz'"),
         ("[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1 furlong\"", "links[1].rate: unknown rate unit 'furlong'"),
         ("[run]\nduration = \"10\"", "run.duration: '10' has no unit"),
@@ -60,6 +62,21 @@ fn errors_name_the_field_and_reason() {
         let got = error_of(&text);
         assert!(got.contains(want), "for {extra:?}: got {got:?}, want {want:?}");
     }
+}
+
+#[test]
+fn profiles_pick_their_receive_window_rules() {
+    let growth = |tcp: &str| {
+        let r = Run::from_toml(&format!("{TINY}\n[defaults.tcp]\n{tcp}\n"), None).unwrap_or_else(|e| panic!("{e}"));
+        let t = &r.resolved.flows[0].tcp;
+        (t.rcv_window_growth, t.rcv_window_rule)
+    };
+    use spec::RcvWindowRuleName::*;
+    assert_eq!(growth(""), (Some(false), Some(Linux2616)));
+    assert_eq!(growth("profile = \"linux-2.6.16\""), (Some(true), Some(Linux2616)));
+    assert_eq!(growth("profile = \"linux-modern\""), (Some(true), Some(Linux420)));
+    assert_eq!(growth("profile = \"linux-modern\"\nrcv_window_rule = \"linux-2.6.16\""), (Some(true), Some(Linux2616)));
+    assert_eq!(growth("profile = \"linux-modern\"\nrcv_window_growth = false"), (Some(false), Some(Linux420)));
 }
 
 #[test]

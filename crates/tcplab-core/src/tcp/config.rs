@@ -32,6 +32,24 @@ pub enum InitialWindowRule {
     Linux,
 }
 
+/// Which Linux's receive-window rules `rcv_window_growth` follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RcvWindowRule {
+    /// Linux 2.6.16 (`tcp_select_initial_window`, net/ipv4/tcp_output.c): the first window is
+    /// the receive space in whole segments, at most 32767 bytes (MAX_TCP_WINDOW), and at most
+    /// 4/3/2 segments (MSS up to 1460 / 4380 / above) when the window scale is below the MSS;
+    /// only in-order segments grow it.
+    Linux2616,
+    /// Linux 4.20 to 6.9 (also 4.19.86+ stable): `tcp_select_initial_window` since commit
+    /// a337531b942b ("tcp: up initial rmem to 128KB and SYN rwin to around 64KB") makes the first
+    /// window the receive space in whole segments, at most 65535 bytes (U16_MAX), with no
+    /// segment cap; out-of-order segments of a SACK connection grow it too
+    /// (`tcp_data_queue_ofo`). (6.10 dropped the 65535 cap, commit 378979e94e95: with a fixed
+    /// receive buffer the window then starts whole and never grows, which is
+    /// `rcv_window_growth` off.)
+    Linux420,
+}
+
 /// TCP settings of one endpoint.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -58,10 +76,13 @@ pub struct TcpConfig {
     /// mode: up to 16); 0 = none.
     pub quickack: u32,
     /// Linux receive-window growth (`tcp_grow_window`): the advertised window starts at the
-    /// initial receive window (at most 32767 bytes, and 4/3/2 segments by MSS when the window
-    /// scale is smaller than the MSS) and grows by 2·MSS per in-order data segment of at least
-    /// 128 bytes up to `rcvbuf`; every growth step ACKs that segment at once (quick-ACK mode).
+    /// initial receive window of `rcv_window_rule` and grows by 2·MSS per in-order data
+    /// segment of at least 128 bytes up to `rcvbuf`; every growth step ACKs that segment at
+    /// once (quick-ACK mode).
     pub rcv_window_growth: bool,
+    /// The Linux version whose receive-window rules (first window, growth on out-of-order
+    /// segments) `rcv_window_growth` follows.
+    pub rcv_window_rule: RcvWindowRule,
     /// Initial ssthresh in bytes (`u64::MAX` = unlimited).
     pub initial_ssthresh: u64,
     /// ACK at least every this many full-sized segments (1 = ACK every segment).
@@ -100,6 +121,7 @@ impl Default for TcpConfig {
             initial_cwnd_rule: InitialWindowRule::Rfc5681,
             quickack: 0,
             rcv_window_growth: false,
+            rcv_window_rule: RcvWindowRule::Linux2616,
             initial_ssthresh: u64::MAX,
             delack_segments: 2,
             delack_timeout: SimDuration::from_millis(40),

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use crate::net::packet::{flags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::tcp::cc::{AckSample, CongestionControl, CongestionEvent, Controller, RecoveryExit, TimeoutEvent};
-use crate::tcp::config::{InitialWindowRule, RecoveryKind, TcpConfig};
+use crate::tcp::config::{InitialWindowRule, RcvWindowRule, RecoveryKind, TcpConfig};
 use crate::tcp::ranges::RangeSet;
 use crate::tcp::rtt::RttEstimator;
 use crate::units::{SimDuration, SimTime};
@@ -1030,16 +1030,21 @@ impl Connection {
                     let new = self.data_rcv_nxt() - old.min(self.data_rcv_nxt());
                     self.stats.bytes_delivered += new;
                     self.unacked_bytes += self.rcv_nxt - old;
-                    if self.cfg.rcv_window_growth && seg.len >= 128 && self.rcv_ssthresh < self.cfg.rcvbuf {
-                        // tcp_grow_window: a larger window, and quick-ACK mode for one ACK.
-                        self.rcv_ssthresh = (self.rcv_ssthresh + 2 * self.smss as u64).min(self.cfg.rcvbuf);
-                        immediate = true;
+                    if self.grow_rcv_window(seg.len) {
+                        immediate = true; // tcp_grow_window: quick-ACK mode for one ACK.
                     }
                     if had_ooo {
                         immediate = true; // Filled (part of) a hole: ACK at once.
                     }
                 } else {
-                    self.ooo.insert(s, e);
+                    let added = self.ooo.insert(s, e);
+                    // Linux 4.20+ tcp_data_queue_ofo: a queued out-of-order segment grows the
+                    // window too, on SACK connections only (commit 4e4f1fc22681, v3.11, and
+                    // 662051215c75, v5.8 and 4.19 stable). Its quick ACK changes nothing: an
+                    // out-of-order segment is ACKed at once anyway.
+                    if added > 0 && self.sack_ok && self.cfg.rcv_window_rule == RcvWindowRule::Linux420 {
+                        self.grow_rcv_window(seg.len);
+                    }
                     // One entry per out-of-order block, most recently changed first: drop the
                     // entries of every block the segment joined (RFC 2018 §4 order).
                     let (a, b) = self.ooo.range_containing(s).unwrap_or((s, e));
@@ -1086,6 +1091,21 @@ impl Connection {
             Some(f) if self.rcv_nxt > f => f,
             _ => self.rcv_nxt,
         }
+    }
+
+    /// Linux `tcp_grow_window` (net/ipv4/tcp_input.c; 2.6.16 and 4.20+) for a data segment of
+    /// `len` bytes, called for segments of at least 128 bytes (`tcp_event_data_recv`): raise
+    /// `rcv_ssthresh` by 2·advmss, at most to the receive buffer. True when it grew (Linux then
+    /// sets `icsk_ack.quick |= 1`).
+    /// MODEL: the truesize check ("Check #2") always passes, so the step is 2·advmss, with the
+    /// negotiated payload MSS as advmss. Linux 4.20+ steps by max(2·advmss, 2·skb->len), the
+    /// same here: no segment is longer than the MSS (no GRO/LRO aggregation).
+    fn grow_rcv_window(&mut self, len: u32) -> bool {
+        if !self.cfg.rcv_window_growth || len < 128 || self.rcv_ssthresh >= self.cfg.rcvbuf {
+            return false;
+        }
+        self.rcv_ssthresh = (self.rcv_ssthresh + 2 * self.smss as u64).min(self.cfg.rcvbuf);
+        true
     }
 
     fn rcv_window(&self) -> u64 {
@@ -1487,29 +1507,44 @@ fn initial_window(cfg: &TcpConfig, smss: u32) -> u64 {
     segs * smss as u64
 }
 
-/// The smallest window-scale shift that lets `rcvbuf` be advertised (RFC 7323, max 14).
-/// Linux `tcp_select_initial_window`: the first advertised window (and `rcv_ssthresh`) when
-/// the receive window grows; unbounded otherwise.
+/// Linux `tcp_select_initial_window` (net/ipv4/tcp_output.c): the first advertised window
+/// (and `rcv_ssthresh`) when the receive window grows; unbounded otherwise. `mss` is the
+/// payload MSS (Linux passes the MSS less the timestamp option).
+/// MODEL: the receive space is `rcvbuf` (no `tcp_win_from_space` overhead share, no
+/// `window_clamp`, no route `init_rcv_wnd`), and `tcp_workaround_signed_windows` is off in 4.20+.
+/// MODEL: later windows are rounded down to the window-scale unit (`update_rcv_adv`), where
+/// Linux 4.20+ `__tcp_select_window` rounds up (ALIGN): with a 256 MB buffer (unit 8192 bytes)
+/// a 65535-byte window is 57344 bytes once scaled, not 65536.
 fn initial_rcv_ssthresh(cfg: &TcpConfig, mss: u32, wscale: u8) -> u64 {
     if !cfg.rcv_window_growth {
         return u64::MAX;
     }
     let mss = mss as u64;
     let space = cfg.rcvbuf / mss.max(1) * mss; // quantised to whole segments
-    let mut wnd = space.min(32_767); // MAX_TCP_WINDOW
-    if mss > 1 << wscale {
-        let segs = if mss > 1460 * 3 {
-            2
-        } else if mss > 1460 {
-            3
-        } else {
-            4
-        };
-        wnd = wnd.min(segs * mss);
+    match cfg.rcv_window_rule {
+        // Linux 2.6.16: at most MAX_TCP_WINDOW, then at most 4/3/2 segments (RFC 2414's
+        // initial window) when the window scale is below the MSS.
+        RcvWindowRule::Linux2616 => {
+            let mut wnd = space.min(32_767);
+            if mss > 1 << wscale {
+                let segs = if mss > 1460 * 3 {
+                    2
+                } else if mss > 1460 {
+                    3
+                } else {
+                    4
+                };
+                wnd = wnd.min(segs * mss);
+            }
+            wnd
+        }
+        // Linux 4.20 to 6.9 (commit a337531b942b, "tcp: up initial rmem to 128KB and SYN
+        // rwin to around 64KB"): min(space, U16_MAX), no segment cap.
+        RcvWindowRule::Linux420 => space.min(65_535),
     }
-    wnd
 }
 
+/// The smallest window-scale shift that lets `rcvbuf` be advertised (RFC 7323, max 14).
 fn wscale_for(rcvbuf: u64) -> u8 {
     let mut s = 0u8;
     while s < 14 && (rcvbuf >> s) > 65_535 {

@@ -668,3 +668,90 @@ fn linux_receive_window_growth_acks_every_segment_while_the_window_grows() {
     let first: Vec<u64> = w.acks_from_b().filter(|s| s.seg.ack > 1).take(3).map(|s| s.seg.ack).collect();
     assert_eq!(first, vec![2_001, 4_001, 6_001]);
 }
+
+#[test]
+fn linux_4_20_first_receive_window_is_64k_without_a_segment_cap() {
+    // MSS 9000 and a 256 MB buffer: window scale 13 (unit 8192 bytes, below the MSS). Linux
+    // 4.20 tcp_select_initial_window offers min(space, 65535) = 65535 with no segment cap, so
+    // the window cuts the sender's IW10 to 7 segments; Linux 2.6.16 offers 2 segments (MSS
+    // above 4380), 18000 bytes.
+    let run = |rule| {
+        let a = TcpConfig { mss: 9000, initial_cwnd: 10, ..cfg() };
+        let b = TcpConfig { mss: 9000, delack_segments: 2, rcvbuf: 256 << 20, rcv_window_growth: true, rcv_window_rule: rule, ..cfg() };
+        let mut w = Wire::new(a, b, 10 * MS);
+        transfer(&mut w, 900_000);
+        assert_eq!(w.b.stats.bytes_delivered, 900_000);
+        assert_eq!(w.b.window_shift(), 13);
+        let syn_ack = w.log.iter().find(|s| !s.a_to_b && s.seg.has(flags::SYN)).unwrap().seg.window;
+        let t0 = w.data_from_a().next().unwrap().at;
+        let first_flight = w.data_from_a().filter(|s| s.at == t0).count();
+        let windows: Vec<u64> = w.acks_from_b().filter(|s| s.seg.ack > 1).take(3).map(|s| s.seg.window).collect();
+        (syn_ack, first_flight, windows)
+    };
+    let (syn_ack, flight, windows) = run(RcvWindowRule::Linux420);
+    assert_eq!(syn_ack, 65_535);
+    assert_eq!(flight, 7, "65535 / 9000 full segments");
+    // Each in-order segment adds 2·MSS to rcv_ssthresh; the scaled window is a multiple of
+    // 8192: 83535 → 81920, 101535 → 98304, 119535 → 114688.
+    assert_eq!(windows, vec![81_920, 98_304, 114_688]);
+    let (syn_ack, flight, windows) = run(RcvWindowRule::Linux2616);
+    assert_eq!(syn_ack, 18_000);
+    assert_eq!(flight, 2);
+    // 36000 → 32768, 54000 → 49152, 72000 → 65536.
+    assert_eq!(windows, vec![32_768, 49_152, 65_536]);
+}
+
+#[test]
+fn linux_4_20_receive_window_grows_from_64k_with_a_quick_ack_per_step() {
+    // MSS 1000, 100 kB buffer (scale 1): the first window is 65535 bytes and grows by 2
+    // segments per segment up to 100 kB, i.e. over the first 18 segments (65535 + 18·2000 ≥
+    // 100000), each ACKed at once; then ACKs cover two segments.
+    let b = TcpConfig { delack_segments: 2, rcvbuf: 100_000, rcv_window_growth: true, rcv_window_rule: RcvWindowRule::Linux420, ..cfg() };
+    let mut w = Wire::new(cfg(), b.clone(), 10 * MS);
+    transfer(&mut w, 200_000);
+    assert_eq!(w.b.stats.bytes_delivered, 200_000);
+    let syn_ack = w.log.iter().find(|s| !s.a_to_b && s.seg.has(flags::SYN)).unwrap();
+    assert_eq!(syn_ack.seg.window, 65_535);
+    let acks: Vec<(u64, u64)> = w.acks_from_b().filter(|s| s.seg.ack > 1 && s.seg.ack <= 200_001).map(|s| (s.seg.ack, s.seg.window)).collect();
+    let steps: Vec<u64> = acks.windows(2).map(|p| p[1].0 - p[0].0).collect();
+    assert!(steps[..17].iter().all(|&d| d == 1_000), "one ACK per segment while growing: {steps:?}");
+    assert!(steps[17..steps.len() - 1].iter().all(|&d| d == 2_000), "then every second segment: {steps:?}");
+    for (k, &(_, win)) in acks[..18].iter().enumerate() {
+        let grown = (65_535 + 2_000 * (k as u64 + 1)).min(100_000);
+        assert_eq!(win, grown / 2 * 2, "window after segment {}", k + 1);
+    }
+    assert_eq!(acks.last().unwrap().1, 100_000);
+    // A buffer within 64 kB is offered whole from the first window: no growth, so the
+    // receiver delays its ACKs from the start (Linux 2.6.16 would start at 4 segments).
+    let mut w = Wire::new(cfg(), TcpConfig { rcvbuf: 40_000, ..b }, 10 * MS);
+    transfer(&mut w, 100_000);
+    let syn_ack = w.log.iter().find(|s| !s.a_to_b && s.seg.has(flags::SYN)).unwrap();
+    assert_eq!(syn_ack.seg.window, 40_000);
+    let first: Vec<u64> = w.acks_from_b().filter(|s| s.seg.ack > 1).take(3).map(|s| s.seg.ack).collect();
+    assert_eq!(first, vec![2_001, 4_001, 6_001]);
+}
+
+#[test]
+fn linux_4_20_out_of_order_segments_grow_the_window_on_sack_connections() {
+    // Segment 20 is lost. The 4.20 receiver grows rcv_ssthresh for each out-of-order segment
+    // too (tcp_data_queue_ofo, SACK connections only), so its duplicate ACKs offer more and
+    // more; Linux 2.6.16, and 4.20 without SACK, keep the window of the duplicate ACKs fixed.
+    let run = |rule, sack| {
+        let a = TcpConfig { sack, ..cfg() };
+        let b = TcpConfig { sack, rcvbuf: 1_000_000, rcv_window_growth: true, rcv_window_rule: rule, ..cfg() };
+        let mut w = Wire::new(a, b, 10 * MS);
+        w.drop = Box::new(|_, i| i == 20);
+        transfer(&mut w, 200_000);
+        assert_eq!(w.b.stats.bytes_delivered, 200_000);
+        let hole = w.data_from_a().nth(20).unwrap().seg.seq;
+        let dup_windows: Vec<u64> = w.acks_from_b().filter(|s| s.seg.ack == hole).map(|s| s.seg.window).collect();
+        assert!(dup_windows.len() >= 4, "{dup_windows:?}");
+        dup_windows
+    };
+    let grown = run(RcvWindowRule::Linux420, true);
+    assert!(grown.windows(2).all(|p| p[1] > p[0]), "{grown:?}");
+    for (rule, sack) in [(RcvWindowRule::Linux2616, true), (RcvWindowRule::Linux420, false)] {
+        let fixed = run(rule, sack);
+        assert!(fixed.windows(2).all(|p| p[1] == p[0]), "{rule:?} sack {sack}: {fixed:?}");
+    }
+}

@@ -7,6 +7,6 @@ pub mod conn;
 pub mod ranges;
 pub mod rtt;
 
-pub use config::{InitialWindowRule, RecoveryKind, TcpConfig};
+pub use config::{InitialWindowRule, RcvWindowRule, RecoveryKind, TcpConfig};
 pub use conn::{ConnStats, Connection, Output, State, TcpEvent, TcpEventKind};
 pub use rtt::{Backoff, RtoPolicy, RttEstimatorKind};
