@@ -98,6 +98,18 @@ def test_flow_and_queue_frames(traced):
     assert (traced.flows["bytes_delivered"] > 0).all()
 
 
+def test_queue_trace_records_each_change_of_each_queue(traced):
+    q = traced.trace("queue")
+    per_queue = q.partition_by("queue", as_dict=True)
+    assert len(per_queue) >= 2, "the smoke scenario traces several queues"
+    for (qid,), rows in per_queue.items():
+        packets, nbytes = rows["packets"].to_list(), rows["bytes"].to_list()
+        assert rows["time_s"].is_sorted()
+        # Only changes are written, per queue, however the queues' records interleave.
+        changes = list(zip(packets, nbytes))
+        assert all(a != b for a, b in zip(changes, changes[1:])), f"queue {qid} repeats a value"
+
+
 def test_traces_have_the_documented_columns(traced):
     assert set(traced.traces) == set(TRACE_SCHEMAS)
     for name, schema in TRACE_SCHEMAS.items():

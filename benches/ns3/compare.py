@@ -37,6 +37,7 @@ SCEN = HERE / "tcplab_scenarios"
 
 SCENARIOS = {  # name -> (file, one-line description)
     "S1-100": ("s1-100.toml", "4 BIC flows, 1 Gb/s bottleneck, 150 ms one-way, 100-packet buffer, MTU 9000, 20 s"),
+    "S1-100-offset": ("s1-100-offset.toml", "S1-100 with the flows started 0, 1, 2, 3 ms (no simultaneous arrivals at the bottleneck)"),
     "S1-1000": ("s1-1000.toml", "4 BIC flows, 1 Gb/s bottleneck, 150 ms one-way, 1000-packet buffer, MTU 9000, 20 s"),
     "S2": ("s2.toml", "1 NewReno flow, 100 Mb/s bottleneck, RTT 20 ms, 1-BDP buffer (167 pkts), MTU 1500, 60 s"),
     "S3-10": ("s3-10.toml", "10 NewReno flows, 10 Gb/s bottleneck, RTT 10 ms, 1-BDP buffer (8334 pkts), MTU 1500, 10 s"),

@@ -34,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 SCENARIO_DIR = HERE / "tcplab_scenarios"
 SCENARIOS = {
     "S1-100": "s1-100.toml",
+    "S1-100-offset": "s1-100-offset.toml",
     "S1-1000": "s1-1000.toml",
     "S2": "s2.toml",
     "S3-10": "s3-10.toml",

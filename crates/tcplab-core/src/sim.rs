@@ -184,6 +184,8 @@ pub struct Simulation {
     pub queue_pipes: Vec<PipeId>,
     queue_index: Vec<Option<u32>>,
     queue_traced: Vec<bool>,
+    /// Per pipe: the (packets, bytes) last written to the queue trace, if any.
+    queue_last: Vec<Option<(u64, u64)>>,
     routes: Vec<Vec<PipeId>>,
     /// Per route, per hop: the pipe and whether the packets it accepts go straight on into the
     /// next hop's pipe at their arrival time, without an arrival event (see `plan_pass_on`).
@@ -223,6 +225,7 @@ impl Simulation {
             queue_pipes: Vec::new(),
             queue_index: Vec::new(),
             queue_traced: Vec::new(),
+            queue_last: Vec::new(),
             routes: Vec::new(),
             hops: Vec::new(),
             observed: Vec::new(),
@@ -376,6 +379,7 @@ impl Simulation {
             self.queue_pipes.push(id);
         }
         self.queue_traced.push(false);
+        self.queue_last.push(None);
         self.observed.push(false);
         self.pipe_taps.push(None);
         self.pipes.push(pipe);
@@ -640,11 +644,12 @@ impl Simulation {
         let (Some(tr), Some(qi)) = (self.traces.queue.as_mut(), self.queue_index[p.0 as usize]) else { return };
         let q = &self.pipes[p.0 as usize].queue;
         let (n, b) = (q.len_packets(), q.len_bytes());
-        // Record only changes, per queue.
-        let last = tr.queue.iter().rposition(|&x| x == qi);
-        if last.is_some_and(|i| tr.packets[i] == n && tr.bytes[i] == b) {
+        // Record only changes, per queue (kept per pipe: no search back through the trace).
+        let last = &mut self.queue_last[p.0 as usize];
+        if *last == Some((n, b)) {
             return;
         }
+        *last = Some((n, b));
         tr.time_s.push(now.as_secs_f64());
         tr.queue.push(qi);
         tr.packets.push(n);
