@@ -176,6 +176,26 @@ impl Wire {
     fn acks_from_b(&self) -> impl Iterator<Item = &Sent> {
         self.log.iter().filter(|s| !s.a_to_b && s.seg.len == 0 && !s.seg.has(flags::SYN))
     }
+
+    /// The window b offered in its SYN-ACK.
+    fn syn_ack_window(&self) -> u64 {
+        self.log.iter().find(|s| !s.a_to_b && s.seg.has(flags::SYN)).expect("a SYN-ACK").seg.window
+    }
+
+    /// b's pure ACKs of data up to `last_ack` (the FIN's ACK excluded): (ack, window).
+    fn data_acks(&self, last_ack: u64) -> Vec<(u64, u64)> {
+        self.acks_from_b().filter(|s| s.seg.ack > 1 && s.seg.ack <= last_ack).map(|s| (s.seg.ack, s.seg.window)).collect()
+    }
+
+    /// The ACK numbers of b's first `n` ACKs of data.
+    fn first_acks(&self, n: usize) -> Vec<u64> {
+        self.acks_from_b().filter(|s| s.seg.ack > 1).take(n).map(|s| s.seg.ack).collect()
+    }
+}
+
+/// Bytes acknowledged by each ACK of `acks` beyond the one before.
+fn ack_steps(acks: &[(u64, u64)]) -> Vec<u64> {
+    acks.windows(2).map(|p| p[1].0 - p[0].0).collect()
 }
 
 fn cfg() -> TcpConfig {
@@ -650,10 +670,9 @@ fn linux_receive_window_growth_acks_every_segment_while_the_window_grows() {
     let mut w = Wire::new(cfg(), b.clone(), 10 * MS);
     transfer(&mut w, 100_000);
     assert_eq!(w.b.stats.bytes_delivered, 100_000);
-    let syn_ack = w.log.iter().find(|s| !s.a_to_b && s.seg.has(flags::SYN)).unwrap();
-    assert_eq!(syn_ack.seg.window, 4_000);
-    let acks: Vec<(u64, u64)> = w.acks_from_b().filter(|s| s.seg.ack > 1 && s.seg.ack <= 100_001).map(|s| (s.seg.ack, s.seg.window)).collect();
-    let steps: Vec<u64> = acks.windows(2).map(|p| p[1].0 - p[0].0).collect();
+    assert_eq!(w.syn_ack_window(), 4_000);
+    let acks = w.data_acks(100_001);
+    let steps = ack_steps(&acks);
     assert!(steps[..17].iter().all(|&d| d == 1_000), "one ACK per segment while growing: {steps:?}");
     assert!(steps[18..steps.len() - 1].iter().all(|&d| d == 2_000), "then every second segment: {steps:?}");
     // The advertised window grew from 4 segments by 2 per segment, then stayed at 40 kB.
@@ -663,10 +682,8 @@ fn linux_receive_window_growth_acks_every_segment_while_the_window_grows() {
     // Without growth the receiver delays ACKs from the start and offers all 40 kB at once.
     let mut w = Wire::new(cfg(), TcpConfig { rcv_window_growth: false, ..b }, 10 * MS);
     transfer(&mut w, 100_000);
-    let syn_ack = w.log.iter().find(|s| !s.a_to_b && s.seg.has(flags::SYN)).unwrap();
-    assert_eq!(syn_ack.seg.window, 40_000);
-    let first: Vec<u64> = w.acks_from_b().filter(|s| s.seg.ack > 1).take(3).map(|s| s.seg.ack).collect();
-    assert_eq!(first, vec![2_001, 4_001, 6_001]);
+    assert_eq!(w.syn_ack_window(), 40_000);
+    assert_eq!(w.first_acks(3), vec![2_001, 4_001, 6_001]);
 }
 
 #[test]
@@ -682,7 +699,7 @@ fn linux_4_20_first_receive_window_is_64k_without_a_segment_cap() {
         transfer(&mut w, 900_000);
         assert_eq!(w.b.stats.bytes_delivered, 900_000);
         assert_eq!(w.b.window_shift(), 13);
-        let syn_ack = w.log.iter().find(|s| !s.a_to_b && s.seg.has(flags::SYN)).unwrap().seg.window;
+        let syn_ack = w.syn_ack_window();
         let t0 = w.data_from_a().next().unwrap().at;
         let first_flight = w.data_from_a().filter(|s| s.at == t0).count();
         let windows: Vec<u64> = w.acks_from_b().filter(|s| s.seg.ack > 1).take(3).map(|s| s.seg.window).collect();
@@ -710,10 +727,9 @@ fn linux_4_20_receive_window_grows_from_64k_with_a_quick_ack_per_step() {
     let mut w = Wire::new(cfg(), b.clone(), 10 * MS);
     transfer(&mut w, 200_000);
     assert_eq!(w.b.stats.bytes_delivered, 200_000);
-    let syn_ack = w.log.iter().find(|s| !s.a_to_b && s.seg.has(flags::SYN)).unwrap();
-    assert_eq!(syn_ack.seg.window, 65_535);
-    let acks: Vec<(u64, u64)> = w.acks_from_b().filter(|s| s.seg.ack > 1 && s.seg.ack <= 200_001).map(|s| (s.seg.ack, s.seg.window)).collect();
-    let steps: Vec<u64> = acks.windows(2).map(|p| p[1].0 - p[0].0).collect();
+    assert_eq!(w.syn_ack_window(), 65_535);
+    let acks = w.data_acks(200_001);
+    let steps = ack_steps(&acks);
     assert!(steps[..17].iter().all(|&d| d == 1_000), "one ACK per segment while growing: {steps:?}");
     assert!(steps[17..steps.len() - 1].iter().all(|&d| d == 2_000), "then every second segment: {steps:?}");
     for (k, &(_, win)) in acks[..18].iter().enumerate() {
@@ -725,10 +741,8 @@ fn linux_4_20_receive_window_grows_from_64k_with_a_quick_ack_per_step() {
     // receiver delays its ACKs from the start (Linux 2.6.16 would start at 4 segments).
     let mut w = Wire::new(cfg(), TcpConfig { rcvbuf: 40_000, ..b }, 10 * MS);
     transfer(&mut w, 100_000);
-    let syn_ack = w.log.iter().find(|s| !s.a_to_b && s.seg.has(flags::SYN)).unwrap();
-    assert_eq!(syn_ack.seg.window, 40_000);
-    let first: Vec<u64> = w.acks_from_b().filter(|s| s.seg.ack > 1).take(3).map(|s| s.seg.ack).collect();
-    assert_eq!(first, vec![2_001, 4_001, 6_001]);
+    assert_eq!(w.syn_ack_window(), 40_000);
+    assert_eq!(w.first_acks(3), vec![2_001, 4_001, 6_001]);
 }
 
 #[test]
