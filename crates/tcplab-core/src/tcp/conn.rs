@@ -389,9 +389,12 @@ impl Connection {
     /// The earliest pending timer deadline.
     #[inline]
     pub fn next_deadline(&self) -> Option<SimTime> {
-        let at = |t: Option<SimTime>| t.map_or(u64::MAX, |t| t.0);
-        let d = at(self.rto_at).min(at(self.delack_at)).min(at(self.persist_at));
-        (d != u64::MAX || self.rto_at.is_some() || self.delack_at.is_some() || self.persist_at.is_some()).then_some(SimTime(d))
+        // The earlier of two optional times (Option's own order puts None first).
+        let earlier = |a: Option<SimTime>, b: Option<SimTime>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, None) | (None, x) => x,
+        };
+        earlier(earlier(self.rto_at, self.delack_at), self.persist_at)
     }
 
     /// Pull the congestion window down to at most `bytes` (external window coordination).
