@@ -7,6 +7,7 @@ use serde::Serialize;
 use crate::app::{BulkApp, CbrSource};
 use crate::engine::queue::Lane;
 use crate::engine::EventQueue;
+use crate::net::merge::Merge;
 use crate::net::packet::{Body, End, FlowId, Packet, RouteId, IPV4_HEADER, UDP_HEADER};
 use crate::net::pipe::{Offer, Pipe, PipeId, PipeWake};
 use crate::tcp::{Connection, Output, TcpEventKind};
@@ -35,6 +36,8 @@ enum Event {
     Cbr(u32),
     Sample,
     Coordinate(u32),
+    /// Admit the packets a merge holds that are due (see `plan_pass_on`).
+    Merge(u32),
 }
 
 /// One hop of a route as the forwarding loop sees it.
@@ -43,6 +46,8 @@ struct Hop {
     pipe: PipeId,
     /// The next hop's pipe takes packets straight from this one (see `plan_pass_on`).
     pass_to_next: bool,
+    /// The next hop's pipe takes packets through a merge: (merge, this pipe's feeder slot).
+    merge_next: Option<(u32, u32)>,
 }
 
 /// A DECP-like cooperative window controller over a group of TCP flows.
@@ -193,6 +198,10 @@ pub struct Simulation {
     /// Per pipe: a tap or the queue trace observes it.
     observed: Vec<bool>,
     pass_on_planned: bool,
+    /// Merges of multi-feeder pipes (see `plan_pass_on`).
+    merges: Vec<Merge>,
+    /// Registrations into merges so far (their tie-break order).
+    merge_seq: u64,
     /// All flows.
     pub flows: Vec<Flow>,
     /// Recorded traces.
@@ -230,6 +239,8 @@ impl Simulation {
             hops: Vec::new(),
             observed: Vec::new(),
             pass_on_planned: false,
+            merges: Vec::new(),
+            merge_seq: 0,
             flows: Vec::new(),
             traces: Traces::default(),
             sample_interval: None,
@@ -451,7 +462,7 @@ impl Simulation {
 
     /// Packets currently inside the network (queued, in service or propagating).
     pub fn packets_inside(&self) -> u64 {
-        self.pipes.iter().map(|p| p.packets_inside()).sum()
+        self.pipes.iter().map(|p| p.packets_inside()).sum::<u64>() + self.merges.iter().map(|m| m.len() as u64).sum::<u64>()
     }
 
     /// Run until simulated time reaches `until` or the stop condition holds; returns
@@ -471,7 +482,8 @@ impl Simulation {
                     self.flush_captures();
                     if self.q.is_empty() && self.stop_rule != StopRule::Duration {
                         self.finished = true; // Nothing more can happen.
-                    } else if self.stop_time.is_some_and(|s| limit >= s) {
+                    } else if let Some(s) = self.stop_time.filter(|&s| limit >= s) {
+                        self.settle_merges(s);
                         self.q.advance_to(limit);
                         self.finished = true;
                     } else {
@@ -523,6 +535,7 @@ impl Simulation {
             Event::Cbr(f) => self.cbr_send(now, f as usize),
             Event::Sample => self.sample(now),
             Event::Coordinate(c) => self.coordinate(now, c as usize),
+            Event::Merge(m) => self.flush_merge(now, m as usize),
         }
     }
 
@@ -535,35 +548,68 @@ impl Simulation {
         }
     }
 
-    /// Give every hop its own arrival event (no pass-on; see `plan_pass_on`): the reference
-    /// behaviour, for checks and benchmarks. Call before running.
+    /// Give every hop its own arrival event (no pass-on, no merges; see `plan_pass_on`): the
+    /// reference behaviour, for checks and benchmarks. Call before running.
     pub fn hop_by_hop(&mut self) {
-        self.set_pass_on(&vec![false; self.pipes.len()]);
+        self.merges.clear();
+        self.set_pass_on(&vec![false; self.pipes.len()], &[]);
     }
 
-    /// Build the per-route hop tables from the per-pipe pass-on decision.
-    fn set_pass_on(&mut self, pass_on: &[bool]) {
+    /// Build the per-route hop tables from the per-pipe pass-on decision and the merges'
+    /// feeders (`feeders[m]`: the pipes feeding `self.merges[m]`, in slot order).
+    fn set_pass_on(&mut self, pass_on: &[bool], feeders: &[Vec<PipeId>]) {
         self.pass_on_planned = true;
+        let mut merge_of = vec![None; self.pipes.len()];
+        for (m, merge) in self.merges.iter().enumerate() {
+            merge_of[merge.pipe.0 as usize] = Some(m as u32);
+        }
         self.hops = self
             .routes
             .iter()
-            .map(|r| r.iter().enumerate().map(|(h, &p)| Hop { pipe: p, pass_to_next: r.get(h + 1).is_some_and(|n| pass_on[n.0 as usize]) }).collect())
+            .map(|r| {
+                r.iter()
+                    .enumerate()
+                    .map(|(h, &p)| {
+                        let next = r.get(h + 1);
+                        let merge_next = next.and_then(|n| merge_of[n.0 as usize]).map(|m| {
+                            let slot = feeders[m as usize].iter().position(|&f| f == p).expect("a merge lists its feeders");
+                            (m, slot as u32)
+                        });
+                        Hop { pipe: p, pass_to_next: next.is_some_and(|n| pass_on[n.0 as usize]), merge_next }
+                    })
+                    .collect()
+            })
             .collect();
     }
 
-    /// Decide which pipes take packets straight from their upstream pipe.
+    /// Decide which pipes take packets straight from their upstream pipe, and which take them
+    /// through a merge.
     ///
-    /// A pipe qualifies when every route that uses it enters it from one and the same upstream
-    /// pipe (never from a host), that upstream pipe fixes each packet's arrival time when it
-    /// accepts the packet and keeps FIFO order, and the pipe itself is unobserved (no tap, no
-    /// queue trace) and decides on admission too. Its admissions then come from a single
-    /// FIFO in non-decreasing time, so admitting a packet at its (future) arrival time the
-    /// moment the upstream pipe accepts it gives the same drops and the same times as an
+    /// **Pass-on.** A pipe qualifies when every route that uses it enters it from one and the
+    /// same upstream pipe (never from a host), that upstream pipe fixes each packet's arrival
+    /// time when it accepts the packet and keeps FIFO order, and the pipe itself is unobserved
+    /// (no tap, no queue trace) and decides on admission too. Its admissions then come from a
+    /// single FIFO in non-decreasing time, so admitting a packet at its (future) arrival time
+    /// the moment the upstream pipe accepts it gives the same drops and the same times as an
     /// arrival event would — one event per packet for the whole chain instead of one per hop.
-    /// Arrivals after the stop time are left to events, so every counter at the stop is the
-    /// same; only the order of events at the very same picosecond may differ. A run that stops
-    /// when its flows are done stops at an instant nobody knows in advance, so there the queue
-    /// counters could run ahead of it: such runs keep one event per hop.
+    ///
+    /// **Merges.** A pipe that several pipes feed (a switch port shared by many senders) can't
+    /// do that: its packets must be admitted in time order across feeders. It qualifies for a
+    /// merge (`net::merge`) when it is unobserved and decides on admission, and on every route
+    /// that uses it the packet gets there from its host without any event: every pipe before it
+    /// decides on admission, keeps order and is unobserved, and all but the first are pass-on
+    /// pipes. A packet is then registered, with its arrival time, when its host sends it, at
+    /// least `lead` (the smallest sum of propagation delays in front of the pipe) before it
+    /// arrives, so a flush at time g admits every arrival before g + lead in exact time order.
+    /// Nothing sees the pipe's state but its own later admissions, and whatever it sends on
+    /// arrives after its delay, so a flush may wait until the earliest held packet's arrival
+    /// plus the pipe's delay: one event per batch instead of one per packet. Equal arrival
+    /// times are admitted in the order the packets entered the network.
+    ///
+    /// Arrivals after the stop time are left to events or held, so every counter at the stop
+    /// is the same; only the order of events at the very same picosecond may differ. A run
+    /// that stops when its flows are done stops at an instant nobody knows in advance, so
+    /// there the queue counters could run ahead of it: such runs keep one event per hop.
     fn plan_pass_on(&mut self) {
         if self.stop_rule == StopRule::FlowsDone {
             self.hop_by_hop();
@@ -571,8 +617,11 @@ impl Simulation {
         }
         const HOST: u32 = u32::MAX;
         const MANY: u32 = u32::MAX - 1;
-        let mut feeder: Vec<Option<u32>> = vec![None; self.pipes.len()];
+        let n = self.pipes.len();
+        let mut feeder: Vec<Option<u32>> = vec![None; n];
+        let mut from_host = vec![false; n];
         for route in &self.routes {
+            from_host[route[0].0 as usize] = true;
             for (h, p) in route.iter().enumerate() {
                 let from = if h == 0 { HOST } else { route[h - 1].0 };
                 let f = &mut feeder[p.0 as usize];
@@ -583,16 +632,77 @@ impl Simulation {
                 };
             }
         }
-        let pass_on: Vec<bool> = (0..self.pipes.len())
+        let steady = |p: usize| {
+            let pipe = &self.pipes[p];
+            pipe.decides_on_admission() && pipe.keeps_order() && !self.observed[p]
+        };
+        let pass_on: Vec<bool> = (0..n)
             .map(|p| match feeder[p] {
-                Some(u) if u != HOST && u != MANY => {
-                    let (up, me) = (&self.pipes[u as usize], &self.pipes[p]);
-                    up.decides_on_admission() && up.keeps_order() && me.decides_on_admission() && !self.queue_traced[p] && self.pipe_taps[p].is_none()
-                }
+                Some(u) if u != HOST && u != MANY => steady(u as usize) && self.pipes[p].decides_on_admission() && !self.observed[p],
                 _ => false,
             })
             .collect();
-        self.set_pass_on(&pass_on);
+        self.merges.clear();
+        let mut feeders: Vec<Vec<PipeId>> = Vec::new();
+        for p in 0..n {
+            if pass_on[p] || from_host[p] || feeder[p].is_none() || !self.pipes[p].decides_on_admission() || self.observed[p] {
+                continue;
+            }
+            let mut lead = SimDuration(u64::MAX);
+            let mut fed_by: Vec<PipeId> = Vec::new();
+            let mut eligible = true;
+            for route in &self.routes {
+                for h in (1..route.len()).filter(|&h| route[h].0 as usize == p) {
+                    let chain = &route[..h];
+                    eligible &= chain.iter().all(|q| steady(q.0 as usize)) && chain[1..].iter().all(|q| pass_on[q.0 as usize]);
+                    lead = lead.min(SimDuration(chain.iter().map(|q| self.pipes[q.0 as usize].delay().as_ps()).sum()));
+                    if !fed_by.contains(&chain[h - 1]) {
+                        fed_by.push(chain[h - 1]);
+                    }
+                }
+            }
+            let pipe = &self.pipes[p];
+            // A rate-limited pipe sends nothing on before arrival + serialization + delay; an
+            // unlimited one before arrival + delay: the flush must come strictly earlier.
+            let hold = match pipe.rate() {
+                Some(_) => Some(pipe.delay()),
+                None => pipe.delay().as_ps().checked_sub(1).map(SimDuration),
+            };
+            match hold {
+                Some(hold) if eligible && lead.as_ps() + hold.as_ps() >= 1 => {
+                    self.merges.push(Merge::new(PipeId(p as u32), fed_by.len(), lead, hold));
+                    feeders.push(fed_by);
+                }
+                _ => {}
+            }
+        }
+        self.set_pass_on(&pass_on, &feeders);
+    }
+
+    /// Admit a merge's packets that are due at `now` (a flush event), and schedule the next.
+    fn flush_merge(&mut self, now: SimTime, m: usize) {
+        if self.merges[m].scheduled != Some(now) {
+            return; // Stale: an earlier flush was needed and took its place.
+        }
+        self.merges[m].scheduled = None;
+        let before = now + self.merges[m].lead();
+        while let Some((at, pkt)) = self.merges[m].pop_before(before) {
+            self.forward(at, pkt);
+        }
+        if let Some(t) = self.merges[m].next_flush() {
+            self.merges[m].scheduled = Some(t);
+            self.q.schedule(t, Event::Merge(m as u32));
+        }
+    }
+
+    /// At the stop time: admit every held packet that arrives by then, so the counters at the
+    /// stop are those of a run with an event per hop.
+    fn settle_merges(&mut self, stop: SimTime) {
+        for m in 0..self.merges.len() {
+            while let Some((at, pkt)) = self.merges[m].pop_before(stop + SimDuration(1)) {
+                self.forward(at, pkt);
+            }
+        }
     }
 
     fn forward(&mut self, mut now: SimTime, mut pkt: Packet) {
@@ -601,6 +711,28 @@ impl Simulation {
         let p = loop {
             let hop = hops[pkt.hop as usize];
             let pipe = &mut self.pipes[hop.pipe.0 as usize];
+            if let Some((m, slot)) = hop.merge_next {
+                match pipe.offer_through(now, pkt.size) {
+                    Ok(at) => {
+                        // Registered with the next pipe's merge; admitted there in time order.
+                        pkt.hop += 1;
+                        self.merge_seq += 1;
+                        let merge = &mut self.merges[m as usize];
+                        if let Some(t) = merge.push(slot, at, self.merge_seq, pkt) {
+                            merge.scheduled = Some(t);
+                            self.q.schedule(t, Event::Merge(m));
+                        }
+                        return;
+                    }
+                    Err(drop) => {
+                        match drop {
+                            Offer::QueueDrop => self.packets.queue_drops += 1,
+                            _ => self.packets.random_drops += 1,
+                        }
+                        break hop.pipe;
+                    }
+                }
+            }
             if !hop.pass_to_next {
                 match pipe.offer(now, pkt, &mut wake) {
                     Offer::Accepted => {}

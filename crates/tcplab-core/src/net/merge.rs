@@ -1,0 +1,157 @@
+//! A merge holds the packets on their way to one pipe that several pipes feed (a switch port
+//! shared by many senders), so that they can be admitted in time order in batches instead of
+//! with one arrival event each.
+//!
+//! The simulation uses a merge only where it is exact (see `Simulation::plan_pass_on`): every
+//! packet bound for the pipe is registered, with its arrival time, when it leaves its host,
+//! at least `lead` before it arrives. So at time `g` every arrival earlier than `g + lead` is
+//! known, and those can be admitted at once, in order of arrival time and, for equal times, of
+//! registration (the order in which they entered the network). Each feeding pipe is a FIFO, so
+//! the packets from one feeder arrive in registration order: a merge keeps one FIFO per feeder
+//! and a small heap of their heads.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use crate::net::packet::Packet;
+use crate::net::pipe::PipeId;
+use crate::units::{SimDuration, SimTime};
+
+/// Packets registered for a merged pipe and not yet admitted to it.
+#[derive(Debug)]
+pub struct Merge {
+    /// The pipe the packets are bound for.
+    pub pipe: PipeId,
+    /// Per feeder: (arrival time, registration number, packet), in arrival order.
+    feeders: Vec<VecDeque<(SimTime, u64, Packet)>>,
+    /// (arrival time, registration number, feeder) of each non-empty feeder's first packet.
+    heads: BinaryHeap<Reverse<(SimTime, u64, u32)>>,
+    /// Every packet is registered at least this long before its arrival.
+    lead: SimDuration,
+    /// A packet arriving at `a` must be admitted by `a + hold` (its effects beyond the pipe
+    /// come later than that).
+    hold: SimDuration,
+    /// Time of the pending flush event, if one is scheduled.
+    pub scheduled: Option<SimTime>,
+    len: usize,
+    /// The largest bound passed to `pop_before`: no packet registered later may arrive
+    /// before it (checked: a broken rule would reorder arrivals).
+    admitted_before: SimTime,
+}
+
+impl Merge {
+    /// An empty merge for `pipe` with `feeders` feeding pipes. Needs `lead + hold ≥ 1 ps`, or
+    /// a flush could admit nothing.
+    pub fn new(pipe: PipeId, feeders: usize, lead: SimDuration, hold: SimDuration) -> Self {
+        assert!(lead.as_ps() + hold.as_ps() >= 1, "a merge must be able to admit its first packet");
+        Merge { pipe, feeders: (0..feeders).map(|_| VecDeque::new()).collect(), heads: BinaryHeap::new(), lead, hold, scheduled: None, len: 0, admitted_before: SimTime::ZERO }
+    }
+
+    /// How long before its arrival every packet is registered.
+    pub fn lead(&self) -> SimDuration {
+        self.lead
+    }
+
+    /// Packets held.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when no packet is held.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Register a packet from feeder `slot` arriving at `at` (non-decreasing per feeder, and
+    /// `seq` increasing across all registrations). Returns the time a flush must happen by if
+    /// that is earlier than the one scheduled (the caller schedules it and sets `scheduled`).
+    pub fn push(&mut self, slot: u32, at: SimTime, seq: u64, pkt: Packet) -> Option<SimTime> {
+        let q = &mut self.feeders[slot as usize];
+        debug_assert!(q.back().is_none_or(|b| b.0 <= at), "a feeder's arrivals never go back in time");
+        assert!(at >= self.admitted_before, "registered too late: arrives at {at:?}, admitted up to {:?}", self.admitted_before);
+        if q.is_empty() {
+            self.heads.push(Reverse((at, seq, slot)));
+        }
+        q.push_back((at, seq, pkt));
+        self.len += 1;
+        let due = at + self.hold;
+        self.scheduled.is_none_or(|s| due < s).then_some(due)
+    }
+
+    /// The time the next flush must happen by, if any packet is held.
+    pub fn next_flush(&self) -> Option<SimTime> {
+        self.heads.peek().map(|Reverse((at, _, _))| *at + self.hold)
+    }
+
+    /// Remove and return the earliest packet (ties: first registered) if it arrives before
+    /// `before`.
+    pub fn pop_before(&mut self, before: SimTime) -> Option<(SimTime, Packet)> {
+        self.admitted_before = self.admitted_before.max(before);
+        let &Reverse((at, _, slot)) = self.heads.peek()?;
+        if at >= before {
+            return None;
+        }
+        let q = &mut self.feeders[slot as usize];
+        let (_, _, pkt) = q.pop_front().expect("a head has a packet");
+        match q.front() {
+            Some(&(next, seq, _)) => {
+                self.heads.peek_mut().expect("peeked").0 = (next, seq, slot);
+            }
+            None => {
+                self.heads.pop();
+            }
+        }
+        self.len -= 1;
+        Some((at, pkt))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::{Body, End, FlowId, RouteId};
+
+    fn pkt(id: u64) -> Packet {
+        Packet { flow: FlowId(0), to: End::Dst, route: RouteId(0), hop: 0, class: 0, size: 100, created: SimTime::ZERO, body: Body::Udp { seq: id, len: 0 } }
+    }
+
+    fn id(p: &Packet) -> u64 {
+        let Body::Udp { seq, .. } = p.body else { unreachable!() };
+        seq
+    }
+
+    #[test]
+    fn pops_in_time_then_registration_order() {
+        let mut m = Merge::new(PipeId(0), 3, SimDuration(10), SimDuration(100));
+        // (feeder, arrival); registration order = index.
+        let regs = [(0, 50), (1, 20), (2, 50), (0, 60), (1, 50), (2, 55), (1, 70)];
+        let mut due = vec![];
+        for (i, &(slot, at)) in regs.iter().enumerate() {
+            due.push(m.push(slot, SimTime(at), i as u64, pkt(i as u64)));
+            if let Some(t) = due[i] {
+                m.scheduled = Some(t);
+            }
+        }
+        // Only registrations that need an earlier flush report one.
+        assert_eq!(due[0], Some(SimTime(150)));
+        assert_eq!(due[1], Some(SimTime(120)));
+        assert!(due[2..].iter().all(Option::is_none));
+        assert_eq!(m.next_flush(), Some(SimTime(120)));
+        let mut got = vec![];
+        while let Some((at, p)) = m.pop_before(SimTime(61)) {
+            got.push((at.0, id(&p)));
+        }
+        assert_eq!(got, [(20, 1), (50, 0), (50, 2), (50, 4), (55, 5), (60, 3)]);
+        assert_eq!(m.len(), 1);
+        assert_eq!(m.next_flush(), Some(SimTime(170)));
+        assert!(m.pop_before(SimTime(70)).is_none(), "the bound is strict");
+        assert_eq!(m.pop_before(SimTime(71)).map(|(t, p)| (t.0, id(&p))), Some((70, 6)));
+        assert!(m.is_empty() && m.next_flush().is_none());
+    }
+
+    #[test]
+    #[should_panic(expected = "admit its first packet")]
+    fn a_merge_without_lead_or_hold_cannot_exist() {
+        Merge::new(PipeId(0), 2, SimDuration::ZERO, SimDuration::ZERO);
+    }
+}
