@@ -44,10 +44,21 @@ enum Event {
 #[derive(Clone, Copy, Debug)]
 struct Hop {
     pipe: PipeId,
-    /// The next hop's pipe takes packets straight from this one (see `plan_pass_on`).
-    pass_to_next: bool,
-    /// The next hop's pipe takes packets through a merge: (merge, this pipe's feeder slot).
-    merge_next: Option<(u32, u32)>,
+    /// How the packets this pipe accepts reach the next hop's pipe.
+    next: NextHop,
+    /// With `NextHop::Merge`: this pipe's feeder slot in the next pipe's merge.
+    merge_slot: u16,
+}
+
+/// How packets get from one hop's pipe to the next (see `plan_pass_on`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NextHop {
+    /// Through an arrival event (or this is the last hop).
+    Event,
+    /// Straight into the next pipe at their arrival time.
+    PassOn,
+    /// Registered with the next pipe's merge.
+    Merge,
 }
 
 /// A DECP-like cooperative window controller over a group of TCP flows.
@@ -179,6 +190,17 @@ pub struct PacketCounters {
     pub random_drops: u64,
 }
 
+impl PacketCounters {
+    /// Count a packet a pipe refused.
+    fn count_drop(&mut self, drop: Offer) {
+        match drop {
+            Offer::QueueDrop => self.queue_drops += 1,
+            Offer::RandomDrop => self.random_drops += 1,
+            Offer::Accepted => {}
+        }
+    }
+}
+
 /// One simulation run.
 #[derive(Debug)]
 pub struct Simulation {
@@ -200,6 +222,8 @@ pub struct Simulation {
     pass_on_planned: bool,
     /// Merges of multi-feeder pipes (see `plan_pass_on`).
     merges: Vec<Merge>,
+    /// Per pipe: the index of its merge, if it has one.
+    merge_of: Vec<Option<u32>>,
     /// Registrations into merges so far (their tie-break order).
     merge_seq: u64,
     /// All flows.
@@ -240,6 +264,7 @@ impl Simulation {
             observed: Vec::new(),
             pass_on_planned: false,
             merges: Vec::new(),
+            merge_of: Vec::new(),
             merge_seq: 0,
             flows: Vec::new(),
             traces: Traces::default(),
@@ -563,6 +588,8 @@ impl Simulation {
         for (m, merge) in self.merges.iter().enumerate() {
             merge_of[merge.pipe.0 as usize] = Some(m as u32);
         }
+        self.merge_of = merge_of;
+        let merge_of = &self.merge_of;
         self.hops = self
             .routes
             .iter()
@@ -571,11 +598,17 @@ impl Simulation {
                     .enumerate()
                     .map(|(h, &p)| {
                         let next = r.get(h + 1);
-                        let merge_next = next.and_then(|n| merge_of[n.0 as usize]).map(|m| {
-                            let slot = feeders[m as usize].iter().position(|&f| f == p).expect("a merge lists its feeders");
-                            (m, slot as u32)
-                        });
-                        Hop { pipe: p, pass_to_next: next.is_some_and(|n| pass_on[n.0 as usize]), merge_next }
+                        let merge = next.and_then(|n| merge_of[n.0 as usize]);
+                        let slot = merge.map_or(0, |m| feeders[m as usize].iter().position(|&f| f == p).expect("a merge lists its feeders"));
+                        let slot = u16::try_from(slot).expect("a merge has under 65536 feeders");
+                        let how = if merge.is_some() {
+                            NextHop::Merge
+                        } else if next.is_some_and(|n| pass_on[n.0 as usize]) {
+                            NextHop::PassOn
+                        } else {
+                            NextHop::Event
+                        };
+                        Hop { pipe: p, next: how, merge_slot: slot }
                     })
                     .collect()
             })
@@ -711,33 +744,13 @@ impl Simulation {
         let p = loop {
             let hop = hops[pkt.hop as usize];
             let pipe = &mut self.pipes[hop.pipe.0 as usize];
-            if let Some((m, slot)) = hop.merge_next {
-                match pipe.offer_through(now, pkt.size) {
-                    Ok(at) => {
-                        // Registered with the next pipe's merge; admitted there in time order.
-                        pkt.hop += 1;
-                        self.merge_seq += 1;
-                        let merge = &mut self.merges[m as usize];
-                        if let Some(t) = merge.push(slot, at, self.merge_seq, pkt) {
-                            merge.scheduled = Some(t);
-                            self.q.schedule(t, Event::Merge(m));
-                        }
-                        return;
-                    }
-                    Err(drop) => {
-                        match drop {
-                            Offer::QueueDrop => self.packets.queue_drops += 1,
-                            _ => self.packets.random_drops += 1,
-                        }
-                        break hop.pipe;
-                    }
-                }
+            if hop.next == NextHop::Merge {
+                return self.register_in_merge(now, pkt, hop);
             }
-            if !hop.pass_to_next {
+            if hop.next == NextHop::Event {
                 match pipe.offer(now, pkt, &mut wake) {
                     Offer::Accepted => {}
-                    Offer::QueueDrop => self.packets.queue_drops += 1,
-                    Offer::RandomDrop => self.packets.random_drops += 1,
+                    drop => self.packets.count_drop(drop),
                 }
                 break hop.pipe;
             }
@@ -752,10 +765,7 @@ impl Simulation {
                     break hop.pipe;
                 }
                 Err(drop) => {
-                    match drop {
-                        Offer::QueueDrop => self.packets.queue_drops += 1,
-                        _ => self.packets.random_drops += 1,
-                    }
+                    self.packets.count_drop(drop);
                     break hop.pipe;
                 }
             }
@@ -766,6 +776,26 @@ impl Simulation {
             if self.pipe_taps[p.0 as usize].is_some() {
                 self.drain_tap(p);
             }
+        }
+    }
+
+    /// Offer a packet to `hop`'s pipe and, if accepted, register it with the next pipe's merge
+    /// (admitted there in time order by a flush).
+    #[inline(never)]
+    fn register_in_merge(&mut self, now: SimTime, mut pkt: Packet, hop: Hop) {
+        match self.pipes[hop.pipe.0 as usize].offer_through(now, pkt.size) {
+            Ok(at) => {
+                pkt.hop += 1;
+                self.merge_seq += 1;
+                let next = self.hops[pkt.route.0 as usize][pkt.hop as usize].pipe;
+                let m = self.merge_of[next.0 as usize].expect("a merge hop leads to a merge");
+                let merge = &mut self.merges[m as usize];
+                if let Some(t) = merge.push(hop.merge_slot as u32, at, self.merge_seq, pkt) {
+                    merge.scheduled = Some(t);
+                    self.q.schedule(t, Event::Merge(m));
+                }
+            }
+            Err(drop) => self.packets.count_drop(drop),
         }
     }
 

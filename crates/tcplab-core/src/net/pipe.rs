@@ -207,6 +207,7 @@ impl Pipe {
     /// Offer a packet of `size` IP bytes at `now` without handing it over: if it is accepted,
     /// get its arrival time at the far end, the caller keeping the packet. Only for pipes that
     /// `decides_on_admission`; the arrival times returned never decrease.
+    #[inline(always)]
     pub fn offer_through(&mut self, now: SimTime, size: u32) -> Result<SimTime, Offer> {
         debug_assert!(self.decides_on_admission());
         if self.loss > 0.0 && self.rng.bernoulli(self.loss) {
