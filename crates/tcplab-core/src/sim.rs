@@ -224,8 +224,6 @@ pub struct Simulation {
     merges: Vec<Merge>,
     /// Per pipe: the index of its merge, if it has one.
     merge_of: Vec<Option<u32>>,
-    /// Registrations into merges so far (their tie-break order).
-    merge_seq: u64,
     /// All flows.
     pub flows: Vec<Flow>,
     /// Recorded traces.
@@ -265,7 +263,6 @@ impl Simulation {
             pass_on_planned: false,
             merges: Vec::new(),
             merge_of: Vec::new(),
-            merge_seq: 0,
             flows: Vec::new(),
             traces: Traces::default(),
             sample_interval: None,
@@ -714,16 +711,9 @@ impl Simulation {
 
     /// Admit a merge's packets that are due at `now` (a flush event), and schedule the next.
     fn flush_merge(&mut self, now: SimTime, m: usize) {
-        if self.merges[m].scheduled != Some(now) {
-            return; // Stale: an earlier flush was needed and took its place.
-        }
-        self.merges[m].scheduled = None;
-        let before = now + self.merges[m].lead();
-        while let Some((at, pkt)) = self.merges[m].pop_before(before) {
-            self.forward(at, pkt);
-        }
-        if let Some(t) = self.merges[m].next_flush() {
-            self.merges[m].scheduled = Some(t);
+        let Some(before) = self.merges[m].begin_flush(now) else { return };
+        self.admit_held(m, before);
+        if let Some(t) = self.merges[m].end_flush() {
             self.q.schedule(t, Event::Merge(m as u32));
         }
     }
@@ -732,9 +722,14 @@ impl Simulation {
     /// stop are those of a run with an event per hop.
     fn settle_merges(&mut self, stop: SimTime) {
         for m in 0..self.merges.len() {
-            while let Some((at, pkt)) = self.merges[m].pop_before(stop + SimDuration(1)) {
-                self.forward(at, pkt);
-            }
+            self.admit_held(m, stop + SimDuration(1));
+        }
+    }
+
+    /// Send on a merge's held packets that arrive before `before`, in order.
+    fn admit_held(&mut self, m: usize, before: SimTime) {
+        while let Some((at, pkt)) = self.merges[m].pop_before(before) {
+            self.forward(at, pkt);
         }
     }
 
@@ -786,12 +781,9 @@ impl Simulation {
         match self.pipes[hop.pipe.0 as usize].offer_through(now, pkt.size) {
             Ok(at) => {
                 pkt.hop += 1;
-                self.merge_seq += 1;
                 let next = self.hops[pkt.route.0 as usize][pkt.hop as usize].pipe;
                 let m = self.merge_of[next.0 as usize].expect("a merge hop leads to a merge");
-                let merge = &mut self.merges[m as usize];
-                if let Some(t) = merge.push(hop.merge_slot as u32, at, self.merge_seq, pkt) {
-                    merge.scheduled = Some(t);
+                if let Some(t) = self.merges[m as usize].push(hop.merge_slot as u32, at, pkt) {
                     self.q.schedule(t, Event::Merge(m));
                 }
             }

@@ -32,7 +32,9 @@ pub struct Merge {
     /// come later than that).
     hold: SimDuration,
     /// Time of the pending flush event, if one is scheduled.
-    pub scheduled: Option<SimTime>,
+    scheduled: Option<SimTime>,
+    /// Registrations so far: the tie-break between equal arrival times.
+    registered: u64,
     len: usize,
     /// The largest bound passed to `pop_before`: no packet registered later may arrive
     /// before it (checked: a broken rule would reorder arrivals).
@@ -44,12 +46,7 @@ impl Merge {
     /// a flush could admit nothing.
     pub fn new(pipe: PipeId, feeders: usize, lead: SimDuration, hold: SimDuration) -> Self {
         assert!(lead.as_ps() + hold.as_ps() >= 1, "a merge must be able to admit its first packet");
-        Merge { pipe, feeders: (0..feeders).map(|_| VecDeque::new()).collect(), heads: BinaryHeap::new(), lead, hold, scheduled: None, len: 0, admitted_before: SimTime::ZERO }
-    }
-
-    /// How long before its arrival every packet is registered.
-    pub fn lead(&self) -> SimDuration {
-        self.lead
+        Merge { pipe, feeders: (0..feeders).map(|_| VecDeque::new()).collect(), heads: BinaryHeap::new(), lead, hold, scheduled: None, registered: 0, len: 0, admitted_before: SimTime::ZERO }
     }
 
     /// Packets held.
@@ -62,10 +59,12 @@ impl Merge {
         self.len == 0
     }
 
-    /// Register a packet from feeder `slot` arriving at `at` (non-decreasing per feeder, and
-    /// `seq` increasing across all registrations). Returns the time a flush must happen by if
-    /// that is earlier than the one scheduled (the caller schedules it and sets `scheduled`).
-    pub fn push(&mut self, slot: u32, at: SimTime, seq: u64, pkt: Packet) -> Option<SimTime> {
+    /// Register a packet from feeder `slot` arriving at `at` (non-decreasing per feeder).
+    /// Returns the time of a new flush event for the caller to schedule, when this packet
+    /// needs one earlier than the one scheduled.
+    pub fn push(&mut self, slot: u32, at: SimTime, pkt: Packet) -> Option<SimTime> {
+        self.registered += 1;
+        let seq = self.registered;
         let q = &mut self.feeders[slot as usize];
         debug_assert!(q.back().is_none_or(|b| b.0 <= at), "a feeder's arrivals never go back in time");
         assert!(at >= self.admitted_before, "registered too late: arrives at {at:?}, admitted up to {:?}", self.admitted_before);
@@ -75,12 +74,29 @@ impl Merge {
         q.push_back((at, seq, pkt));
         self.len += 1;
         let due = at + self.hold;
-        self.scheduled.is_none_or(|s| due < s).then_some(due)
+        if self.scheduled.is_some_and(|s| s <= due) {
+            return None;
+        }
+        self.scheduled = Some(due);
+        Some(due)
     }
 
-    /// The time the next flush must happen by, if any packet is held.
-    pub fn next_flush(&self) -> Option<SimTime> {
-        self.heads.peek().map(|Reverse((at, _, _))| *at + self.hold)
+    /// A flush event at `now` begins: the bound below which held packets are due now
+    /// (`pop_before`), or `None` if the event is stale (an earlier one took its place).
+    pub fn begin_flush(&mut self, now: SimTime) -> Option<SimTime> {
+        if self.scheduled != Some(now) {
+            return None;
+        }
+        self.scheduled = None;
+        Some(now + self.lead)
+    }
+
+    /// A flush is over: the time of the next flush event for the caller to schedule, if any
+    /// packet is still held.
+    pub fn end_flush(&mut self) -> Option<SimTime> {
+        debug_assert!(self.scheduled.is_none(), "end_flush follows begin_flush");
+        self.scheduled = self.heads.peek().map(|Reverse((at, _, _))| *at + self.hold);
+        self.scheduled
     }
 
     /// Remove and return the earliest packet (ties: first registered) if it arrives before
@@ -125,28 +141,25 @@ mod tests {
         let mut m = Merge::new(PipeId(0), 3, SimDuration(10), SimDuration(100));
         // (feeder, arrival); registration order = index.
         let regs = [(0, 50), (1, 20), (2, 50), (0, 60), (1, 50), (2, 55), (1, 70)];
-        let mut due = vec![];
-        for (i, &(slot, at)) in regs.iter().enumerate() {
-            due.push(m.push(slot, SimTime(at), i as u64, pkt(i as u64)));
-            if let Some(t) = due[i] {
-                m.scheduled = Some(t);
-            }
-        }
-        // Only registrations that need an earlier flush report one.
+        let due: Vec<_> = regs.iter().enumerate().map(|(i, &(slot, at))| m.push(slot, SimTime(at), pkt(i as u64))).collect();
+        // Only registrations that need an earlier flush ask for one.
         assert_eq!(due[0], Some(SimTime(150)));
         assert_eq!(due[1], Some(SimTime(120)));
         assert!(due[2..].iter().all(Option::is_none));
-        assert_eq!(m.next_flush(), Some(SimTime(120)));
+        assert_eq!(m.begin_flush(SimTime(150)), None, "superseded by the flush at 120");
+        assert_eq!(m.begin_flush(SimTime(120)), Some(SimTime(130)), "due: arrivals before now + lead");
         let mut got = vec![];
         while let Some((at, p)) = m.pop_before(SimTime(61)) {
             got.push((at.0, id(&p)));
         }
         assert_eq!(got, [(20, 1), (50, 0), (50, 2), (50, 4), (55, 5), (60, 3)]);
         assert_eq!(m.len(), 1);
-        assert_eq!(m.next_flush(), Some(SimTime(170)));
+        assert_eq!(m.end_flush(), Some(SimTime(170)));
         assert!(m.pop_before(SimTime(70)).is_none(), "the bound is strict");
         assert_eq!(m.pop_before(SimTime(71)).map(|(t, p)| (t.0, id(&p))), Some((70, 6)));
-        assert!(m.is_empty() && m.next_flush().is_none());
+        assert!(m.is_empty());
+        assert_eq!(m.begin_flush(SimTime(170)), Some(SimTime(180)));
+        assert_eq!(m.end_flush(), None);
     }
 
     #[test]
