@@ -1,6 +1,7 @@
 //! Print a fingerprint of each given scenario's results (summary without wall time or event
 //! count, plus the trace digest), to check that a change keeps results bit-identical:
-//! `target/release/examples/fingerprint scenarios/**/*.toml`.
+//! `target/release/examples/fingerprint scenarios/**/*.toml`. With `FP_TIME=N` each scenario
+//! is also run N more times and the fastest and median wall times of `run()` are printed.
 
 use tcplab_core::Run;
 
@@ -14,6 +15,21 @@ fn main() {
                 continue;
             }
         };
+        let repeat: usize = std::env::var("FP_TIME").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+        if repeat > 0 {
+            let mut walls: Vec<f64> = (0..repeat)
+                .filter_map(|_| {
+                    let mut run = Run::with_capture_dir(&sc, None, None).ok()?;
+                    let t = std::time::Instant::now();
+                    run.sim.run();
+                    Some(t.elapsed().as_secs_f64())
+                })
+                .collect();
+            walls.sort_by(f64::total_cmp);
+            if let (Some(min), Some(med)) = (walls.first(), walls.get(walls.len() / 2)) {
+                println!("{path}: run wall min {:.2} ms, median {:.2} ms ({} runs)", min * 1e3, med * 1e3, walls.len());
+            }
+        }
         let mut run = match Run::with_capture_dir(&sc, None, None) {
             Ok(r) => r,
             Err(e) => {

@@ -62,6 +62,7 @@ impl Merge {
     /// Register a packet from feeder `slot` arriving at `at` (non-decreasing per feeder).
     /// Returns the time of a new flush event for the caller to schedule, when this packet
     /// needs one earlier than the one scheduled.
+    #[inline(always)]
     pub fn push(&mut self, slot: u32, at: SimTime, pkt: Packet) -> Option<SimTime> {
         self.registered += 1;
         let seq = self.registered;
@@ -101,6 +102,7 @@ impl Merge {
 
     /// Remove and return the earliest packet (ties: first registered) if it arrives before
     /// `before`.
+    #[inline(always)]
     pub fn pop_before(&mut self, before: SimTime) -> Option<(SimTime, Packet)> {
         self.admitted_before = self.admitted_before.max(before);
         let &Reverse((at, _, slot)) = self.heads.peek()?;

@@ -290,6 +290,7 @@ impl Pipe {
     }
 
     /// Lazy queue and transmitter: the end of service of an accepted packet of `size` bytes.
+    #[inline(always)]
     fn admit_lazy(&mut self, now: SimTime, size: u32, rate: BitRate, limit: QueueLimit) -> Result<SimTime, Offer> {
         // Packets whose service has begun have left the queue.
         while let Some(&(start, size)) = self.waiting.front() {

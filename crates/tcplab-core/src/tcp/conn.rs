@@ -1205,12 +1205,20 @@ impl Connection {
     }
 
     /// RFC 6675 pipe: un-SACKed bytes not deemed lost, plus retransmitted un-SACKed bytes.
+    #[inline]
     fn pipe(&self) -> u64 {
         let (una, max) = (self.snd_una, self.snd_max);
         if self.sacked.is_empty() && self.loss_point.is_none() {
             // Nothing SACKed and no timeout repair: nothing is deemed lost (fast path).
             return (max - una) + (self.high_rxt.clamp(una, max) - una);
         }
+        self.pipe_with_losses()
+    }
+
+    /// `pipe` when something is SACKed or a timeout repair is under way.
+    #[inline(never)]
+    fn pipe_with_losses(&self) -> u64 {
+        let (una, max) = (self.snd_una, self.snd_max);
         let unsacked = |a: u64, b: u64| (b - a) - self.sacked.covered_in(a, b);
         let lb = self.lost_below().clamp(una, max);
         let hr = self.high_rxt.clamp(una, max);
