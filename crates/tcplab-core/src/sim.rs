@@ -499,7 +499,7 @@ impl Simulation {
         };
         while !self.finished {
             match self.q.pop_until(limit) {
-                Some((now, ev)) => self.dispatch(now, ev),
+                Some((now, ev)) => self.dispatch(now, ev, limit),
                 None => {
                     self.flush_captures();
                     if self.q.is_empty() && self.stop_rule != StopRule::Duration {
@@ -524,7 +524,8 @@ impl Simulation {
         self.flush_captures();
     }
 
-    fn dispatch(&mut self, now: SimTime, ev: Event) {
+    /// Handle one event popped at `now` (`limit`: the end of the current `advance`).
+    fn dispatch(&mut self, now: SimTime, ev: Event, limit: SimTime) {
         match ev {
             Event::TxDone(p) => {
                 let mut wake = PipeWake::default();
@@ -535,18 +536,7 @@ impl Simulation {
                     self.drain_tap(p);
                 }
             }
-            Event::Arrive(p) => {
-                let mut wake = PipeWake::default();
-                let arrived = self.pipes[p.0 as usize].arrive(now, &mut wake);
-                self.wake(p, wake);
-                let Some(mut pkt) = arrived else { return };
-                pkt.hop += 1;
-                if (pkt.hop as usize) < self.hops[pkt.route.0 as usize].len() {
-                    self.forward(now, pkt);
-                } else {
-                    self.deliver(now, pkt);
-                }
-            }
+            Event::Arrive(p) => self.arrivals(now, p, limit),
             Event::Timer { flow, end, gen } => self.on_timer(now, flow as usize, end as usize, gen),
             Event::Start(f) => self.start_flow(now, f as usize),
             Event::AppStop(f) => {
@@ -558,6 +548,36 @@ impl Simulation {
             Event::Sample => self.sample(now),
             Event::Coordinate(c) => self.coordinate(now, c as usize),
             Event::Merge(m) => self.flush_merge(now, m as usize),
+        }
+    }
+
+    /// Packets of pipe `p` reach its far end, the first at `now`. Back-to-back arrivals that
+    /// no other event precedes are handled here in turn, without going through the event
+    /// queue; each takes the place in the order its arrival event would have taken.
+    fn arrivals(&mut self, mut now: SimTime, p: PipeId, limit: SimTime) {
+        loop {
+            let mut wake = PipeWake::default();
+            let arrived = self.pipes[p.0 as usize].arrive(now, &mut wake);
+            debug_assert!(wake.tx_done.is_none(), "an arrival starts no transmission");
+            // The next arrival's event would be scheduled now: reserve its place.
+            let next = wake.arrival.map(|t| self.q.reserve(t));
+            if let Some(mut pkt) = arrived {
+                pkt.hop += 1;
+                if (pkt.hop as usize) < self.hops[pkt.route.0 as usize].len() {
+                    self.forward(now, pkt);
+                } else {
+                    self.deliver(now, pkt);
+                }
+            }
+            let Some(next) = next else { return };
+            if !self.finished {
+                if let Some(t) = self.q.take_if_next(next, limit) {
+                    now = t;
+                    continue;
+                }
+            }
+            self.q.schedule_reserved(Lane::Busy, next, Event::Arrive(p));
+            return;
         }
     }
 

@@ -1118,8 +1118,8 @@ impl Connection {
     fn update_rcv_adv(&mut self) {
         let held = (self.data_rcv_nxt() - self.rcv_read.min(self.data_rcv_nxt())) + self.ooo.bytes();
         let free = self.cfg.rcvbuf.saturating_sub(held).min(self.rcv_ssthresh);
-        let unit = 1u64 << self.rcv_wscale;
-        let free = free / unit * unit;
+        // Whole units of the window scale (a shift: the unit is a power of two).
+        let free = free >> self.rcv_wscale << self.rcv_wscale;
         let cand = self.rcv_nxt + free.min(65_535u64 << self.rcv_wscale);
         // Receiver SWS avoidance (RFC 1122 §4.2.3.3); never shrink the right edge.
         let step = (self.rcv_mss as u64).min(self.cfg.rcvbuf / 2).max(1);
