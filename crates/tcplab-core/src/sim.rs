@@ -46,7 +46,8 @@ struct Hop {
     pipe: PipeId,
     /// How the packets this pipe accepts reach the next hop's pipe.
     next: NextHop,
-    /// With `NextHop::Merge`: this pipe's feeder slot in the next pipe's merge.
+    /// With `NextHop::Merge`: the next pipe's merge, and this pipe's feeder slot in it.
+    merge: u32,
     merge_slot: u16,
 }
 
@@ -214,16 +215,14 @@ pub struct Simulation {
     /// Per pipe: the (packets, bytes) last written to the queue trace, if any.
     queue_last: Vec<Option<(u64, u64)>>,
     routes: Vec<Vec<PipeId>>,
-    /// Per route, per hop: the pipe and whether the packets it accepts go straight on into the
-    /// next hop's pipe at their arrival time, without an arrival event (see `plan_pass_on`).
+    /// Per route, per hop: the pipe and how the packets it accepts reach the next hop's pipe
+    /// (an arrival event, passed straight on, or through a merge; see `plan_pass_on`).
     hops: Vec<Box<[Hop]>>,
     /// Per pipe: a tap or the queue trace observes it.
     observed: Vec<bool>,
     pass_on_planned: bool,
     /// Merges of multi-feeder pipes (see `plan_pass_on`).
     merges: Vec<Merge>,
-    /// Per pipe: the index of its merge, if it has one.
-    merge_of: Vec<Option<u32>>,
     /// All flows.
     pub flows: Vec<Flow>,
     /// Recorded traces.
@@ -262,7 +261,6 @@ impl Simulation {
             observed: Vec::new(),
             pass_on_planned: false,
             merges: Vec::new(),
-            merge_of: Vec::new(),
             flows: Vec::new(),
             traces: Traces::default(),
             sample_interval: None,
@@ -605,8 +603,6 @@ impl Simulation {
         for (m, merge) in self.merges.iter().enumerate() {
             merge_of[merge.pipe.0 as usize] = Some(m as u32);
         }
-        self.merge_of = merge_of;
-        let merge_of = &self.merge_of;
         self.hops = self
             .routes
             .iter()
@@ -625,7 +621,7 @@ impl Simulation {
                         } else {
                             NextHop::Event
                         };
-                        Hop { pipe: p, next: how, merge_slot: slot }
+                        Hop { pipe: p, next: how, merge: merge.unwrap_or(0), merge_slot: slot }
                     })
                     .collect()
             })
@@ -801,10 +797,8 @@ impl Simulation {
         match self.pipes[hop.pipe.0 as usize].offer_through(now, pkt.size) {
             Ok(at) => {
                 pkt.hop += 1;
-                let next = self.hops[pkt.route.0 as usize][pkt.hop as usize].pipe;
-                let m = self.merge_of[next.0 as usize].expect("a merge hop leads to a merge");
-                if let Some(t) = self.merges[m as usize].push(hop.merge_slot as u32, at, pkt) {
-                    self.q.schedule(t, Event::Merge(m));
+                if let Some(t) = self.merges[hop.merge as usize].push(hop.merge_slot as u32, at, pkt) {
+                    self.q.schedule(t, Event::Merge(hop.merge));
                 }
             }
             Err(drop) => self.packets.count_drop(drop),

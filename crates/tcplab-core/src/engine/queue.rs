@@ -213,7 +213,7 @@ impl<E: Copy> EventQueue<E> {
     /// arrivals).
     #[inline]
     pub fn take_if_next(&mut self, r: Reserved, limit: SimTime) -> Option<SimTime> {
-        let t = SimTime((r.0 >> 64) as u64);
+        let t = r.time();
         if t > limit {
             return None;
         }
@@ -230,7 +230,7 @@ impl<E: Copy> EventQueue<E> {
 
     /// Schedule `event` under a key from `reserve`, in `lane`.
     pub fn schedule_reserved(&mut self, lane: Lane, r: Reserved, event: E) {
-        debug_assert!(SimTime((r.0 >> 64) as u64) >= self.now, "a reserved event is never in the past");
+        debug_assert!(r.time() >= self.now, "a reserved event is never in the past");
         let lane = lane as usize;
         if self.spent == Some(lane) {
             self.spent = None;
