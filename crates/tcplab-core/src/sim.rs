@@ -879,7 +879,14 @@ impl Simulation {
         let conn = &mut t.ends[0];
         loop {
             let want = t.app.wants(now);
-            if want == 0 || conn.send_space() == 0 {
+            let space = conn.send_space();
+            if want == 0 || space == 0 {
+                break;
+            }
+            if want < space && conn.writes_are_quiet() {
+                // More than one write to go, and they only queue bytes: make them one.
+                let n = t.app.fill(now, space);
+                conn.write(now, n, &mut self.out);
                 break;
             }
             let n = conn.write(now, want, &mut self.out);

@@ -42,6 +42,28 @@ impl BulkApp {
         self.written += n;
     }
 
+    /// Hand the socket up to `space` bytes by successive writes, as a loop of `wants` and
+    /// `wrote` would with a socket that accepts all it has room for; returns the bytes
+    /// written. Leaves the same state as that loop, including a chunk the last `wants` began
+    /// when the room ran out exactly at a chunk's end. Constant time, however many chunks.
+    pub fn fill(&mut self, now: SimTime, space: u64) -> u64 {
+        let first = self.wants(now).min(space);
+        self.wrote(first);
+        let space = space - first;
+        if self.chunk_left > 0 || self.finished_writing(now) || self.write_size == 0 {
+            return first;
+        }
+        // Whole chunks from a chunk boundary: min(write_size, rest) each, tiling the rest.
+        let s = self.write_size;
+        let rest = self.total.map_or(u64::MAX, |t| t - self.written);
+        let b = space.min(rest);
+        let (k, r) = (b / s, b % s);
+        self.written += b;
+        // The chunk in progress (or begun by the last `wants`): its size less what it took.
+        self.chunk_left = s.min(rest - k * s) - r;
+        first + b
+    }
+
     /// True once no more writes will start (byte count reached or stop time passed).
     pub fn finished_writing(&self, now: SimTime) -> bool {
         self.chunk_left == 0 && (self.total.is_some_and(|t| self.written >= t) || self.stop_at.is_some_and(|s| now >= s))
@@ -111,6 +133,44 @@ mod tests {
         assert_eq!(a.wants(SimTime::ZERO), 0);
         assert!(a.finished_writing(SimTime::ZERO));
         assert!(a.mark_closed() && !a.mark_closed());
+    }
+
+    /// The loop `fill` stands for: wants/wrote until the room or the application runs out.
+    fn fill_by_writes(a: &mut BulkApp, now: SimTime, mut space: u64) -> u64 {
+        let mut n = 0;
+        loop {
+            let want = a.wants(now);
+            if want == 0 || space == 0 {
+                return n;
+            }
+            let k = want.min(space);
+            a.wrote(k);
+            space -= k;
+            n += k;
+            if k < want {
+                return n;
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fill_matches_writing_chunk_by_chunk(
+            write_size in 1u64..50,
+            total in proptest::option::of(0u64..400),
+            stop in proptest::option::of(0u64..6),
+            fills in proptest::collection::vec((0u64..8, 0u64..300), 1..12),
+        ) {
+            let stop_at = stop.map(SimTime);
+            let mut a = BulkApp::new(write_size, total, stop_at);
+            let mut b = a.clone();
+            for (t, space) in fills {
+                let now = SimTime(t);
+                proptest::prop_assert_eq!(a.fill(now, space), fill_by_writes(&mut b, now, space));
+                proptest::prop_assert_eq!((a.written, a.chunk_left), (b.written, b.chunk_left));
+                proptest::prop_assert_eq!(a.finished_writing(now), b.finished_writing(now));
+            }
+        }
     }
 
     #[test]

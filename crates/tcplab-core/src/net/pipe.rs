@@ -355,10 +355,11 @@ impl Pipe {
                 (q, rm)
             }
         };
-        let sum = self.clock_rem as u128 + rs as u128; // < 2r
-        let carry = (sum >= r as u128) as u64;
-        self.clock_ps += SimDuration(qs + carry);
-        self.clock_rem = (sum - carry as u128 * r as u128) as u64;
+        // The true sum is below 2r; it can pass 2^64 only for rates above 2^63 b/s.
+        let (sum, wrapped) = self.clock_rem.overflowing_add(rs);
+        let carry = wrapped || sum >= r;
+        self.clock_ps += SimDuration(qs + carry as u64);
+        self.clock_rem = if carry { sum.wrapping_sub(r) } else { sum };
         self.clock_ps + SimDuration((self.clock_rem > 0) as u64)
     }
 

@@ -7,6 +7,7 @@
 //!
 //! Sequence numbers are 64-bit and unwrapped; both ISNs are 0, so the first data byte is 1.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::net::packet::{flags, TcpHeader, MAX_SACK_BLOCKS};
@@ -181,6 +182,9 @@ pub struct Connection {
     round: u64,
     round_end: u64,
     backoffs: u32,
+    /// The last RTO computed, as (base RTO, backoffs, RTO): the backed-off, rounded value
+    /// changes only when an RTT sample or a timeout changes its inputs.
+    rto_memo: Cell<(SimDuration, u32, SimDuration)>,
     syn_retries: u32,
     rto_at: Option<SimTime>,
     persist_at: Option<SimTime>,
@@ -244,6 +248,7 @@ impl Connection {
             round: 0,
             round_end: 0,
             backoffs: 0,
+            rto_memo: Cell::new((SimDuration::ZERO, u32::MAX, SimDuration::ZERO)),
             syn_retries: 0,
             rto_at: None,
             persist_at: None,
@@ -299,7 +304,14 @@ impl Connection {
 
     /// The RTO the timer would use now (backoff included).
     pub fn rto(&self) -> SimDuration {
-        self.cfg.rto.timeout(self.rtt.base_rto(&self.cfg.rto), self.backoffs)
+        let base = self.rtt.base_rto(&self.cfg.rto);
+        let (b, n, rto) = self.rto_memo.get();
+        if b == base && n == self.backoffs {
+            return rto;
+        }
+        let rto = self.cfg.rto.timeout(base, self.backoffs);
+        self.rto_memo.set((base, self.backoffs, rto));
+        rto
     }
 
     /// Window-scale shift applied to the windows this endpoint advertises (0 if not negotiated).
@@ -433,16 +445,31 @@ impl Connection {
     pub fn write(&mut self, now: SimTime, bytes: u64, out: &mut Output) -> u64 {
         let n = bytes.min(self.send_space());
         if n > 0 {
-            // With a full segment or more already waiting, the last send attempt (every state
-            // change ends in one) was stopped by the windows, not by a lack of data: more data
-            // cannot change what may be sent, so skip the attempt.
-            let backlog = self.stream_end.saturating_sub(self.snd_nxt.max(self.snd_max));
+            let quiet = self.writes_are_quiet();
             self.stream_end += n;
-            if backlog < self.smss as u64 || self.state != State::Established {
+            if !quiet {
                 self.try_send(now, out);
             }
         }
         n
+    }
+
+    /// True if a write now cannot send anything, nor can any write after it until the state
+    /// changes: with a full segment or more already waiting, the last send attempt (every
+    /// state change ends in one) was stopped by the windows, not by a lack of data, so more
+    /// data cannot change what may be sent. Writes then only queue their bytes, and several
+    /// in a row are one write of their sum.
+    pub fn writes_are_quiet(&self) -> bool {
+        if !self.state_sends() {
+            return true; // `try_send` does nothing in this state (before the handshake ends).
+        }
+        let backlog = self.stream_end.saturating_sub(self.snd_nxt.max(self.snd_max));
+        backlog >= self.smss as u64 && self.state == State::Established
+    }
+
+    /// True in the states where `try_send` may send.
+    fn state_sends(&self) -> bool {
+        matches!(self.state, State::Established | State::CloseWait | State::FinWait1 | State::Closing | State::LastAck)
     }
 
     /// Close the sending direction once all written data is sent (FIN after the data).
@@ -1122,7 +1149,7 @@ impl Connection {
         let free = free >> self.rcv_wscale << self.rcv_wscale;
         let cand = self.rcv_nxt + free.min(65_535u64 << self.rcv_wscale);
         // Receiver SWS avoidance (RFC 1122 §4.2.3.3); never shrink the right edge.
-        let step = (self.rcv_mss as u64).min(self.cfg.rcvbuf / 2).max(1);
+        let step = (self.rcv_mss as u64).min(self.cfg.rcvbuf >> 1).max(1);
         if cand >= self.rcv_adv + step || self.rcv_adv <= self.rcv_nxt && cand > self.rcv_adv && free >= step {
             self.rcv_adv = cand;
         }
@@ -1236,13 +1263,17 @@ impl Connection {
     }
 
     fn try_send(&mut self, now: SimTime, out: &mut Output) {
-        if !matches!(self.state, State::Established | State::CloseWait | State::FinWait1 | State::Closing | State::LastAck) {
+        if !self.state_sends() {
             return;
         }
         if self.snd_una == self.snd_max && !self.has_unsent() {
             // Nothing outstanding and nothing unsent (a receiver, or an idle sender): no rule
             // can send a segment, only the FIN may be due.
             self.maybe_send_fin(now, out);
+            return;
+        }
+        if self.recovery.is_none() && self.loss_point.is_none() && self.sacked.is_empty() {
+            self.send_open(now, out);
             return;
         }
         let mut guard = 0u32;
@@ -1256,6 +1287,34 @@ impl Connection {
         self.maybe_send_fin(now, out);
         // Persist: data waiting, nothing in flight, yet nothing could be sent — the peer's
         // window is closed or too small to pass sender SWS avoidance (RFC 1122 §4.2.2.17).
+        if self.snd_una == self.snd_max && self.has_unsent() && self.rto_at.is_none() && self.persist_at.is_none() {
+            self.arm_persist(now);
+        }
+    }
+
+    /// `try_send` in the open state (no recovery, no timeout repair, nothing SACKed), where
+    /// every rule of `send_one` reduces to new data within the room the window leaves: the
+    /// same segments, with the window read once and no repair rules to walk past.
+    fn send_open(&mut self, now: SimTime, out: &mut Output) {
+        let cwnd = self.cc.cwnd();
+        if self.use_sack() {
+            // RFC 6675 with nothing SACKed: pipe = flight + retransmitted bytes above SND.UNA.
+            // `send_one`'s test `pipe + min(SMSS, pending) > cwnd` is `send_new`'s own
+            // `len > room` (both see the same next segment).
+            while self.send_new(now, out, cwnd.saturating_sub(self.pipe())) {}
+        } else if self.snd_nxt >= self.snd_max {
+            // Flight = SND.NXT − SND.UNA; RFC 3042 limited transmit widens the allowance
+            // after one or two duplicate ACKs.
+            let mut allowance = cwnd;
+            if self.cfg.limited_transmit && (1..=2).contains(&self.dupacks) {
+                allowance = cwnd + self.dupacks as u64 * self.smss as u64;
+            }
+            while self.send_new(now, out, allowance.saturating_sub(self.snd_nxt - self.snd_una)) {}
+        } else {
+            // Go-back-N after a timeout, once its loss state is over: the general rules.
+            while self.send_one(now, out) {}
+        }
+        self.maybe_send_fin(now, out);
         if self.snd_una == self.snd_max && self.has_unsent() && self.rto_at.is_none() && self.persist_at.is_none() {
             self.arm_persist(now);
         }
