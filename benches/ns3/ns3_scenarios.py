@@ -94,8 +94,9 @@ _FIXED_BEHAVIOUR = {
     "recovery": (("auto", "sack"), "ns-3 uses its SACK scoreboard; see --recovery"),
     "abc_limit": (1, "ns-3 slow start adds one segment per ACK"),
     "profile": ("rfc", "the linux-2.6.16 profile brings behaviour ns-3 does not have"),
-    "quickack": (0, "ns-3 has no quick-ACK mode"),
+    "quickack": (1, "ns-3 acknowledges the first data segment at once (TcpSocketBase::ProcessSynRcvd), later ones by DelAckCount"),
     "rcv_window_growth": (False, "ns-3 advertises its whole receive buffer from the start"),
+    "cwnd_validation": (False, "ns-3 grows cwnd on every ACK, whether or not the sender is cwnd-limited"),
 }
 # BIC parameters: tcplab's defaults (Linux 2.6.16's module parameters), each mapped onto ns-3's
 # TcpBic; `hz` only paces how often Linux recomputes `cnt` (ns-3 recomputes on every ACK).
@@ -239,7 +240,7 @@ def _import_ns3():
     return ns, cppyy
 
 
-def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str) -> dict:
+def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: str | None = None) -> dict:
     t_import = time.perf_counter()
     ns, cppyy = _import_ns3()
 
@@ -328,6 +329,8 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str) -> dict
             slowest = (r, devs.Get(0), f"{a}->{b}")
     bottleneck = slowest
     helpers.HookBottleneck(bottleneck[1])
+    if pcap:  # frames sent (at their first bit) and received by the bottleneck's sending device
+        p2p.EnablePcap(pcap, bottleneck[1], False, True)
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
 
     # -- flows ------------------------------------------------------------------------------
@@ -396,13 +399,16 @@ def main(argv=None) -> int:
     ap.add_argument("--recovery", choices=["classic", "prr"], default="classic",
                     help="ns-3 recovery: classic = RFC 6675-style (matches tcplab; default), "
                          "prr = ns-3's own default (RFC 6937)")
+    ap.add_argument("--pcap", metavar="PREFIX",
+                    help="also write a pcap of the bottleneck's sending device to PREFIX.pcap "
+                         "(to compare packet by packet with a tcplab tap on the same link)")
     args = ap.parse_args(argv)
     path, sc = load(args.scenario)
     tcp = check(sc)
     duration = args.duration or sc.get("run", {}).get("duration")
     if not duration:
         raise SystemExit("the scenario has no run.duration; give --duration")
-    res = run(path, sc, tcp, time_ns(duration), args.recovery)
+    res = run(path, sc, tcp, time_ns(duration), args.recovery, args.pcap)
     res["full_duration_s"] = time_ns(sc["run"]["duration"]) / 1e9 if "duration" in sc.get("run", {}) else None
     sys.stdout.write(json.dumps(res) + "\n")
     sys.stdout.flush()

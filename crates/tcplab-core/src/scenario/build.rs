@@ -62,6 +62,7 @@ pub fn builtin_tcp() -> TcpSpec {
         rto_backoff: Some(BackoffName::Exponential),
         rto_hybrid_switch: Some(3),
         limited_transmit: Some(d.limited_transmit),
+        cwnd_validation: Some(d.cwnd_validation),
         dupthresh: Some(d.dupthresh),
         recovery: Some(RecoveryName::Auto),
         abc_limit: Some(RenoConfig::default().abc_limit),
@@ -137,7 +138,7 @@ fn merge_tcp(base: &TcpSpec, over: &TcpSpec) -> TcpSpec {
     macro_rules! pick {
         ($($f:ident),*) => { TcpSpec { $($f: over.$f.clone().or_else(|| base.$f.clone()),)* } };
     }
-    pick!(profile, cc, mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack, rcv_window_growth, rcv_window_rule, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator, rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit, dupthresh, recovery, abc_limit, ts_tick, hz, bic_max_increment, bic_beta, bic_low_window, bic_initial_ssthresh, bic_fast_convergence, bic_smooth_part)
+    pick!(profile, cc, mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack, rcv_window_growth, rcv_window_rule, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator, rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit, cwnd_validation, dupthresh, recovery, abc_limit, ts_tick, hz, bic_max_increment, bic_beta, bic_low_window, bic_initial_ssthresh, bic_fast_convergence, bic_smooth_part)
 }
 
 /// Resolve TCP settings: built-ins, then the profile named by the flow or the defaults, then
@@ -269,6 +270,7 @@ pub fn tcp_config(t: &TcpSpec, path: &str) -> Res<TcpConfig> {
             },
         },
         limited_transmit: v(t.limited_transmit),
+        cwnd_validation: v(t.cwnd_validation),
         dupthresh,
         recovery: match v(t.recovery) {
             RecoveryName::Auto => RecoveryKind::Auto,

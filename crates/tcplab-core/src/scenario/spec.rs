@@ -577,6 +577,9 @@ pub struct TcpSpec {
     /// RFC 3042.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_transmit: Option<bool>,
+    /// RFC 7661: grow the window only while cwnd-limited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwnd_validation: Option<bool>,
     /// Duplicate-ACK threshold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dupthresh: Option<u32>,

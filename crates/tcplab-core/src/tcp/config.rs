@@ -95,6 +95,10 @@ pub struct TcpConfig {
     pub rto: RtoPolicy,
     /// RFC 3042 limited transmit (non-SACK recovery; with SACK the pipe rule has the same effect).
     pub limited_transmit: bool,
+    /// RFC 7661 congestion-window validation: the window grows only on ACKs that arrive while
+    /// the sender is cwnd-limited (flight within one MSS of the window). Off, it grows on
+    /// every ACK that acknowledges data (ns-3; stacks before RFC 2861).
+    pub cwnd_validation: bool,
     /// Duplicate-ACK threshold.
     pub dupthresh: u32,
     /// Loss recovery procedure.
@@ -128,6 +132,7 @@ impl Default for TcpConfig {
             rtt_estimator: RttEstimatorKind::Rfc6298,
             rto: RtoPolicy::default(),
             limited_transmit: true,
+            cwnd_validation: true,
             dupthresh: 3,
             recovery: RecoveryKind::Auto,
             cc: CcConfig::NewReno(RenoConfig::default()),

@@ -819,7 +819,7 @@ impl Connection {
                         srtt: self.rtt.srtt(),
                         min_rtt: (self.rtt.min_rtt() != SimDuration::MAX).then(|| self.rtt.min_rtt()),
                         inflight_before,
-                        cwnd_limited: inflight_before + self.smss as u64 > cwnd_before,
+                        cwnd_limited: !self.cfg.cwnd_validation || inflight_before + self.smss as u64 > cwnd_before,
                         after_timeout: self.loss_point.is_some(),
                     };
                     self.cc.on_ack(&ack);

@@ -769,3 +769,27 @@ fn linux_4_20_out_of_order_segments_grow_the_window_on_sack_connections() {
         assert!(fixed.windows(2).all(|p| p[1] == p[0]), "{rule:?} sack {sack}: {fixed:?}");
     }
 }
+
+#[test]
+fn cwnd_validation_stops_growth_while_the_peer_window_limits_the_sender() {
+    // b's 8-segment buffer, not the congestion window, limits a after slow start's first RTTs.
+    let rwnd_limited = |validation: bool| {
+        let ca = TcpConfig { cwnd_validation: validation, ..cfg() };
+        let cb = TcpConfig { rcvbuf: 8_000, window_scaling: false, ..cfg() };
+        let mut w = Wire::new(ca, cb, 20 * MS);
+        w.b.set_auto_read(true);
+        w.open();
+        w.write(10_000_000);
+        w.run_until(SimTime(2_000 * MS.as_ps()));
+        assert!(w.a.outstanding() <= 8_000, "the peer's window bounds the flight");
+        (w.a.cwnd(), w.b.stats.bytes_delivered)
+    };
+    let (kept, delivered_kept) = rwnd_limited(true);
+    let (grown, delivered_grown) = rwnd_limited(false);
+    // RFC 7661: growth stops within about a segment of the flight the window allows.
+    assert!(kept <= 10_000, "validated cwnd {kept} grew past the window-limited flight");
+    // Without validation every ACK of new data grows it (ns-3's behaviour).
+    assert!(grown >= 40_000, "unvalidated cwnd {grown} should keep growing");
+    // The window, not cwnd, sets the pace: the same data gets through either way.
+    assert_eq!(delivered_kept, delivered_grown);
+}
