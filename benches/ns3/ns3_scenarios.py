@@ -141,8 +141,11 @@ def check(sc: dict) -> dict:
                 raise ValueError(f"flows[{i}].{key}: not translated to ns-3")
     for i, ln in enumerate(sc["links"]):
         for key in ln:
-            if key not in {"between", "rate", "delay", "queue", "queue_a", "queue_b"}:
+            if key not in {"between", "rate", "delay", "queue", "queue_a", "queue_b", "framing"}:
                 raise ValueError(f"links[{i}].{key}: not translated to ns-3")
+        if size_bytes(ln.get("framing", "0B")) != 2:
+            raise ValueError(f"links[{i}].framing: must be \"2B\", the PPP header ns-3's "
+                             "point-to-point device adds to every frame")
     if sc.get("run", {}).get("stop", "duration") != "duration":
         raise ValueError("run.stop: only a fixed duration is translated")
     return tcp

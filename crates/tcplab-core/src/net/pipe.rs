@@ -83,6 +83,8 @@ pub struct Pipe {
     /// Serialization time of the last two packet sizes seen, as (size, whole ps, remainder in
     /// 1/rate ps): saves a 128-bit division per packet.
     ser_cache: [(u32, u64, u64); 2],
+    /// Link-layer bytes serialized with every packet besides its IP bytes.
+    framing: u32,
     tx_end: SimTime,
     line: VecDeque<(SimTime, Packet)>,
     /// A per-flow delay line replacing the FIFO propagation stage (Stream-Harmonizer-like).
@@ -115,6 +117,7 @@ impl Pipe {
             clock_ps: SimTime::ZERO,
             clock_rem: 0,
             ser_cache: [(u32::MAX, 0, 0); 2],
+            framing: 0,
             tx_end: SimTime::ZERO,
             lazy: None,
             waiting: VecDeque::new(),
@@ -179,6 +182,13 @@ impl Pipe {
     /// order (a packet never overtakes the one before it). Uses the pipe's RNG stream.
     pub fn with_jitter(mut self, jitter: SimDuration) -> Self {
         self.jitter = jitter;
+        self
+    }
+
+    /// Serialize `bytes` of link-layer framing with every packet (PPP: 2; Ethernet with
+    /// preamble and inter-frame gap: 38). Queue limits and counters stay in IP bytes.
+    pub fn with_framing(mut self, bytes: u32) -> Self {
+        self.framing = bytes;
         self
     }
 
@@ -341,7 +351,7 @@ impl Pipe {
     /// Advance the exact transmit clock by one packet; returns its end of service rounded up.
     fn serialize(&mut self, rate: BitRate, size: u32) -> SimTime {
         let r = rate.bps();
-        // size·8·10¹²/r = qs + rs/r (cached per size); with rem < r, rem + rs < 2r.
+        // (size + framing)·8·10¹²/r = qs + rs/r (cached per size); with rem < r, rem + rs < 2r.
         let (qs, rs) = match self.ser_cache {
             [(s0, q, rm), _] if s0 == size => (q, rm),
             [a, (s1, q, rm)] if s1 == size => {
@@ -349,7 +359,7 @@ impl Pipe {
                 (q, rm)
             }
             [a, _] => {
-                let bits_ps = size as u128 * 8 * crate::units::PS_PER_SEC as u128;
+                let bits_ps = (size as u128 + self.framing as u128) * 8 * crate::units::PS_PER_SEC as u128;
                 let (q, rm) = ((bits_ps / r as u128) as u64, (bits_ps % r as u128) as u64);
                 self.ser_cache = [(size, q, rm), a];
                 (q, rm)
@@ -472,6 +482,20 @@ mod tests {
         assert_eq!(n, 1000);
         assert_eq!(t, SimTime::ZERO + rate.tx_time_bits(1000 * 53 * 8));
         assert_eq!(t.0, 2_831_196_582); // ⌈424 000 bits / 149.76 Mb/s⌉ in ps
+    }
+
+    #[test]
+    fn framing_adds_line_time_per_packet() {
+        // 1500 IP bytes + 2 bytes of PPP at 1 Gb/s: 12.016 µs each, back to back.
+        let mut p = Pipe::new("p".into(), Some(BitRate(1_000_000_000)), SimDuration::ZERO, 0.0, Rng::from_seed(0), Queue::fifo(QueueLimit::Packets(10))).with_framing(2);
+        let mut w = PipeWake::default();
+        p.offer(SimTime::ZERO, pkt(1500), &mut w);
+        p.offer(SimTime::ZERO, pkt(1500), &mut w);
+        assert_eq!(w.arrival, Some(SimTime(12_016_000)));
+        let mut w = PipeWake::default();
+        p.arrive(SimTime(12_016_000), &mut w);
+        assert_eq!(w.arrival, Some(SimTime(24_032_000)));
+        assert_eq!(p.stats.bytes_transmitted, 3000, "counters stay in IP bytes");
     }
 
     #[test]

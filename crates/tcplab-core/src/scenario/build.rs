@@ -21,6 +21,10 @@ use crate::units::{BitRate, QueueLimit, SimDuration, SimTime};
 
 type Res<T> = Result<T, ScenarioError>;
 
+/// The most link-layer framing a link may add per packet (an 802.1Q-tagged Ethernet frame with
+/// preamble and gap adds 42; the limit leaves room for tunnels and odd framings).
+const MAX_FRAMING: u64 = 1024;
+
 fn err<T>(path: impl Into<String>, reason: impl Into<String>) -> Res<T> {
     Err(ScenarioError::new(path, reason))
 }
@@ -463,6 +467,11 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
         l.queue_a = Some(qa);
         l.queue_b = Some(qb);
         l.delay = Some(l.delay.unwrap_or(Dur(SimDuration::ZERO)));
+        let framing = l.framing.unwrap_or(Size(0));
+        if framing.0 > MAX_FRAMING {
+            return err(format!("links[{i}].framing"), format!("{} bytes per packet is more than the {MAX_FRAMING} any link layer adds", framing.0));
+        }
+        l.framing = Some(framing);
     }
     for (i, e) in r.emulators.iter().enumerate() {
         let degree = r.links.iter().filter(|l| l.between.contains(&e.name)).count();
@@ -635,8 +644,10 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
     for l in &r.links {
         let (a, b) = (&l.between[0], &l.between[1]);
         let delay = l.delay.expect("resolved").0;
+        let framing = l.framing.expect("resolved").0 as u32;
         let mk = |from: &str, to: &str, q: &QueueSpec| {
             Pipe::new(format!("{from}->{to}"), Some(l.rate.0), delay, 0.0, seeds.stream(&format!("links/{from}->{to}")), queue_of(q))
+                .with_framing(framing)
         };
         let ab = sim.add_pipe(mk(a, b, l.queue_a.as_ref().expect("resolved")), true);
         let ba = sim.add_pipe(mk(b, a, l.queue_b.as_ref().expect("resolved")), true);

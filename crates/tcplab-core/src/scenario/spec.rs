@@ -331,6 +331,10 @@ pub struct LinkSpec {
     /// Egress queue at `between[1]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_b: Option<QueueSpec>,
+    /// Link-layer bytes sent with every packet (framing, preamble, gap): they take line time
+    /// but are not IP bytes. Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framing: Option<Size>,
 }
 
 /// `[[taps]]`: a capture point on a link.

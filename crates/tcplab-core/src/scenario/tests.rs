@@ -56,6 +56,8 @@ fn errors_name_the_field_and_reason() {
         ("[trace]\nqueues = [\"nope\"]", "trace.queues[0]: no queue named 'nope'"),
         ("[defaults]\nqueue = 40", "defaults.queue: 40 has no unit: write \"40pkts\""),
         ("[defaults]\nqueue = { classes = [\"10pkts\"], x = 1 }", "defaults.queue.x: unknown field `x`"),
+        ("[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1Gbps\"\nframing = \"5000B\"", "links[1].framing: 5000 bytes per packet is more than the 1024"),
+        ("[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1Gbps\"\nframing = \"38 octets\"", "links[1].framing:"),
     ];
     for (extra, want) in cases {
         let text = format!("{TINY}\n{extra}\n");
@@ -107,6 +109,22 @@ fn resolved_toml_round_trips_and_fills_defaults() {
     assert_eq!(again.hash, r.hash, "resolving is idempotent");
     assert_eq!(again.seed, 3);
     assert_eq!(again.resolved_toml(), text);
+}
+
+#[test]
+fn link_framing_takes_line_time_but_no_ip_bytes() {
+    // A saturated 10 Mb/s link carrying 1500-byte packets: 38 bytes of Ethernet framing per
+    // packet leave 1500/1538 of the line rate to IP (and a little less to TCP payload).
+    let long = |framing: &str| {
+        let text = TINY.replace("bytes = \"100KB\"", "").replace("delay = \"1ms\"", &format!("delay = \"1ms\"\n{framing}"));
+        let text = format!("{text}\n[run]\nduration = \"4s\"\n[defaults.tcp]\nmss = 1460\nrcvbuf = \"1MB\"\nsndbuf = \"1MB\"\n");
+        let r = run(&text, 1);
+        assert_eq!(r.resolved.links[0].framing.map(|s| s.0), Some(if framing.is_empty() { 0 } else { 38 }));
+        r.sim.summary().flows[0].bytes_delivered as f64
+    };
+    let (plain, framed) = (long(""), long("framing = \"38B\""));
+    let ratio = framed / plain;
+    assert!((ratio - 1500.0 / 1538.0).abs() < 0.003, "delivered ratio {ratio}, want ≈ {}", 1500.0 / 1538.0);
 }
 
 #[test]
