@@ -81,8 +81,14 @@ def run_tcplab(path: Path, duration: str) -> dict:
     import tcplab
 
     try:
-        runs = [tcplab.run(str(path), overrides={"run.duration": duration}, progress=False) for _ in range(TCPLAB_REPEAT)]
-        res = min(runs, key=lambda r: r.summary["wall_time_s"])
+        res = None
+        for _ in range(TCPLAB_REPEAT):
+            # Keep only the fastest result: holding every run's result alive made later runs
+            # start on fresh memory (page faults), 40 % slower on S1-1000.
+            r = tcplab.run(str(path), overrides={"run.duration": duration}, progress=False)
+            if res is None or r.summary["wall_time_s"] < res.summary["wall_time_s"]:
+                res = r
+            del r
     except tcplab.ScenarioError as e:
         msg = str(e).splitlines()[0]
         cc = tomllib.loads(path.read_text()).get("defaults", {}).get("tcp", {}).get("cc")
