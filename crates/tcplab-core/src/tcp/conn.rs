@@ -1303,12 +1303,8 @@ impl Connection {
             // `len > room` (both see the same next segment).
             while self.send_new(now, out, cwnd.saturating_sub(self.pipe())) {}
         } else if self.snd_nxt >= self.snd_max {
-            // Flight = SND.NXT − SND.UNA; RFC 3042 limited transmit widens the allowance
-            // after one or two duplicate ACKs.
-            let mut allowance = cwnd;
-            if self.cfg.limited_transmit && (1..=2).contains(&self.dupacks) {
-                allowance = cwnd + self.dupacks as u64 * self.smss as u64;
-            }
+            // Flight = SND.NXT − SND.UNA.
+            let allowance = self.non_sack_allowance(cwnd);
             while self.send_new(now, out, allowance.saturating_sub(self.snd_nxt - self.snd_una)) {}
         } else {
             // Go-back-N after a timeout, once its loss state is over: the general rules.
@@ -1317,6 +1313,16 @@ impl Connection {
         self.maybe_send_fin(now, out);
         if self.snd_una == self.snd_max && self.has_unsent() && self.rto_at.is_none() && self.persist_at.is_none() {
             self.arm_persist(now);
+        }
+    }
+
+    /// Flight a non-SACK sender may have out with window `cwnd`: RFC 3042 limited transmit
+    /// widens it by a segment per duplicate ACK for the first two, outside any repair.
+    fn non_sack_allowance(&self, cwnd: u64) -> u64 {
+        if self.recovery.is_none() && self.loss_point.is_none() && self.cfg.limited_transmit && (1..=2).contains(&self.dupacks) {
+            cwnd + self.dupacks as u64 * self.smss as u64
+        } else {
+            cwnd
         }
     }
 
@@ -1388,10 +1394,7 @@ impl Connection {
         } else {
             // Non-SACK: flight = snd_nxt − snd_una (after a timeout snd_nxt restarts at snd_una).
             let flight = self.snd_nxt - self.snd_una;
-            let mut allowance = cwnd;
-            if self.recovery.is_none() && self.loss_point.is_none() && self.cfg.limited_transmit && (1..=2).contains(&self.dupacks) {
-                allowance = cwnd + self.dupacks as u64 * mss; // RFC 3042
-            }
+            let allowance = self.non_sack_allowance(cwnd);
             if flight >= allowance {
                 return false;
             }
