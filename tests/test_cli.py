@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import tomllib
 
 import polars as pl
@@ -110,15 +111,114 @@ def test_bad_scenario_exits_2_without_output(smoke_path, tmp_path, override, pat
     assert os.listdir(tmp_path) == []
 
 
-def test_unwritable_output_exits_1_and_keeps_what_was_there(smoke_path, tmp_path):
+def test_foreign_output_directory_exits_2_before_running(smoke_path, tmp_path):
     out = tmp_path / "mine"
     out.mkdir()
     (out / "notes.txt").write_text("keep me")
     proc = tcplab("run", smoke_path, "--quiet", "--out", out, cwd=tmp_path)
-    assert proc.returncode == 1
-    assert proc.stderr == f"error: {out}: exists and is not an earlier tcplab output directory\n"
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        f"error: out: {out}: holds 'notes.txt', which tcplab did not write; choose another "
+        "output directory or remove it (tcplab only replaces its own earlier output)\n"
+    )
+    assert proc.stdout == ""  # refused before the run
     assert os.listdir(tmp_path) == ["mine"]
     assert os.listdir(out) == ["notes.txt"]
+
+
+def test_rerun_keeps_plots_and_user_files(smoke_path, tmp_path):
+    out = tmp_path / "out"
+    assert tcplab("run", smoke_path, "--quiet", "--out", out, cwd=tmp_path).returncode == 0
+    (out / "plots").mkdir()
+    (out / "plots" / "throughput.png").write_bytes(b"figure")
+    before = sorted(os.listdir(out))
+    proc = tcplab("run", smoke_path, "--quiet", "--seed", "2", "--out", out, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"error: out: {out}: holds 'plots', which tcplab did not")
+    assert "choose another output directory or remove it" in proc.stderr
+    assert sorted(os.listdir(out)) == before
+    assert (out / "plots" / "throughput.png").read_bytes() == b"figure"
+    assert json.loads((out / "summary.json").read_text())["seed"] == 1
+    assert os.listdir(tmp_path) == ["out"]
+
+
+def test_output_under_a_file_exits_2_before_running(smoke_path, tmp_path):
+    (tmp_path / "file").write_text("in the way")
+    proc = tcplab("run", smoke_path, "--quiet", "--out", tmp_path / "file" / "x", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == f"error: out: cannot create {tmp_path / 'file' / 'x'}: Not a directory\n"
+    assert proc.stdout == ""
+    proc = tcplab("run", smoke_path, "--quiet", "--out", tmp_path / "file", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"error: out: {tmp_path / 'file'}: exists and is not a dir")
+    assert os.listdir(tmp_path) == ["file"]
+
+
+def test_symlinked_output_is_written_through(smoke_path, tmp_path):
+    real = tmp_path / "real"
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    for seed in ("1", "2"):  # the second run replaces the first
+        proc = tcplab("run", smoke_path, "--quiet", "--seed", seed, "--out", link, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads((real / "summary.json").read_text())["seed"] == int(seed)
+        assert sorted(os.listdir(tmp_path)) == ["link", "real"]
+        assert link.is_symlink()
+    assert (real / "sender.pcapng").stat().st_size > 0
+
+
+def test_killed_run_leaves_nothing_in_tmp_and_the_next_run_cleans_up(smoke_path, tmp_path):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = dict(os.environ, TMPDIR=str(temp))
+    out = tmp_path / "out"
+    victim = subprocess.Popen(
+        [sys.executable, "-m", "tcplab", "run", smoke_path, "--quiet", "--out", out,
+         "--set", "run.stop=duration", "--set", "run.duration=1000s",
+         "--set", "flows.0.bytes=100GB"],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not [p for p in tmp_path.glob(".out.tmp-*/sender.pcapng") if p.stat().st_size]:
+            assert victim.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        victim.kill()
+        victim.wait()
+    assert [p.name for p in tmp_path.glob(".out.tmp-*")] == [p.name for p in
+                                                             tmp_path.glob(f".out.tmp-{victim.pid}-*")]
+    assert os.listdir(temp) == []  # the captures were beside the output, not in TMPDIR
+    proc = subprocess.run(
+        [sys.executable, "-m", "tcplab", "run", smoke_path, "--quiet", "--out", out],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(os.listdir(tmp_path)) == ["out", "tmp"]
+    assert os.listdir(temp) == []
+
+
+def test_interrupted_run_removes_its_staging(smoke_path, tmp_path, monkeypatch, capsys):
+    import importlib
+    import tempfile
+
+    from tcplab import cli
+
+    run_module = importlib.import_module("tcplab.run")
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+
+    def interrupt(self, done_s):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_module._LazyProgress, "update", interrupt)
+    status = cli.main(["run", str(smoke_path), "--out", str(tmp_path / "out")])
+    assert status == 130
+    assert sorted(os.listdir(tmp_path)) == ["tmp"]
+    assert os.listdir(temp) == []
 
 
 def test_unreadable_scenario_files_exit_2(tmp_path):

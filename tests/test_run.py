@@ -197,3 +197,56 @@ def test_invalid_scenarios_raise_with_the_field_path(smoke_path, overrides, path
 def test_invalid_seed_argument(smoke_path):
     with pytest.raises(ValueError, match="seed"):
         tcplab.run(smoke_path, seed=-1)
+
+
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    """Point tempfile's default directory at an empty folder, to see what a run leaves there."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return tmp_path
+
+
+def test_capture_directory_is_removed_on_interrupt(smoke_path, private_tmp, monkeypatch):
+    import importlib
+
+    run_module = importlib.import_module("tcplab.run")
+
+    def interrupt(self, done_s):
+        assert [p.name[:15] for p in private_tmp.iterdir()] == ["tcplab-capture-"]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_module._LazyProgress, "update", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        tcplab.run(smoke_path)
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_capture_directory_is_removed_when_building_the_result_fails(
+    smoke_path, private_tmp, monkeypatch
+):
+    import importlib
+
+    run_module = importlib.import_module("tcplab.run")
+
+    class Broken(BaseException):
+        """Stands in for any failure after the run (a panic in the core is a BaseException)."""
+
+    def broken(*args, **kwargs):
+        raise Broken
+
+    monkeypatch.setattr(run_module, "Result", broken)
+    with pytest.raises(Broken):
+        tcplab.run(smoke_path)
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_capture_directory_is_removed_with_the_result(smoke_path, private_tmp):
+    import gc
+
+    result = tcplab.run(smoke_path)
+    assert result.captures["sender"].parent.parent == private_tmp
+    del result
+    gc.collect()
+    assert list(private_tmp.iterdir()) == []

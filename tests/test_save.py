@@ -127,12 +127,81 @@ def saved_seed(target):
 
 def test_save_replaces_an_earlier_output(result, tmp_path):
     target = tmp_path / "run"
-    earlier_output(target)
-    (target / "extra.parquet").write_text("from an older version")
+    earlier = Result(
+        dict(SUMMARY, seed=9), {"older": RAW_TRACES["queue"]}, 'name = "earlier"\n'
+    )
+    earlier.save(target)
+    assert "older.parquet" in os.listdir(target)
     result.save(target)
     assert saved_seed(target) == 3
-    assert not (target / "extra.parquet").exists()
+    assert not (target / "older.parquet").exists()  # listed by the earlier metadata.json
     assert os.listdir(tmp_path) == ["run"]
+
+
+@pytest.mark.parametrize(
+    ("foreign", "first"),
+    [
+        ({"plots/throughput.png": "png"}, "plots"),
+        ({"notes.txt": "mine"}, "notes.txt"),
+        ({"extra.parquet": "not listed in metadata.json"}, "extra.parquet"),
+        ({".hidden": "x", "zz.txt": "y"}, ".hidden"),
+        ({"summary.json/inside": "a directory where a file belongs"}, "summary.json"),
+    ],
+)
+def test_save_never_deletes_what_tcplab_did_not_write(result, tmp_path, foreign, first):
+    target = tmp_path / "run"
+    earlier_output(target)
+    if first == "summary.json":
+        (target / "summary.json").unlink()
+    for name, text in foreign.items():
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        (target / name).write_text(text)
+    before = sorted(str(p.relative_to(target)) for p in target.rglob("*"))
+    with pytest.raises(FileExistsError) as error:
+        result.save(target)
+    message = str(error.value)
+    assert message.startswith(f"{target}: ")
+    assert repr(first) in message and "choose another output directory" in message
+    assert "remove it" in message
+    assert sorted(str(p.relative_to(target)) for p in target.rglob("*")) == before
+    for name, text in foreign.items():
+        assert (target / name).read_text() == text
+    if first != "summary.json":
+        assert saved_seed(target) == 9
+    assert os.listdir(tmp_path) == ["run"]
+
+
+@pytest.mark.parametrize("pointing_at", ["earlier output", "empty directory", "nothing yet"])
+def test_save_through_a_symlink_writes_into_its_directory(result, tmp_path, pointing_at):
+    real = tmp_path / "real"
+    if pointing_at == "earlier output":
+        earlier_output(real)
+    elif pointing_at == "empty directory":
+        real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    assert result.save(link) == link
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert saved_seed(real) == 3
+    assert sorted(os.listdir(tmp_path)) == ["link", "real"]  # no .link.old-* / .link.tmp-*
+
+
+def test_stale_staging_of_a_killed_save_is_removed(result, tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead_pid = int(dead.stdout)
+    stale = tmp_path / f".run.tmp-{dead_pid}-0123456789ab"
+    (stale / "sub").mkdir(parents=True)
+    (stale / "sender.pcapng").write_bytes(b"partial capture")
+    alive = tmp_path / f".run.tmp-{os.getppid()}-0123456789ab"  # another live process's
+    alive.mkdir()
+    other = tmp_path / ".run.tmp-notapid"
+    other.mkdir()
+    result.save(tmp_path / "run")
+    assert sorted(os.listdir(tmp_path)) == sorted(["run", alive.name, other.name])
 
 
 def test_save_fills_an_empty_directory(result, tmp_path):
@@ -150,7 +219,8 @@ def test_save_never_replaces_anything_else(result, tmp_path, existing):
     else:
         target.mkdir()
         (target / "notes.txt").write_text("mine")
-    with pytest.raises(FileExistsError, match="not an earlier tcplab output"):
+    with pytest.raises(FileExistsError, match="not a directory" if existing == "file" else
+                       "'notes.txt', which tcplab did not write"):
         result.save(target)
     assert os.listdir(tmp_path) == ["run"]
     if existing == "file":

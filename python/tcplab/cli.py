@@ -9,14 +9,17 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from tcplab import __version__, plot_cli, reproduce_cli, sweep_cli
+from tcplab.outdir import check_output, make_staging, output_path
 from tcplab.result import Result
 from tcplab.run import run
 from tcplab.scenario import ScenarioError
@@ -27,7 +30,8 @@ EXIT_FAILURE = 1
 """Exit status when the run succeeded but its output could not be written."""
 
 EXIT_BAD_INPUT = 2
-"""Exit status for a bad command line, an unreadable scenario file or an invalid scenario."""
+"""Exit status for a bad command line, an unreadable scenario file, an invalid scenario or an
+output directory that cannot be used (checked before the run)."""
 
 PIPE_WIDTH = 200
 """Console width when stdout is not a terminal, so that tables are not cut to 80 columns."""
@@ -81,21 +85,46 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _seed(text: str) -> int:
-    """Parse a --seed value: a non-negative integer below 2**64."""
+    """Parse a --seed value: an integer (its range, [0, 2^63), is checked as run.seed's)."""
     try:
-        value = int(text, 0)
+        return int(text, 0)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 0 <= value < 2**64:
-        raise argparse.ArgumentTypeError(f"must be in [0, 2**64): {text}")
-    return value
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    """`tcplab run`: simulate, print the tables, optionally save."""
+    """`tcplab run`: simulate, print the tables, optionally save.
+
+    With --out, the output directory is checked before the run (exit 2 if it cannot be
+    used) and captures stream into a hidden staging directory beside it, never into /tmp; that
+    directory is removed on every way out (one left by a kill is removed by the next save).
+    """
+    staging = None
+    if args.out is not None:
+        try:
+            target = output_path(args.out)
+            check_output(target)
+            staging = make_staging(target)
+        except OSError as e:
+            reason = f"cannot create {e.filename}: {e.strerror}" if e.filename else str(e)
+            _error(f"out: {reason}")
+            return EXIT_BAD_INPUT
+    try:
+        return _run_and_report(args, staging)
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _run_and_report(args: argparse.Namespace, staging: Path | None) -> int:
+    """Run, print the tables, save to --out; captures go to `staging` when given."""
     try:
         result = run(
-            args.scenario, seed=args.seed, overrides=args.overrides, progress=not args.quiet
+            args.scenario,
+            seed=args.seed,
+            overrides=args.overrides,
+            progress=not args.quiet,
+            capture_dir=staging,
         )
     except (ScenarioError, OSError) as e:
         _error(e)

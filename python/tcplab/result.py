@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shutil
 import weakref
 from functools import cached_property
@@ -13,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
+
+from tcplab.outdir import check_output, make_staging, move_into_place, output_path
 
 if TYPE_CHECKING:
     import pandas
@@ -100,33 +101,33 @@ class Result:
         """Write the result to `directory` atomically and return its absolute path.
 
         Writes `summary.json`, `scenario.toml` (the resolved scenario), one `<trace>.parquet`
-        per trace, one `<tap>.pcapng` per capture (moved, not copied) and `metadata.json`. Everything goes to a temporary directory beside the
-        target first and is renamed into place. An existing target is replaced only if it is
-        empty or an earlier `save` output (else FileExistsError). On failure the temporary
-        directory is removed and an existing target is left as it was.
+        per trace, one `<tap>.pcapng` per capture (moved, not copied) and `metadata.json`.
+        Everything goes to a hidden staging directory beside the target first and is renamed
+        into place; a symlink to a directory is written through. An existing target is
+        replaced only if it is empty or holds nothing but an earlier save's files (else
+        FileExistsError naming the first other entry: tcplab never deletes what it did not
+        write). On failure the staging directory is removed and an existing target is left as
+        it was; staging left by a killed save is removed by the next save to the same target.
         """
-        target = Path(os.path.abspath(directory))
-        if target.exists() and not _replaceable(target):
-            raise FileExistsError(
-                f"{target}: exists and is not an earlier tcplab output directory"
-            )
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = _sibling(target, "tmp")
-        staging.mkdir()
+        shown = Path(os.path.abspath(directory))
+        target = output_path(directory)
+        check_output(target)
+        staging = make_staging(target)
         moved: dict[str, Path] = {}
         try:
             self._write(staging)
             for name, path in self.captures.items():
                 shutil.move(path, staging / f"{name}.pcapng")
                 moved[name] = path
-            _move_into_place(staging, target)
+            check_output(target)  # again: the user may have added files meanwhile
+            move_into_place(staging, target)
         except BaseException:
             for name, path in moved.items():  # give the captures back to this Result
                 shutil.move(staging / f"{name}.pcapng", path)
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        self.captures = {name: target / f"{name}.pcapng" for name in self.captures}
-        return target
+        self.captures = {name: shown / f"{name}.pcapng" for name in self.captures}
+        return shown
 
     def _write(self, directory: Path) -> None:
         """Write every output file into the existing, empty `directory`."""
@@ -184,36 +185,3 @@ def _decode_trace(
 def _write_json(path: Path, value: Any) -> None:
     """Write `value` as indented JSON with a final newline."""
     path.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
-
-
-def _replaceable(directory: Path) -> bool:
-    """Whether `directory` is an empty directory or an earlier `Result.save` output."""
-    if not directory.is_dir():
-        return False
-    if not any(directory.iterdir()):
-        return True
-    try:
-        metadata = json.loads((directory / "metadata.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(metadata, dict) and metadata.get("created_by") == "tcplab"
-
-
-def _sibling(target: Path, tag: str) -> Path:
-    """A fresh hidden path beside `target`, for staging or for moving `target` aside."""
-    return target.with_name(f".{target.name}.{tag}-{secrets.token_hex(6)}")
-
-
-def _move_into_place(staging: Path, target: Path) -> None:
-    """Rename `staging` to `target`, replacing an existing `target` directory."""
-    if not target.exists():
-        os.replace(staging, target)
-        return
-    aside = _sibling(target, "old")
-    os.replace(target, aside)
-    try:
-        os.replace(staging, target)
-    except BaseException:
-        os.replace(aside, target)
-        raise
-    shutil.rmtree(aside, ignore_errors=True)

@@ -22,7 +22,12 @@ from rich.progress import (
 
 from tcplab import _core
 from tcplab.result import Result
-from tcplab.scenario import ScenarioError, apply_overrides, load_scenario
+from tcplab.scenario import (
+    apply_overrides,
+    check_seed,
+    load_scenario,
+    scenario_json,
+)
 
 __all__ = ["run"]
 
@@ -35,40 +40,45 @@ _OPEN_ENDED_CHUNK_S = 0.1
 _PROGRESS_DELAY_S = 1.0
 """Wall seconds before the progress bar appears (short runs never show one)."""
 
-_MAX_SEED = 2**64 - 1
-
 
 def run(
     scenario: str | os.PathLike[str] | Mapping[str, Any],
     seed: int | None = None,
     overrides: Iterable[str] | Mapping[str, Any] | None = None,
     progress: bool = False,
+    *,
+    capture_dir: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Simulate `scenario` (a TOML path or a dict) and return its Result.
 
     `seed` defaults to the scenario's `run.seed`, else 1. `overrides` are applied first (see
     `tcplab.scenario.apply_overrides`). With `progress=True` a progress bar over simulated time
     is drawn on stderr once the run has taken more than a second of wall time. Raises
-    ScenarioError for an invalid scenario.
+    ScenarioError for an invalid scenario (a seed outside [0, 2^63) included). Capture files
+    go to a temporary directory removed with the Result, or to `capture_dir` (an existing
+    directory the caller owns and cleans, e.g. the staging directory of an output).
     """
     spec = load_scenario(scenario)
     if overrides:
         spec = apply_overrides(spec, overrides)
+    run_table = spec.get("run")
+    if isinstance(run_table, dict) and "seed" in run_table:
+        check_seed(run_table["seed"])
     if seed is None:
-        seed = _scenario_seed(spec)
-    elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_SEED:
-        raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
-    try:
-        spec_json = json.dumps(spec, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise ScenarioError(f"scenario is not representable as JSON: {e}") from None
+        seed = run_table.get("seed", 1) if isinstance(run_table, dict) else 1
+    check_seed(seed)
+    spec_json = scenario_json(spec)
 
     started = time.perf_counter()
     # Taps stream their pcapng files into a private directory; the Result owns it (and
-    # `Result.save` moves the files into the output directory).
-    capture_dir = tempfile.mkdtemp(prefix="tcplab-capture-") if spec.get("taps") else None
+    # `Result.save` moves the files into the output directory). Until the Result exists, any
+    # exception (KeyboardInterrupt and a panic in the core included) removes it.
+    own_dir = capture_dir is None and bool(spec.get("taps"))
+    if own_dir:
+        capture_dir = tempfile.mkdtemp(prefix="tcplab-capture-")
     try:
-        sim = _core.Simulation(spec_json, seed, capture_dir)
+        taps_dir = os.fspath(capture_dir) if spec.get("taps") else None
+        sim = _core.Simulation(spec_json, seed, taps_dir)
         total = sim.stop_time_s
         step = total / _CHUNKS if total else _OPEN_ENDED_CHUNK_S
         with _LazyProgress(progress, total, started) as bar:
@@ -80,28 +90,23 @@ def run(
         error = sim.capture_error()
         if error is not None:
             raise OSError(f"capture failed: {error}")
+        wall_time_s = time.perf_counter() - started
+        summary = json.loads(sim.summary_json())
+        summary["wall_time_s"] = wall_time_s
+        captures = (
+            {p.stem: p for p in sorted(Path(taps_dir).glob("*.pcapng"))} if taps_dir else {}
+        )
+        return Result(
+            summary,
+            sim.traces(),
+            sim.resolved_toml(),
+            captures=captures,
+            capture_dir=capture_dir if own_dir else None,
+        )
     except BaseException:
-        if capture_dir is not None:
+        if own_dir:
             shutil.rmtree(capture_dir, ignore_errors=True)
         raise
-    wall_time_s = time.perf_counter() - started
-
-    summary = json.loads(sim.summary_json())
-    summary["wall_time_s"] = wall_time_s
-    captures = (
-        {p.stem: p for p in sorted(Path(capture_dir).glob("*.pcapng"))} if capture_dir else {}
-    )
-    return Result(summary, sim.traces(), sim.resolved_toml(), captures=captures,
-                  capture_dir=capture_dir)
-
-
-def _scenario_seed(spec: dict[str, Any]) -> int:
-    """The scenario's `run.seed`, or 1 when it has none."""
-    table = spec.get("run")
-    seed = table.get("seed", 1) if isinstance(table, dict) else 1
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_SEED:
-        raise ScenarioError(f"run.seed: must be an integer in [0, 2^64), got {seed!r}")
-    return seed
 
 
 class _LazyProgress:

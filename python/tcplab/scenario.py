@@ -1,49 +1,145 @@
 """Scenario loading and dotted-path overrides.
 
 A scenario is a TOML file or the equivalent Python dict (see docs/scenario-format.md). Python
-only loads and edits the data; the Rust core validates it and reports bad fields by path.
+loads and edits the data and refuses what is not a TOML value (`value_error`: None, NaN, dates,
+deep nesting); the Rust core validates the rest and reports bad fields by path.
 """
 
 from __future__ import annotations
 
 import copy
+import datetime
+import json
+import math
 import os
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tcplab._core import ScenarioError
 
-__all__ = ["ScenarioError", "apply_overrides", "load_scenario", "parse_value"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_SEED",
+    "ScenarioError",
+    "apply_overrides",
+    "check_scenario",
+    "check_seed",
+    "check_toml_depth",
+    "load_scenario",
+    "parse_value",
+    "scenario_json",
+    "value_error",
+]
+
+MAX_DEPTH = 64
+"""Deepest nesting of tables and arrays in a scenario, its top-level table counting as 1 (real
+scenarios reach about 5). Checked without recursion before anything copies or encodes it."""
+
+MAX_SEED = 2**63 - 1
+"""Largest seed: TOML integers are signed 64-bit, and the resolved scenario carries the seed."""
 
 
 def load_scenario(path_or_dict: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str, Any]:
     """Return a scenario as a fresh dict, read from a TOML file or deep-copied from a mapping.
 
-    Raises ScenarioError for a file that is not valid TOML and OSError for one that cannot be
-    read.
+    Raises ScenarioError for a file that is not valid TOML, for a value no scenario can hold
+    (see `check_scenario`), and OSError for a file that cannot be read.
     """
     if isinstance(path_or_dict, Mapping):
+        check_scenario(path_or_dict)
         return copy.deepcopy(dict(path_or_dict))
     if not isinstance(path_or_dict, (str, os.PathLike)):
         raise TypeError(f"expected a path or a dict, got {type(path_or_dict).__name__}")
     with open(path_or_dict, "rb") as f:
-        try:
-            return tomllib.load(f)
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-            raise ScenarioError(f"{os.fspath(path_or_dict)}: {e}") from None
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+        check_toml_depth(text)
+        spec = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ScenarioError(f"{os.fspath(path_or_dict)}: {e}") from None
+    except RecursionError:  # a nesting the depth scan did not see
+        raise ScenarioError(
+            f"{os.fspath(path_or_dict)}: nested more than {MAX_DEPTH} levels deep"
+        ) from None
+    check_scenario(spec)
+    return spec
 
 
-def parse_value(text: str) -> Any:
+def check_scenario(spec: Mapping[str, Any]) -> None:
+    """Raise ScenarioError naming the first field (`flows[1].tcp.mss`) that no scenario can
+    hold: see `value_error`."""
+    message = value_error(spec)
+    if message is not None:
+        raise ScenarioError(message)
+
+
+def scenario_json(spec: Mapping[str, Any]) -> str:
+    """The scenario as JSON text for the core, after `check_scenario`."""
+    check_scenario(spec)
+    return json.dumps(spec, allow_nan=False)
+
+
+def value_error(value: Any, path: str = "", depth: int = 1) -> str | None:
+    """`"<field>: <reason>"` for the first part of `value` (at `path`, nested `depth` deep)
+    that is not a TOML value, else None.
+
+    Refused: tables and arrays nested deeper than MAX_DEPTH, None, NaN and infinite floats,
+    TOML dates and times, keys that are not strings, and any other type. Tuples count as
+    arrays. Iterative, so any depth is safe.
+    """
+    stack = [(value, path, depth)]
+    while stack:
+        value, path, depth = stack.pop()
+        if isinstance(value, (dict, list, tuple)):
+            if depth > MAX_DEPTH:
+                return f"{path}: nested more than {MAX_DEPTH} levels deep"
+            if isinstance(value, dict):
+                children = []
+                for key, child in value.items():
+                    if not isinstance(key, str):
+                        return f"{path}[{key!r}]: a key must be a string, got {key!r}"
+                    children.append((child, f"{path}.{key}" if path else key, depth + 1))
+            else:
+                children = [(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
+            stack.extend(reversed(children))
+        elif value is None:
+            return f"{path}: None is not a valid value; leave the key out for the default"
+        elif isinstance(value, float) and not math.isfinite(value):
+            return f"{path}: {value!r} is not a finite number"
+        elif isinstance(value, (datetime.date, datetime.time)):
+            return f"{path}: a TOML date/time is not a valid value"
+        elif not isinstance(value, (str, int, float)):
+            return (
+                f"{path}: a {type(value).__name__} is not a valid value "
+                "(expected a string, number, boolean, table or array)"
+            )
+    return None
+
+
+def check_seed(seed: Any, where: str = "run.seed") -> int:
+    """`seed` if it is an integer in [0, 2^63), else ScenarioError `<where>: ...`."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise ScenarioError(f"{where}: must be an integer in [0, 2^63), got {seed!r}")
+    return seed
+
+
+def parse_value(text: str, path: str = "value") -> Any:
     """Parse a command-line override value: a TOML value if it is one, else the plain string.
 
     `9000` -> 9000, `true` -> True, `"x"` -> "x", `[1, 2]` -> [1, 2], `5s` -> "5s". TOML dates
-    and times are kept as strings, since scenarios have no such values.
+    and times are kept as strings, since scenarios have no such values. Arrays or tables
+    nested more than MAX_DEPTH deep raise ScenarioError naming `path` (the field set).
     """
+    check_toml_depth(f"v = {text}", rename=("v", path))
     try:
         parsed = tomllib.loads(f"v = {text}")
     except tomllib.TOMLDecodeError:
         return text
+    except RecursionError:  # a nesting the depth scan did not see
+        raise ScenarioError(f"{path}: nested more than {MAX_DEPTH} levels deep") from None
     if parsed.keys() != {"v"} or not _is_plain(parsed["v"]):
         return text
     return parsed["v"]
@@ -68,8 +164,16 @@ def apply_overrides(
     for path, value in items:
         if not isinstance(path, str):
             raise ScenarioError(f"override path must be a string, got {path!r}")
+        message = value_error(value, _field(path), path.count(".") + 2)
+        if message is not None:
+            raise ScenarioError(message)
         _set_path(result, path, copy.deepcopy(value))
     return result
+
+
+def _field(path: str) -> str:
+    """A dotted override path in the core's style: `flows.0.tcp.mss` -> `flows[0].tcp.mss`."""
+    return re.sub(r"\.([0-9]+)(?=\.|$)", r"[\1]", path)
 
 
 def _is_plain(value: Any) -> bool:
@@ -86,7 +190,7 @@ def _split_override(text: str) -> tuple[str, Any]:
     path, sep, value = text.partition("=")
     if not sep:
         raise ScenarioError(f"override {text!r}: expected PATH=VALUE")
-    return path.strip(), parse_value(value.strip())
+    return path.strip(), parse_value(value.strip(), _field(path.strip()))
 
 
 def _set_path(root: dict[str, Any], path: str, value: Any) -> None:
@@ -148,3 +252,67 @@ def _type_name(value: Any) -> str:
             return "a string"
         case _:
             return f"a {type(value).__name__}"
+
+
+_TOML_TOKEN = re.compile(
+    r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{},=\n]',
+    re.S,
+)
+_TOML_HEADER = re.compile(r"\[(\[?)([^\]\n]*)\]\]?")
+_TOML_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|([^.\s"\']+)')
+
+
+def check_toml_depth(text: str, rename: tuple[str, str] | None = None) -> None:
+    """Raise ScenarioError if TOML `text` nests arrays or inline tables more than MAX_DEPTH
+    deep (tomllib would recurse past Python's limit), naming the field where it does.
+
+    A token scan, not a parser: strings and comments are skipped, headers and keys followed
+    so that the path matches `value_error`'s. Malformed text is left to tomllib to judge.
+    `rename` = (first key, field) writes paths under `field` instead (for --set values).
+    """
+    pos, table, table_depth, key, stack = 0, "", 0, [], []
+    counts: dict[str, int] = {}
+    segment_start, after_equals = 0, False
+    while (m := _TOML_TOKEN.search(text, pos)) is not None:
+        token, pos = m.group(), m.end()
+        if token == "\n" and not stack:
+            segment_start, after_equals = pos, False
+        elif token == "=" and (not stack or stack[-1][0] == "{"):
+            parts = _toml_key(text[segment_start : m.start()])
+            if stack:
+                stack[-1][1] = ".".join(parts)
+            else:
+                key, after_equals = parts, True
+        elif token == "[" and not stack and not after_equals:
+            header = _TOML_HEADER.match(text, m.start())
+            if header is None:
+                continue
+            pos = segment_start = header.end()
+            parts = _toml_key(header.group(2))
+            table, table_depth, key = ".".join(parts), len(parts), []
+            if header.group(1):  # [[array.of.tables]]: one more level, and an index
+                counts[table] = counts.get(table, 0) + 1
+                table, table_depth = f"{table}[{counts[table] - 1}]", table_depth + 1
+        elif token in "[{":
+            stack.append([token, 0 if token == "[" else None])
+            if token == "{":
+                segment_start = pos
+            if table_depth + len(key) + len(stack) > MAX_DEPTH:
+                path = ".".join(([table] if table else []) + key)
+                for kind, at in stack[:-1]:
+                    path += f"[{at}]" if kind == "[" else f".{at}"
+                if rename is not None and path.startswith(rename[0]):
+                    path = rename[1] + path[len(rename[0]) :]
+                raise ScenarioError(f"{path}: nested more than {MAX_DEPTH} levels deep")
+        elif token in "]}" and stack:
+            stack.pop()
+        elif token == "," and stack:
+            if stack[-1][0] == "[":
+                stack[-1][1] += 1
+            else:
+                segment_start = pos
+
+
+def _toml_key(text: str) -> list[str]:
+    """The parts of a (possibly dotted, quoted) TOML key."""
+    return [next(g for g in m.groups() if g is not None) for m in _TOML_KEY.finditer(text)]

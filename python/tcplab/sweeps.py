@@ -21,7 +21,6 @@ import secrets
 import shutil
 import signal
 import socket
-import tempfile
 import time
 import tomllib
 import uuid
@@ -46,8 +45,18 @@ from rich.progress import (
 )
 
 from tcplab import _core
+from tcplab.outdir import make_staging
 from tcplab.run import run
-from tcplab.scenario import ScenarioError, apply_overrides, load_scenario
+from tcplab.scenario import (
+    MAX_SEED,
+    ScenarioError,
+    check_toml_depth,
+    apply_overrides,
+    check_seed,
+    load_scenario,
+    scenario_json,
+    value_error,
+)
 from tcplab.sweep_metrics import DEFAULT_METRICS, Metric, MetricError, parse_metric
 
 __all__ = [
@@ -86,7 +95,6 @@ _SWEEP_KEYS = (
     "zip",
 )
 _RANGE_KEYS = ("values", "start", "stop", "step", "num", "factor", "unit")
-_MAX_SEED = 2**64 - 1
 _RECORD_SCHEMA = {
     "key": pl.String,
     "scenario_hash": pl.String,
@@ -209,8 +217,9 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
     path = Path(path)
     text = path.read_text(encoding="utf-8")
     try:
+        check_toml_depth(text)
         table = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
+    except (tomllib.TOMLDecodeError, ScenarioError) as e:
         raise SweepError(f"{path}: {e}") from None
     try:
         unknown = [k for k in table if k not in _SWEEP_KEYS]
@@ -259,17 +268,15 @@ def _build(
     source_text: str | None = None,
 ) -> Sweep:
     """Validate the parts of a sweep and assemble it."""
-    base_path = None
-    if isinstance(base, Mapping):
+    base_path = None if isinstance(base, Mapping) else os.fspath(base)
+    try:
         base_dict = load_scenario(base)
-    else:
-        base_path = os.fspath(base)
-        try:
-            base_dict = load_scenario(base)
-        except OSError as e:
-            raise SweepError(f"base: {base_path}: {e.strerror or e}") from None
-        except ScenarioError as e:
-            raise SweepError(f"base: {e}") from None
+        if "seed" in (run_table := base_dict.get("run") or {}):
+            check_seed(run_table["seed"])
+    except OSError as e:
+        raise SweepError(f"base: {base_path}: {e.strerror or e}") from None
+    except ScenarioError as e:
+        raise SweepError(f"base: {e}") from None
     if not isinstance(name, str) or not name:
         raise SweepError(f"name: expected a non-empty string, got {name!r}")
     if not isinstance(description, str):
@@ -280,8 +287,7 @@ def _build(
         raise SweepError("overrides: expected a table of PATH = value")
     for path, value in overrides.items():
         _check_path(f"overrides.{_quote(path)}", path)
-        if not _is_plain(value):
-            raise SweepError(f"overrides.{_quote(path)}: not a TOML value: {value!r}")
+        _check_plain(f"overrides.{_quote(path)}", value)
 
     built = list(axes)
     seen: dict[str, str] = {path: "overrides" for path in overrides}
@@ -360,8 +366,7 @@ def _axis(paths: tuple[str, ...], spec: Any) -> Axis:
         if not isinstance(row, tuple) or len(row) != len(paths):
             raise SweepError(f"{where}: each value must be a tuple of {len(paths)}, got {row!r}")
         for value in row:
-            if not _is_plain(value):
-                raise SweepError(f"{where}: not a TOML value: {value!r}")
+            _check_plain(where, value)
     return Axis(paths, tuple(rows), tuple(rows))
 
 
@@ -401,8 +406,7 @@ def _list(where: str, spec: Any) -> list[Any]:
     if not spec:
         raise SweepError(f"{where}: no values")
     for i, value in enumerate(spec):
-        if not _is_plain(value):
-            raise SweepError(f"{where}[{i}]: not a TOML value: {value!r}")
+        _check_plain(f"{where}[{i}]", value)
     return list(spec)
 
 
@@ -473,16 +477,16 @@ def _seeds(spec: Any, base: dict[str, Any]) -> tuple[int, ...]:
             raise SweepError(f"seeds: the count must be at least 1, got {spec}")
         run_table = base.get("run")
         first = run_table.get("seed", 1) if isinstance(run_table, dict) else 1
-        if isinstance(first, bool) or not isinstance(first, int) or not 0 <= first <= _MAX_SEED:
-            raise SweepError(f"seeds: the base scenario's run.seed is not a seed: {first!r}")
-        if first + spec - 1 > _MAX_SEED:
-            raise SweepError(f"seeds: {spec} seeds from {first} pass 2**64 - 1")
+        if first + spec - 1 > MAX_SEED:
+            raise SweepError(f"seeds: {spec} seeds from {first} pass 2^63 - 1")
         return tuple(range(first, first + spec))
     if not spec:
         raise SweepError("seeds: empty list")
     for i, seed in enumerate(spec):
-        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_SEED:
-            raise SweepError(f"seeds[{i}]: expected an integer in [0, 2**64), got {seed!r}")
+        try:
+            check_seed(seed, f"seeds[{i}]")
+        except ScenarioError as e:
+            raise SweepError(str(e)) from None
     if len(set(spec)) != len(spec):
         raise SweepError("seeds: a seed appears twice")
     return tuple(spec)
@@ -524,15 +528,10 @@ def _quote(path: Any) -> str:
     return text if text.replace("_", "").replace("-", "").isalnum() else json.dumps(text)
 
 
-def _is_plain(value: Any) -> bool:
-    """Whether `value` is made only of TOML/JSON-compatible types (no NaN)."""
-    if isinstance(value, (list, tuple)):
-        return all(_is_plain(v) for v in value)
-    if isinstance(value, Mapping):
-        return all(isinstance(k, str) and _is_plain(v) for k, v in value.items())
-    if isinstance(value, float):
-        return math.isfinite(value)
-    return isinstance(value, (str, int, bool))
+def _check_plain(where: str, value: Any) -> None:
+    """SweepError unless `value` is made only of TOML values (no NaN, None, dates, deep nests)."""
+    if (message := value_error(value, where, 2)) is not None:
+        raise SweepError(message)
 
 
 def _is_number(value: Any) -> bool:
@@ -578,7 +577,7 @@ def _plan(sweep: Sweep, version: str) -> tuple[list[_Row], dict[str, Any] | None
         error = None
         try:
             spec = apply_overrides(sweep.base, {**sweep.overrides, **overrides})
-            simulation = _core.Simulation(json.dumps(spec, allow_nan=False), sweep.seeds[0])
+            simulation = _core.Simulation(scenario_json(spec), sweep.seeds[0])
             scenario_hash = simulation.scenario_hash()
             if reference is None:
                 reference = json.loads(simulation.summary_json())
@@ -964,7 +963,7 @@ class Store:
         """
         key = record["key"]
         if result is not None:
-            staging = Path(tempfile.mkdtemp(prefix="tcplab-capture-"))
+            staging = make_staging(self.traces / key)  # beside it, not in /tmp
             try:
                 result.captures = {}
                 for name, data in (captures or {}).items():
