@@ -527,3 +527,85 @@ def test_sweep_summary_and_plot():
     (ax,) = figure.axes
     assert [t.get_text() for t in ax.get_xticklabels()] == ["10pkts", "50pkts"]
     assert ax.get_ylabel() == "goodput"
+
+
+# --------------------------------------------------------------------------------------------
+# An unusable output directory, a script without a main guard, the version in the run key
+
+
+def test_output_directory_that_cannot_be_created_exits_2_before_running(smoke_path, tmp_path):
+    (tmp_path / "file").write_text("in the way")
+    sweep_path = write_sweep(tmp_path, smoke_path, "")
+    out = tmp_path / "file" / "x"
+    proc = tcplab_cli("sweep", sweep_path, "--out", out, "--quiet", "--workers", "1", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == f"error: out: cannot create {out}: Not a directory\n"
+    assert "finished runs are kept" not in proc.stderr
+    assert proc.stdout == ""  # no run started, no table
+    assert sorted(os.listdir(tmp_path)) == ["file", "sweep.toml"]
+    assert (tmp_path / "file").read_text() == "in the way"
+
+
+UNGUARDED = """
+import tcplab
+table = tcplab.sweep({smoke!r}, seeds=1, workers=1, metrics=["events"])
+print("rows", table.height, table["error"].to_list())
+"""
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+def test_sweep_in_a_script_without_a_main_guard_says_so(smoke_path, tmp_path, guarded):
+    body = UNGUARDED.format(smoke=str(smoke_path))
+    if guarded:
+        body = 'if __name__ == "__main__":\n' + "".join(f"    {line}\n" for line in body.split("\n"))
+    script = tmp_path / "script.py"
+    script.write_text(body, encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    if guarded:
+        assert proc.returncode == 0, proc.stderr
+        assert "rows 1 [None]" in proc.stdout
+        return
+    assert proc.returncode == 1
+    assert "WorkerCrash" not in proc.stdout + proc.stderr
+    assert proc.stdout == ""
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: tcplab.sweep() ran again in a worker process")
+    assert 'put the call under `if __name__ == "__main__":`' in last
+
+
+def test_run_key_changes_with_the_version():
+    from tcplab.sweeps import run_key
+
+    key = run_key("0123456789abcdef", 1, "0.1.0")
+    assert key != run_key("0123456789abcdef", 1, "0.1.1")
+    assert key != run_key("0123456789abcdef", 2, "0.1.0")
+    assert key != run_key("fedcba9876543210", 1, "0.1.0")
+    assert key == run_key("0123456789abcdef", 1, "0.1.0")
+
+
+def as_other_version(task):
+    """Worker function standing in for a worker of the other tcplab version below."""
+    record = execute(task)
+    record["version"] = "0.0.0-other"
+    return record
+
+
+def test_a_store_of_another_version_is_not_reused(smoke_path, tmp_path, monkeypatch):
+    from tcplab import _core
+
+    sweep = build_sweep(smoke_path, axes={"links.1.queue_a": ["10pkts", "20pkts"]},
+                        metrics=["events"])
+    out = tmp_path / "out"
+    first = run_sweep(sweep, workers=1, out=out)
+    assert (first.executed, first.reused) == (2, 0)
+    assert run_sweep(sweep, workers=1, out=out).reused == 2  # same version: reused
+
+    monkeypatch.setattr(_core, "version", lambda: "0.0.0-other")
+    other = run_sweep(sweep, workers=1, out=out, _function=as_other_version)
+    assert (other.executed, other.reused) == (2, 0)
+    assert set(other.table["key"]).isdisjoint(first.table["key"])
+    assert len(run_files(out)) == 4
+    versions = {pl.read_parquet(p)["version"][0] for p in run_files(out)}
+    assert versions == {tcplab.__version__, "0.0.0-other"}

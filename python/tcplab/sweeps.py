@@ -15,19 +15,14 @@ import hashlib
 import itertools
 import json
 import math
-import multiprocessing
 import os
 import secrets
 import shutil
-import signal
 import socket
 import time
 import tomllib
 import uuid
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +42,10 @@ from rich.progress import (
 from tcplab import _core
 from tcplab.outdir import make_staging
 from tcplab.run import run
+from tcplab.sweep_pool import CRASH_MESSAGE as CRASH_MESSAGE  # re-exported
+from tcplab.sweep_pool import LocalPool, refuse_in_worker_bootstrap
+from tcplab.sweep_pool import describe as _describe
+from tcplab.sweep_pool import failure as _failure
 from tcplab.scenario import (
     MAX_SEED,
     ScenarioError,
@@ -608,12 +607,6 @@ def _digest(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 
-def _describe(error: BaseException) -> str:
-    """`Type: message` for a failed run."""
-    message = str(error)
-    return f"{type(error).__name__}: {message}" if message else type(error).__name__
-
-
 # --------------------------------------------------------------------------------------------
 # Executing one run (in a worker process: local pool or Dask worker)
 
@@ -661,138 +654,6 @@ def execute(task: dict[str, Any], runner: Callable[..., Any] | None = None) -> d
         record["scenario_hash"] = summary["scenario_hash"]  # checked by the sweep
     record["finished_at"] = time.time()
     return record
-
-
-def _failure(task: dict[str, Any], message: str) -> dict[str, Any]:
-    """A run record for a task whose worker did not return one."""
-    return {
-        "key": task["key"],
-        "scenario_hash": task["scenario_hash"],
-        "seed": task["seed"],
-        "version": _core.version(),
-        "error": message,
-        "wall_time_s": None,
-        "summary": None,
-        "exec_id": uuid.uuid4().hex,
-        "host": None,
-        "pid": None,
-        "finished_at": time.time(),
-    }
-
-
-def _ignore_sigint() -> None:
-    """Pool worker initializer: Ctrl-C is handled by the parent, which stops the workers."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-CRASH_MESSAGE = (
-    "WorkerCrash: the worker process died while running this run "
-    "(killed, out of memory, or an abort in the core)"
-)
-
-
-class LocalPool:
-    """Runs tasks on a `concurrent.futures.ProcessPoolExecutor` (spawned worker processes).
-
-    At most two tasks per worker are in flight. When a worker process dies, the pool breaks
-    and every task in flight fails; those tasks are then rerun one at a time on a fresh
-    one-process pool, so that the one that kills its worker again is recorded as crashed and
-    the others finish. Then the sweep goes on with a full pool.
-    """
-
-    def __init__(self, workers: int | None = None):
-        if workers is not None and (
-            isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
-        ):
-            raise ValueError(f"workers must be a positive integer, got {workers!r}")
-        self.workers = workers or os.cpu_count() or 1
-
-    def run(
-        self, tasks: Sequence[dict[str, Any]], function: Callable[[dict[str, Any]], Any] = execute
-    ) -> Iterator[dict[str, Any]]:
-        """Yield one run record per task, in completion order."""
-        if not tasks:
-            return
-        workers = min(self.workers, len(tasks))
-        pending = deque(tasks)
-        suspects: deque[dict[str, Any]] = deque()
-        in_flight: dict[Any, dict[str, Any]] = {}
-        pool: ProcessPoolExecutor | None = None
-        size = 0
-        clean = False
-        try:
-            while pending or suspects or in_flight:
-                isolating = bool(suspects)
-                wanted = 1 if isolating else workers
-                if pool is not None and size != wanted and not in_flight:
-                    pool.shutdown(wait=True)
-                    pool = None
-                if pool is None:
-                    pool, size = self._pool(wanted), wanted
-                if isolating:
-                    if not in_flight:
-                        task = suspects.popleft()
-                        in_flight[pool.submit(function, task)] = task
-                else:
-                    while pending and len(in_flight) < 2 * workers:
-                        task = pending.popleft()
-                        in_flight[pool.submit(function, task)] = task
-                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
-                broken = False
-                for future in done:
-                    task = in_flight.pop(future)
-                    try:
-                        record = future.result()
-                    except BrokenProcessPool:
-                        broken = True
-                        if isolating:
-                            yield _failure(task, CRASH_MESSAGE)
-                        else:
-                            suspects.append(task)
-                    except Exception as e:  # e.g. the task could not be pickled
-                        yield _failure(task, _describe(e))
-                    else:
-                        yield record
-                if broken:
-                    # Every other task in flight fails too; rerun those one at a time.
-                    for future, task in list(in_flight.items()):
-                        try:
-                            yield future.result()
-                        except BrokenProcessPool:
-                            suspects.append(task)
-                        except Exception as e:
-                            yield _failure(task, _describe(e))
-                    in_flight.clear()
-                    _stop(pool)
-                    pool = None
-            clean = True
-        finally:
-            if pool is not None:
-                if clean:
-                    pool.shutdown(wait=True)
-                else:
-                    _stop(pool)
-
-    @staticmethod
-    def _pool(workers: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_ignore_sigint,
-        )
-
-
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Stop a pool now: cancel queued tasks and terminate its worker processes."""
-    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
-    if terminate is not None:
-        with contextlib.suppress(Exception):
-            terminate()
-    else:
-        for process in list((getattr(pool, "_processes", None) or {}).values()):
-            with contextlib.suppress(Exception):
-                process.terminate()
-    pool.shutdown(wait=False, cancel_futures=True)
 
 
 class DaskCluster:
@@ -899,8 +760,12 @@ class Store:
     def open(cls, out: str | os.PathLike[str], sweep: Sweep) -> Store:
         """Create or reopen the store, lock it, and record the sweep's description."""
         store = cls(cls.check(out))
-        store.runs.mkdir(parents=True, exist_ok=True)
-        lock = open(store.root / ".lock", "a")  # noqa: SIM115 - held until close()
+        try:
+            store.root.mkdir(parents=True, exist_ok=True)
+            store.runs.mkdir(exist_ok=True)
+            lock = open(store.root / ".lock", "a")  # noqa: SIM115 - held until close()
+        except OSError as e:
+            raise StoreError(f"out: cannot create {e.filename}: {e.strerror}") from None
         try:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -1030,6 +895,7 @@ def run_sweep(
     _function: Callable[[dict[str, Any]], Any] = execute,
 ) -> SweepOutcome:
     """Run `sweep` and return its outcome; see `sweep` for the arguments."""
+    refuse_in_worker_bootstrap()  # an unguarded script, imported again by a spawned worker
     started = time.perf_counter()
     if workers is not None and cluster is not None:
         raise ValueError("give either workers (local pool) or cluster (Dask), not both")
@@ -1060,6 +926,7 @@ def run_sweep(
             stored = store.read(row.key) if store is not None else None
             if (
                 stored is not None
+                and stored["version"] == version  # the key has it too
                 and (not traces or stored["error"] is not None or store.has_traces(row.key))
                 and not (retry_failed and stored["error"] is not None)
             ):

@@ -1,0 +1,232 @@
+"""The local process pool of sweeps, and what a worker's death means.
+
+Workers are spawned, so each one imports the caller's main module again. A script that calls
+`tcplab.sweep` at its top level, without `if __name__ == "__main__":`, would start a sweep
+again in every worker; `refuse_in_worker_bootstrap` makes such a worker exit with
+MAIN_REIMPORT_EXIT instead, and the pool turns that exit code into a RuntimeError saying what
+to do (rather than recording every run as a WorkerCrash).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.connection
+import multiprocessing.context
+import os
+import signal
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from tcplab import _core
+
+__all__ = [
+    "CRASH_MESSAGE",
+    "MAIN_GUARD_MESSAGE",
+    "MAIN_REIMPORT_EXIT",
+    "LocalPool",
+    "describe",
+    "failure",
+    "refuse_in_worker_bootstrap",
+]
+
+MAIN_REIMPORT_EXIT = 86
+"""Exit status of a worker that refused to start a sweep while importing the main module."""
+
+MAIN_GUARD_MESSAGE = (
+    "tcplab.sweep() ran again in a worker process while it imported your main module: the "
+    "local process pool spawns its workers, and each one imports the script that called "
+    'sweep(): put the call under `if __name__ == "__main__":` (with whatever else the '
+    "script does), so that importing the script does not run it"
+)
+
+
+def refuse_in_worker_bootstrap() -> None:
+    """Exit with MAIN_REIMPORT_EXIT if this is a spawned process still importing the parent's
+    main module (multiprocessing's own test for an unguarded main); else do nothing."""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise SystemExit(MAIN_REIMPORT_EXIT)
+
+
+class _RecordingSpawnContext(multiprocessing.context.SpawnContext):
+    """The spawn context, keeping the processes it starts so their exit codes can be read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started: list[multiprocessing.process.BaseProcess] = []
+
+    def Process(self, *args: Any, **kwargs: Any) -> multiprocessing.process.BaseProcess:  # noqa: N802
+        process = multiprocessing.context.SpawnProcess(*args, **kwargs)
+        self.started.append(process)
+        return process
+
+
+def _raise_if_main_reimported(processes: Sequence[multiprocessing.process.BaseProcess]) -> None:
+    """RuntimeError(MAIN_GUARD_MESSAGE) if a worker of the broken pool exited with
+    MAIN_REIMPORT_EXIT (waiting up to a few seconds for the ended ones' exit codes)."""
+    deadline = time.monotonic() + 5
+    while True:
+        if any(p.exitcode == MAIN_REIMPORT_EXIT for p in processes):
+            raise RuntimeError(MAIN_GUARD_MESSAGE)
+        unread = [p for p in processes if p.exitcode is None and _ended(p)]
+        if not unread or time.monotonic() > deadline:
+            return
+        time.sleep(0.01)
+
+
+def _ended(process: multiprocessing.process.BaseProcess) -> bool:
+    """Whether `process` has ended (its sentinel is ready), its exit code perhaps not yet read."""
+    try:
+        return bool(multiprocessing.connection.wait([process.sentinel], 0))
+    except (ValueError, OSError):  # not started, or closed
+        return False
+
+
+def describe(error: BaseException) -> str:
+    """`Type: message` for a failed run."""
+    message = str(error)
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+
+
+def failure(task: dict[str, Any], message: str) -> dict[str, Any]:
+    """A run record for a task whose worker did not return one."""
+    return {
+        "key": task["key"],
+        "scenario_hash": task["scenario_hash"],
+        "seed": task["seed"],
+        "version": _core.version(),
+        "error": message,
+        "wall_time_s": None,
+        "summary": None,
+        "exec_id": uuid.uuid4().hex,
+        "host": None,
+        "pid": None,
+        "finished_at": time.time(),
+    }
+
+
+def _ignore_sigint() -> None:
+    """Pool worker initializer: Ctrl-C is handled by the parent, which stops the workers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+CRASH_MESSAGE = (
+    "WorkerCrash: the worker process died while running this run "
+    "(killed, out of memory, or an abort in the core)"
+)
+
+
+class LocalPool:
+    """Runs tasks on a `concurrent.futures.ProcessPoolExecutor` (spawned worker processes).
+
+    At most two tasks per worker are in flight. When a worker process dies, the pool breaks
+    and every task in flight fails; those tasks are then rerun one at a time on a fresh
+    one-process pool, so that the one that kills its worker again is recorded as crashed and
+    the others finish. Then the sweep goes on with a full pool.
+    """
+
+    def __init__(self, workers: int | None = None):
+        if workers is not None and (
+            isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+        ):
+            raise ValueError(f"workers must be a positive integer, got {workers!r}")
+        self.workers = workers or os.cpu_count() or 1
+        self._started: list[multiprocessing.process.BaseProcess] = []
+
+    def run(
+        self, tasks: Sequence[dict[str, Any]], function: Callable[[dict[str, Any]], Any]
+    ) -> Iterator[dict[str, Any]]:
+        """Yield one run record per task, in completion order.
+
+        Raises RuntimeError (MAIN_GUARD_MESSAGE) when the workers exit because importing
+        the caller's main module started a sweep again (see `refuse_in_worker_bootstrap`).
+        """
+        if not tasks:
+            return
+        workers = min(self.workers, len(tasks))
+        pending = deque(tasks)
+        suspects: deque[dict[str, Any]] = deque()
+        in_flight: dict[Any, dict[str, Any]] = {}
+        pool: ProcessPoolExecutor | None = None
+        size = 0
+        clean = False
+        try:
+            while pending or suspects or in_flight:
+                isolating = bool(suspects)
+                wanted = 1 if isolating else workers
+                if pool is not None and size != wanted and not in_flight:
+                    pool.shutdown(wait=True)
+                    pool = None
+                if pool is None:
+                    pool, size = self._pool(wanted), wanted
+                if isolating:
+                    if not in_flight:
+                        task = suspects.popleft()
+                        in_flight[pool.submit(function, task)] = task
+                else:
+                    while pending and len(in_flight) < 2 * workers:
+                        task = pending.popleft()
+                        in_flight[pool.submit(function, task)] = task
+                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+                broken = False
+                for future in done:
+                    task = in_flight.pop(future)
+                    try:
+                        record = future.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        _raise_if_main_reimported(self._started)
+                        if isolating:
+                            yield failure(task, CRASH_MESSAGE)
+                        else:
+                            suspects.append(task)
+                    except Exception as e:  # e.g. the task could not be pickled
+                        yield failure(task, describe(e))
+                    else:
+                        yield record
+                if broken:
+                    # Every other task in flight fails too; rerun those one at a time.
+                    for future, task in list(in_flight.items()):
+                        try:
+                            yield future.result()
+                        except BrokenProcessPool:
+                            suspects.append(task)
+                        except Exception as e:
+                            yield failure(task, describe(e))
+                    in_flight.clear()
+                    _stop(pool)
+                    pool = None
+            clean = True
+        finally:
+            if pool is not None:
+                if clean:
+                    pool.shutdown(wait=True)
+                else:
+                    _stop(pool)
+
+    def _pool(self, workers: int) -> ProcessPoolExecutor:
+        context = _RecordingSpawnContext()
+        self._started = context.started
+        return ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_ignore_sigint
+        )
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool now: cancel queued tasks and terminate its worker processes."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
+    if terminate is not None:
+        with contextlib.suppress(Exception):
+            terminate()
+    else:
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            with contextlib.suppress(Exception):
+                process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
