@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::app::{BulkApp, CbrSource};
+use crate::engine::order::{Key, Order, Rank};
 use crate::engine::queue::Lane;
 use crate::engine::EventQueue;
 use crate::net::merge::Merge;
@@ -38,6 +39,26 @@ enum Event {
     Coordinate(u32),
     /// Admit the packets a merge holds that are due (see `plan_pass_on`).
     Merge(u32),
+}
+
+impl Event {
+    /// The event's place among events at the same instant (`engine::order`): its kind and its
+    /// source (a pipe, a flow, a flow's endpoint as `2·flow + end`, a merge, a coordinator).
+    #[inline(always)]
+    fn key(self, order: &Order, t: SimTime) -> Key {
+        let (rank, id) = match self {
+            Event::TxDone(p) => (Rank::TxDone, p.0),
+            Event::Arrive(p) => (Rank::Arrive, p.0),
+            Event::Timer { flow, end, .. } => (Rank::Timer, flow << 1 | end as u32),
+            Event::Start(f) => (Rank::Start, f),
+            Event::AppStop(f) => (Rank::AppStop, f),
+            Event::Cbr(f) => (Rank::Cbr, f),
+            Event::Sample => (Rank::Sample, 0),
+            Event::Coordinate(c) => (Rank::Coordinate, c),
+            Event::Merge(m) => (Rank::Flush, m),
+        };
+        order.key(t, rank, id)
+    }
 }
 
 /// One hop of a route as the forwarding loop sees it.
@@ -206,6 +227,8 @@ impl PacketCounters {
 #[derive(Debug)]
 pub struct Simulation {
     q: EventQueue<Event>,
+    /// The canonical order of simultaneous events (salted by the seed).
+    order: Order,
     /// All pipes.
     pub pipes: Vec<Pipe>,
     /// Pipes reported as queues (rate-limited ones), in report order.
@@ -247,10 +270,12 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    /// An empty simulation with a stop rule and optional stop time.
-    pub fn new(stop_rule: StopRule, stop_time: Option<SimTime>) -> Self {
+    /// An empty simulation with a stop rule, an optional stop time and the salt of its event
+    /// order (which of several simultaneous events goes first; derive it from the seed).
+    pub fn new(stop_rule: StopRule, stop_time: Option<SimTime>, order_salt: u64) -> Self {
         Simulation {
             q: EventQueue::new(),
+            order: Order::new(order_salt),
             pipes: Vec::new(),
             queue_pipes: Vec::new(),
             queue_index: Vec::new(),
@@ -282,7 +307,7 @@ impl Simulation {
     /// Add a coordinator; it first acts one interval after time zero.
     pub fn add_coordinator(&mut self, c: Coordinator) {
         let id = self.coordinators.len() as u32;
-        self.q.schedule_in(Lane::Timer, SimTime::ZERO + c.interval, Event::Coordinate(id));
+        self.schedule(Lane::Timer, SimTime::ZERO + c.interval, Event::Coordinate(id));
         self.coordinators.push(c);
     }
 
@@ -315,7 +340,7 @@ impl Simulation {
         c.actions += actions;
         let next = now + c.interval;
         if self.stop_time.is_none_or(|s| next <= s) {
-            self.q.schedule_in(Lane::Timer, next, Event::Coordinate(id as u32));
+            self.schedule(Lane::Timer, next, Event::Coordinate(id as u32));
         }
     }
 
@@ -426,9 +451,10 @@ impl Simulation {
 
     /// Add a flow (with its wire identity for captures) and schedule its start.
     pub fn add_flow(&mut self, flow: Flow, wire: WireIdentity) -> FlowId {
+        assert!(self.flows.len() < 1 << 31, "at most 2^31 flows (timer keys hold 2·flow + end)");
         let id = self.flows.len() as u32;
         self.wire_ids.push(wire);
-        self.q.schedule_in(Lane::Timer, flow.info.start, Event::Start(id));
+        self.schedule(Lane::Timer, flow.info.start, Event::Start(id));
         self.flows.push(flow);
         FlowId(id)
     }
@@ -437,7 +463,13 @@ impl Simulation {
     pub fn trace_throughput(&mut self, interval: SimDuration) {
         self.traces.throughput = Some(Default::default());
         self.sample_interval = Some(interval);
-        self.q.schedule_in(Lane::Timer, SimTime::ZERO + interval, Event::Sample);
+        self.schedule(Lane::Timer, SimTime::ZERO + interval, Event::Sample);
+    }
+
+    /// Schedule `ev` at `t` under its canonical key.
+    #[inline(always)]
+    fn schedule(&mut self, lane: Lane, t: SimTime, ev: Event) {
+        self.q.schedule(lane, ev.key(&self.order, t), ev);
     }
 
     /// Turn on the cwnd trace.
@@ -551,14 +583,13 @@ impl Simulation {
 
     /// Packets of pipe `p` reach its far end, the first at `now`. Back-to-back arrivals that
     /// no other event precedes are handled here in turn, without going through the event
-    /// queue; each takes the place in the order its arrival event would have taken.
+    /// queue; each is handled exactly where its arrival event would pop.
     fn arrivals(&mut self, mut now: SimTime, p: PipeId, limit: SimTime) {
         loop {
             let mut wake = PipeWake::default();
             let arrived = self.pipes[p.0 as usize].arrive(now, &mut wake);
             debug_assert!(wake.tx_done.is_none(), "an arrival starts no transmission");
-            // The next arrival's event would be scheduled now: reserve its place.
-            let next = wake.arrival.map(|t| self.q.reserve(t));
+            let next = wake.arrival.map(|t| Event::Arrive(p).key(&self.order, t));
             if let Some(mut pkt) = arrived {
                 pkt.hop += 1;
                 if (pkt.hop as usize) < self.hops[pkt.route.0 as usize].len() {
@@ -574,17 +605,17 @@ impl Simulation {
                     continue;
                 }
             }
-            self.q.schedule_reserved(Lane::Busy, next, Event::Arrive(p));
+            self.q.schedule(Lane::Busy, next, Event::Arrive(p));
             return;
         }
     }
 
     fn wake(&mut self, p: PipeId, w: PipeWake) {
         if let Some(t) = w.tx_done {
-            self.q.schedule(t, Event::TxDone(p));
+            self.schedule(Lane::Busy, t, Event::TxDone(p));
         }
         if let Some(t) = w.arrival {
-            self.q.schedule(t, Event::Arrive(p));
+            self.schedule(Lane::Busy, t, Event::Arrive(p));
         }
     }
 
@@ -716,7 +747,7 @@ impl Simulation {
             };
             match hold {
                 Some(hold) if eligible && lead.as_ps() + hold.as_ps() >= 1 => {
-                    self.merges.push(Merge::new(PipeId(p as u32), fed_by.len(), lead, hold));
+                    self.merges.push(Merge::new(PipeId(p as u32), fed_by.clone(), lead, hold, self.order));
                     feeders.push(fed_by);
                 }
                 _ => {}
@@ -730,7 +761,7 @@ impl Simulation {
         let Some(before) = self.merges[m].begin_flush(now) else { return };
         self.admit_held(m, before);
         if let Some(t) = self.merges[m].end_flush() {
-            self.q.schedule(t, Event::Merge(m as u32));
+            self.schedule(Lane::Busy, t, Event::Merge(m as u32));
         }
     }
 
@@ -798,7 +829,7 @@ impl Simulation {
             Ok(at) => {
                 pkt.hop += 1;
                 if let Some(t) = self.merges[hop.merge as usize].push(hop.merge_slot as u32, at, pkt) {
-                    self.q.schedule(t, Event::Merge(hop.merge));
+                    self.schedule(Lane::Busy, t, Event::Merge(hop.merge));
                 }
             }
             Err(drop) => self.packets.count_drop(drop),
@@ -932,7 +963,8 @@ impl Simulation {
             t.gen[e] = t.gen[e].wrapping_add(1);
             let d = d.max(self.q.now());
             t.sched[e] = Some((d, t.gen[e]));
-            self.q.schedule_in(Lane::Timer, d, Event::Timer { flow: f as u32, end: e as u8, gen: t.gen[e] });
+            let ev = Event::Timer { flow: f as u32, end: e as u8, gen: t.gen[e] };
+            self.q.schedule(Lane::Timer, ev.key(&self.order, d), ev);
         }
     }
 
@@ -956,13 +988,15 @@ impl Simulation {
                 t.ends[1].listen();
                 t.ends[0].connect(now, &mut self.out);
                 if let Some(s) = t.app.stop_at {
-                    self.q.schedule_in(Lane::Timer, s.max(now), Event::AppStop(f as u32));
+                    let ev = Event::AppStop(f as u32);
+                    self.q.schedule(Lane::Timer, ev.key(&self.order, s.max(now)), ev);
                 }
                 self.after_conn(now, f, 0);
             }
             FlowEngine::Udp(u) => {
                 if let Some(t) = u.src.next_time() {
-                    self.q.schedule(t.max(now), Event::Cbr(f as u32));
+                    let ev = Event::Cbr(f as u32);
+                    self.q.schedule(Lane::Busy, ev.key(&self.order, t.max(now)), ev);
                 } else {
                     self.flows[f].finish = Some(now);
                     self.flow_done();
@@ -989,7 +1023,10 @@ impl Simulation {
             body: Body::Udp { seq, len: size - IPV4_HEADER - UDP_HEADER },
         };
         match next {
-            Some(t) => self.q.schedule(t, Event::Cbr(f as u32)),
+            Some(t) => {
+                let ev = Event::Cbr(f as u32);
+                self.q.schedule(Lane::Busy, ev.key(&self.order, t), ev);
+            }
             None => {
                 flow.finish = Some(now);
                 self.flow_done();
@@ -1030,7 +1067,7 @@ impl Simulation {
         }
         let next = now + interval;
         if self.stop_time.is_none_or(|s| next <= s) {
-            self.q.schedule_in(Lane::Timer, next, Event::Sample);
+            self.schedule(Lane::Timer, next, Event::Sample);
         }
     }
 
@@ -1095,7 +1132,7 @@ impl Simulation {
                     max_packets: st.max_packets,
                     max_bytes: st.max_bytes,
                     random_drops: pipe.stats.random_drops,
-                    bytes_transmitted: pipe.stats.bytes_transmitted,
+                    bytes_transmitted: pipe.transmitted_by(now).1,
                 }
             })
             .collect();

@@ -1,12 +1,13 @@
-//! Event queue keyed by (time, insertion sequence), so events at the same instant pop in the
-//! order they were scheduled (FIFO tie-break).
+//! Event queue keyed by the canonical order of `engine::order`: time, then a tie-break the
+//! caller computes from the event's kind and source, so events at the same instant pop in an
+//! order that depends only on the model, not on when or by which path they were scheduled.
 //!
 //! Each lane is an implicit 4-ary min-heap of `(key, event)` with the 128-bit key
-//! `time << 64 | seq`: one integer comparison per step, four children per cache-friendly
+//! `time << 64 | tie`: one integer comparison per step, four children per cache-friendly
 //! level. (A radix heap was measured against it: 4 % more instructions under callgrind and
 //! ~12 % more wall time on the 10 Gb/s dumbbell, with identical results.)
 //!
-//! **Lanes.** Events go into one of two heaps that share the sequence counter: the *busy*
+//! **Lanes.** Events go into one of two heaps: the *busy*
 //! lane for events that almost always fire (packet arrivals, departures) and the *timer*
 //! lane for events that are mostly superseded before they fire (TCP timers: one per
 //! endpoint, pushed later by every ACK; periodic samples). A pop takes the smaller of the two
@@ -15,9 +16,11 @@
 //! timer per endpoint (S3-100's two hundred endpoints made every pop ~4 levels deep).
 //!
 //! Zero-delay hand-offs (an event scheduled for the current instant) need no separate FIFO:
-//! their key differs from the current one only in the sequence bits, so they pop right after
-//! the events already due at this instant, in the order they were scheduled.
+//! they pop among the other events of this instant in key order (before the current event's
+//! successors if their key is smaller — an order that is the same whichever path scheduled
+//! them).
 
+use crate::engine::order::Key;
 use crate::units::SimTime;
 
 /// Which heap an event waits in (see the module doc); the choice never changes the order in
@@ -39,8 +42,8 @@ struct Heap<E> {
 const D: usize = 4;
 
 impl<E: Copy> Heap<E> {
-    /// Key of the smallest entry, `u128::MAX` when empty (no real key reaches it: the
-    /// sequence half of a key is at most the number of events scheduled).
+    /// Key of the smallest entry, `u128::MAX` when empty (no real key reaches it: a rank
+    /// never has all four bits set).
     #[inline]
     fn min_key(&self) -> u128 {
         self.h.first().map_or(u128::MAX, |e| e.0)
@@ -127,17 +130,6 @@ impl<E: Copy> Heap<E> {
     }
 }
 
-/// A place in the event order taken by `EventQueue::reserve` for an event not yet scheduled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Reserved(u128);
-
-impl Reserved {
-    /// The time the event is for.
-    pub fn time(self) -> SimTime {
-        SimTime((self.0 >> 64) as u64)
-    }
-}
-
 /// The pending events of a simulation.
 #[derive(Debug)]
 pub struct EventQueue<E> {
@@ -147,7 +139,6 @@ pub struct EventQueue<E> {
     /// its pipe costs one sift-down), and any other operation removes it first.
     spent: Option<usize>,
     now: SimTime,
-    seq: u64,
     popped: u64,
 }
 
@@ -160,7 +151,7 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
-        EventQueue { lanes: [Heap { h: Vec::new() }, Heap { h: Vec::new() }], spent: None, now: SimTime::ZERO, seq: 0, popped: 0 }
+        EventQueue { lanes: [Heap { h: Vec::new() }, Heap { h: Vec::new() }], spent: None, now: SimTime::ZERO, popped: 0 }
     }
 
     /// The current simulated time (the time of the last popped event).
@@ -183,61 +174,41 @@ impl<E: Copy> EventQueue<E> {
         self.len() == 0
     }
 
-    /// Schedule `event` at `time` in the busy lane. Panics if `time` is in the past (a broken
+    /// Schedule `event` under `key` in `lane`. Panics if its time is in the past (a broken
     /// invariant of the caller: simulated time never goes backwards).
-    pub fn schedule(&mut self, time: SimTime, event: E) {
-        self.schedule_in(Lane::Busy, time, event);
-    }
-
-    /// Schedule `event` at `time` in `lane`. Panics if `time` is in the past.
-    pub fn schedule_in(&mut self, lane: Lane, time: SimTime, event: E) {
-        let r = self.reserve(time);
-        self.schedule_reserved(lane, r, event);
-    }
-
-    /// Reserve the place in the order that an event scheduled now for `time` would take,
-    /// without scheduling it yet: pass the key to `take_if_next` or `schedule_reserved`.
-    /// An event scheduled later under this key pops exactly where it would have popped had
-    /// it been scheduled now. Panics if `time` is in the past.
     #[inline]
-    pub fn reserve(&mut self, time: SimTime) -> Reserved {
-        assert!(time >= self.now, "event scheduled in the past: {:?} < {:?}", time, self.now);
-        self.seq += 1;
-        Reserved((time.0 as u128) << 64 | self.seq as u128)
+    pub fn schedule(&mut self, lane: Lane, key: Key, event: E) {
+        assert!(key.time() >= self.now, "event scheduled in the past: {:?} < {:?}", key.time(), self.now);
+        let lane = lane as usize;
+        if self.spent == Some(lane) {
+            self.spent = None;
+            self.lanes[lane].replace_min(key.0, event);
+        } else {
+            self.lanes[lane].push(key.0, event);
+        }
     }
 
-    /// If the reserved event would be the next to pop and is due by `limit`, consume it
+    /// If an event with `key` would be the next to pop and is due by `limit`, consume it
     /// instead of scheduling it: advance the clock to its time (counted as a popped event)
     /// and return that time. The caller then handles the event itself. Saves a heap insertion
     /// and removal when one source produces consecutive events (a pipe's back-to-back
-    /// arrivals).
+    /// arrivals). Panics if its time is in the past.
     #[inline]
-    pub fn take_if_next(&mut self, r: Reserved, limit: SimTime) -> Option<SimTime> {
-        let t = r.time();
+    pub fn take_if_next(&mut self, key: Key, limit: SimTime) -> Option<SimTime> {
+        let t = key.time();
+        assert!(t >= self.now, "event scheduled in the past: {:?} < {:?}", t, self.now);
         if t > limit {
             return None;
         }
         for (l, lane) in self.lanes.iter().enumerate() {
             let next = if self.spent == Some(l) { lane.min_child_of_root() } else { lane.min_key() };
-            if next < r.0 {
+            if next < key.0 {
                 return None;
             }
         }
         self.now = t;
         self.popped += 1;
         Some(t)
-    }
-
-    /// Schedule `event` under a key from `reserve`, in `lane`.
-    pub fn schedule_reserved(&mut self, lane: Lane, r: Reserved, event: E) {
-        debug_assert!(r.time() >= self.now, "a reserved event is never in the past");
-        let lane = lane as usize;
-        if self.spent == Some(lane) {
-            self.spent = None;
-            self.lanes[lane].replace_min(r.0, event);
-        } else {
-            self.lanes[lane].push(r.0, event);
-        }
     }
 
     /// Remove the root a pop left in place, if any.
@@ -294,28 +265,35 @@ impl<E: Copy> EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::order::{Order, Rank};
     use proptest::prelude::*;
 
-    #[test]
-    fn ties_pop_in_insertion_order() {
-        let mut q = EventQueue::new();
-        for i in 0..100u32 {
-            q.schedule(SimTime(5), i);
-        }
-        let got: Vec<u32> = std::iter::from_fn(|| q.pop_until(SimTime::MAX).map(|(_, e)| e)).collect();
-        assert_eq!(got, (0..100).collect::<Vec<_>>());
+    fn key(t: u64, tie: u64) -> Key {
+        Key::new(SimTime(t), tie)
     }
 
     #[test]
-    fn zero_delay_events_run_after_earlier_scheduled_ties() {
+    fn ties_pop_in_key_order_whatever_the_scheduling_order() {
         let mut q = EventQueue::new();
-        q.schedule(SimTime(10), 1u32);
-        q.schedule(SimTime(10), 2u32);
-        let (t, e) = q.pop_until(SimTime::MAX).unwrap();
-        assert_eq!((t, e), (SimTime(10), 1));
-        q.schedule(SimTime(10), 3u32); // zero-delay hand-off
-        assert_eq!(q.pop_until(SimTime::MAX).unwrap().1, 2);
+        for i in [7u64, 3, 9, 0, 5] {
+            q.schedule(Lane::Busy, key(5, i), i);
+        }
+        q.schedule(Lane::Timer, key(5, 4), 4);
+        let got: Vec<u64> = std::iter::from_fn(|| q.pop_until(SimTime::MAX).map(|(_, e)| e)).collect();
+        assert_eq!(got, [0, 3, 4, 5, 7, 9]);
+    }
+
+    #[test]
+    fn a_zero_delay_event_pops_by_its_key_among_this_instant() {
+        let mut q = EventQueue::new();
+        q.schedule(Lane::Busy, key(10, 1), 1u32);
+        q.schedule(Lane::Busy, key(10, 5), 5u32);
+        assert_eq!(q.pop_until(SimTime::MAX), Some((SimTime(10), 1)));
+        q.schedule(Lane::Busy, key(10, 3), 3u32); // zero-delay hand-off, smaller than 5
+        q.schedule(Lane::Timer, key(10, 9), 9u32);
         assert_eq!(q.pop_until(SimTime::MAX).unwrap().1, 3);
+        assert_eq!(q.pop_until(SimTime::MAX).unwrap().1, 5);
+        assert_eq!(q.pop_until(SimTime::MAX).unwrap().1, 9);
         assert!(q.pop_until(SimTime::MAX).is_none());
     }
 
@@ -323,36 +301,45 @@ mod tests {
     #[should_panic(expected = "in the past")]
     fn scheduling_in_the_past_is_a_bug() {
         let mut q = EventQueue::new();
-        q.schedule(SimTime(10), 0u8);
+        q.schedule(Lane::Busy, key(10, 0), 0u8);
         q.pop_until(SimTime::MAX);
-        q.schedule(SimTime(9), 0u8);
+        q.schedule(Lane::Busy, key(9, 0), 0u8);
+    }
+
+    #[test]
+    fn real_keys_never_reach_the_empty_sentinel() {
+        let o = Order::new(u64::MAX);
+        assert!(o.key(SimTime::MAX, Rank::Coordinate, u32::MAX) < Key::NONE);
     }
 
     proptest! {
-        /// Whatever lane each event goes into, events pop in (time, scheduling order), exactly
-        /// as from an ordered map of (time, order) — also when handlers schedule more events
-        /// while popping, into the lane just popped from (the spent-root path) or the other.
+        /// Whatever lane each event goes into and whenever it is scheduled, events pop in key
+        /// order, exactly as from an ordered map — also when handlers schedule more events
+        /// while popping (zero-delay ones included), into the lane just popped from (the
+        /// spent-root path) or the other.
         #[test]
-        fn lanes_never_change_the_order(ops in proptest::collection::vec((0u64..6, any::<bool>(), 0usize..3), 1..300)) {
+        fn pops_follow_the_keys_in_any_lane(ops in proptest::collection::vec((0u64..6, 0u64..8, any::<bool>(), 0usize..3), 1..300)) {
             let mut q = EventQueue::new();
             let mut reference = std::collections::BTreeMap::new();
             let lane = |b: bool| if b { Lane::Timer } else { Lane::Busy };
             let (first, rest) = ops.split_at(ops.len().min(10));
-            for (id, &(d, b, _)) in first.iter().enumerate() {
-                q.schedule_in(lane(b), SimTime(d), id);
-                reference.insert((d, id), id);
+            // Unique keys: the id half carries the event number.
+            let mk = |t: u64, tie: u64, id: usize| key(t, tie << 32 | id as u64);
+            for (id, &(d, tie, b, _)) in first.iter().enumerate() {
+                q.schedule(lane(b), mk(d, tie, id), id);
+                reference.insert(mk(d, tie, id), id);
             }
             let mut next = first.len();
             let mut rest = rest.iter();
             loop {
-                let expected = reference.pop_first().map(|((t, _), id)| (SimTime(t), id));
+                let expected = reference.pop_first().map(|(k, id)| (k.time(), id));
                 prop_assert_eq!(q.pop_until(SimTime::MAX), expected);
                 let Some((t, _)) = expected else { break };
                 prop_assert_eq!(q.len(), reference.len());
-                if let Some(&(d, b, k)) = rest.next() {
+                if let Some(&(d, tie, b, k)) = rest.next() {
                     for _ in 0..k {
-                        q.schedule_in(lane(b), SimTime(t.0 + d), next);
-                        reference.insert((t.0 + d, next), next);
+                        q.schedule(lane(b), mk(t.0 + d, tie, next), next);
+                        reference.insert(mk(t.0 + d, tie, next), next);
                         next += 1;
                     }
                 }
@@ -360,22 +347,20 @@ mod tests {
             prop_assert!(q.is_empty());
         }
 
-        /// An event whose place was reserved and which is then either taken at once
-        /// (`take_if_next`) or scheduled later (`schedule_reserved`) keeps exactly the place
-        /// it would have had if scheduled when reserved: it is taken only when nothing else
-        /// pending precedes it, and everything pops as from an ordered map of (time, order).
+        /// An event offered to `take_if_next` is taken exactly when nothing pending precedes
+        /// it and it is due by the limit; otherwise scheduled, it pops in its place. Every
+        /// event pops (or is taken) in key order, as from an ordered map.
         #[test]
-        fn reserved_events_keep_their_place(ops in proptest::collection::vec((0u64..4, any::<bool>(), 0usize..3, any::<bool>(), 0u64..4), 1..300)) {
+        fn taken_events_keep_their_place(ops in proptest::collection::vec((0u64..4, 0u64..8, any::<bool>(), 0usize..3, any::<bool>(), 0u64..4), 1..300)) {
             let mut q = EventQueue::new();
             let mut reference = std::collections::BTreeMap::new();
-            let mut order = 0u64; // mirrors the queue's sequence counter
             let lane = |b: bool| if b { Lane::Timer } else { Lane::Busy };
+            let mk = |t: u64, tie: u64, id: usize| key(t, tie << 32 | id as u64);
             let (first, rest) = ops.split_at(ops.len().min(8));
             let mut next = 0usize;
-            for &(d, b, _, _, _) in first {
-                q.schedule_in(lane(b), SimTime(d), next);
-                order += 1;
-                reference.insert((d, order), next);
+            for &(d, tie, b, _, _, _) in first {
+                q.schedule(lane(b), mk(d, tie, next), next);
+                reference.insert(mk(d, tie, next), next);
                 next += 1;
             }
             let mut rest = rest.iter();
@@ -385,39 +370,35 @@ mod tests {
                     Some(handled) => Some(handled),
                     None => q.pop_until(SimTime::MAX),
                 };
-                let expected = reference.pop_first().map(|((t, _), id)| (SimTime(t), id));
+                let expected = reference.pop_first().map(|(k, id)| (k.time(), id));
                 prop_assert_eq!(got, expected);
                 let Some((t, _)) = expected else { break };
                 prop_assert_eq!(q.now(), t);
-                let Some(&(d, b, k, reserve, d2)) = rest.next() else { continue };
-                if !reserve {
+                let Some(&(d, tie, b, k, offer, d2)) = rest.next() else { continue };
+                if !offer {
                     for _ in 0..k {
-                        q.schedule_in(lane(b), SimTime(t.0 + d), next);
-                        order += 1;
-                        reference.insert((t.0 + d, order), next);
+                        q.schedule(lane(b), mk(t.0 + d, tie, next), next);
+                        reference.insert(mk(t.0 + d, tie, next), next);
                         next += 1;
                     }
                     continue;
                 }
-                // A handler reserves a place, schedules k more events, then offers the
-                // reserved one (never beyond a limit before its time).
-                let r = q.reserve(SimTime(t.0 + d));
-                order += 1;
-                let place = (t.0 + d, order);
+                // A handler schedules k more events, then offers one more (never beyond a
+                // limit before its time).
+                let place = mk(t.0 + d, tie, next);
                 let id = next;
                 next += 1;
                 for _ in 0..k {
-                    q.schedule_in(lane(b), SimTime(t.0 + d2), next);
-                    order += 1;
-                    reference.insert((t.0 + d2, order), next);
+                    q.schedule(lane(b), mk(t.0 + d2, tie, next), next);
+                    reference.insert(mk(t.0 + d2, tie, next), next);
                     next += 1;
                 }
                 let is_next = reference.first_key_value().is_none_or(|(k, _)| place < *k);
                 reference.insert(place, id);
                 if d > 0 {
-                    prop_assert_eq!(q.take_if_next(r, SimTime(t.0 + d - 1)), None, "due after the limit");
+                    prop_assert_eq!(q.take_if_next(place, SimTime(t.0 + d - 1)), None, "due after the limit");
                 }
-                match q.take_if_next(r, SimTime::MAX) {
+                match q.take_if_next(place, SimTime::MAX) {
                     Some(at) => {
                         prop_assert!(is_next, "taken although another event precedes it");
                         prop_assert_eq!(at, SimTime(t.0 + d));
@@ -425,41 +406,11 @@ mod tests {
                     }
                     None => {
                         prop_assert!(!is_next, "not taken although nothing precedes it");
-                        q.schedule_reserved(Lane::Busy, r, id);
+                        q.schedule(Lane::Busy, place, id);
                     }
                 }
             }
             prop_assert!(q.is_empty());
-        }
-
-        /// Time never goes backwards, and equal-time events keep their scheduling order, even
-        /// when handlers schedule more events (including zero-delay ones) while popping.
-        #[test]
-        fn monotone_and_fifo(delays in proptest::collection::vec(0u64..5, 1..200)) {
-            let mut q = EventQueue::new();
-            let mut next_id = 0u64;
-            let mut sched: Vec<(u64, u64, u64)> = vec![]; // (time, order, id)
-            let mut order = 0u64;
-            for d in delays.iter().take(20) {
-                q.schedule(SimTime(*d), next_id);
-                sched.push((*d, order, next_id)); order += 1; next_id += 1;
-            }
-            let mut i = 20;
-            let mut last = (0u64, 0u64);
-            let mut seen = vec![];
-            while let Some((t, id)) = q.pop_until(SimTime::MAX) {
-                let o = sched.iter().find(|s| s.2 == id).unwrap().1;
-                prop_assert!(t.0 > last.0 || (t.0 == last.0 && o >= last.1) || seen.is_empty());
-                last = (t.0, o);
-                seen.push(id);
-                if i < delays.len() {
-                    let at = t.0 + delays[i];
-                    q.schedule(SimTime(at), next_id);
-                    sched.push((at, order, next_id)); order += 1; next_id += 1;
-                    i += 1;
-                }
-            }
-            prop_assert_eq!(seen.len(), sched.len());
         }
     }
 }

@@ -94,6 +94,9 @@ pub struct Pipe {
     /// Lazy mode: (service start, IP bytes) of admitted packets not yet known to have started.
     waiting: VecDeque<(SimTime, u32)>,
     waiting_bytes: u64,
+    /// Lazy mode: (service start, IP bytes) of the last packet known to have started service
+    /// (the one just ahead of `waiting`).
+    serving: Option<(SimTime, u32)>,
     /// Packets that began transmission (first bit on the wire), kept for a tap to collect.
     tapped: Option<Vec<(SimTime, Packet)>>,
     /// Counters.
@@ -122,6 +125,7 @@ impl Pipe {
             lazy: None,
             waiting: VecDeque::new(),
             waiting_bytes: 0,
+            serving: None,
             tapped: None,
             line: VecDeque::new(),
             harmonizer: None,
@@ -167,6 +171,35 @@ impl Pipe {
         let mut st = self.queue.stats;
         st.departed += self.waiting.iter().take_while(|(start, _)| *start <= now).count() as u64;
         st
+    }
+
+    /// (Packets, IP bytes) whose serialization ended by `now`. A lazy pipe counts packets when
+    /// it admits them; the ones still queued or in service at `now` are taken out here, so
+    /// the figure is the event-driven pipe's whatever the mode.
+    pub fn transmitted_by(&self, now: SimTime) -> (u64, u64) {
+        let (mut n, mut b) = (self.stats.transmitted, self.stats.bytes_transmitted);
+        if self.lazy.is_none() {
+            return (n, b);
+        }
+        // `serving` and then `waiting` were served back to back.
+        let mut last = self.serving;
+        let mut next_start = None;
+        for &(start, size) in &self.waiting {
+            if start <= now {
+                last = Some((start, size));
+            } else {
+                n -= 1;
+                b -= size as u64;
+                next_start.get_or_insert(start);
+            }
+        }
+        if let Some((_, size)) = last {
+            if next_start.unwrap_or(self.tx_end) > now {
+                n -= 1;
+                b -= size as u64;
+            }
+        }
+        (n, b)
     }
 
     /// Packets waiting for the transmitter at `now` (the one in service excluded).
@@ -310,6 +343,7 @@ impl Pipe {
             self.waiting.pop_front();
             self.waiting_bytes -= size as u64;
             self.queue.stats.departed += 1;
+            self.serving = Some((start, size));
         }
         let st = &mut self.queue.stats;
         let busy = self.tx_end > now;
@@ -341,6 +375,7 @@ impl Pipe {
             st.departed += 1;
             st.max_packets = st.max_packets.max(1);
             st.max_bytes = st.max_bytes.max(size as u64);
+            self.serving = Some((start, size));
         }
         self.tx_end = self.serialize(rate, size);
         self.stats.transmitted += 1;
@@ -495,7 +530,8 @@ mod tests {
         let mut w = PipeWake::default();
         p.arrive(SimTime(12_016_000), &mut w);
         assert_eq!(w.arrival, Some(SimTime(24_032_000)));
-        assert_eq!(p.stats.bytes_transmitted, 3000, "counters stay in IP bytes");
+        assert_eq!(p.transmitted_by(SimTime(24_032_000)), (2, 3000), "counters stay in IP bytes");
+        assert_eq!(p.transmitted_by(SimTime(24_031_999)), (1, 1500), "the second is still on the wire");
     }
 
     #[test]
@@ -517,18 +553,29 @@ mod tests {
 
     /// Drive a pipe with its own little event loop; return (arrival time, seq) of every packet
     /// that came out and the seqs that were dropped.
-    fn drive(mut p: Pipe, offers: &[(u64, u32)]) -> (Vec<(u64, u64)>, Vec<u64>) {
+    fn drive(p: Pipe, offers: &[(u64, u32)]) -> (Vec<(u64, u64)>, Vec<u64>) {
+        let (out, dropped, _) = drive_until(p, offers, u64::MAX);
+        (out, dropped)
+    }
+
+    /// `drive`, handling only the events due by `stop`; also returns the pipe.
+    fn drive_until(mut p: Pipe, offers: &[(u64, u32)], stop: u64) -> (Vec<(u64, u64)>, Vec<u64>, Pipe) {
         use std::collections::BTreeMap;
-        let mut events: BTreeMap<(u64, u64), u8> = BTreeMap::new(); // (time, order) -> 0 offer, 1 tx, 2 arrive
+        // (time, rank, order) -> 0 offer, 1 tx, 2 arrive. As in the simulation's canonical
+        // order, departures (rank 0) come before offers and arrivals (rank 1) at equal times.
+        let mut events: BTreeMap<(u64, u8, u64), u8> = BTreeMap::new();
         let mut order = 0u64;
         let mut offer_at = BTreeMap::new();
         for (i, (t, _)) in offers.iter().enumerate() {
-            events.insert((*t, order), 0);
+            events.insert((*t, 1, order), 0);
             offer_at.insert(order, i);
             order += 1;
         }
         let (mut out, mut dropped) = (vec![], vec![]);
-        while let Some(((t, o), kind)) = events.pop_first() {
+        while let Some(((t, _, o), kind)) = events.pop_first() {
+            if t > stop {
+                break;
+            }
             let now = SimTime(t);
             let mut w = PipeWake::default();
             match kind {
@@ -549,29 +596,63 @@ mod tests {
                     out.push((t, seq));
                 }
             }
-            // Departures before arrivals at equal times, like the engine's FIFO would order
-            // events scheduled earlier; offers were scheduled first of all.
             if let Some(x) = w.tx_done {
-                events.insert((x.0, order), 1);
+                events.insert((x.0, 0, order), 1);
                 order += 1;
             }
             if let Some(x) = w.arrival {
-                events.insert((x.0, order), 2);
+                events.insert((x.0, 1, order), 2);
                 order += 1;
             }
         }
-        (out, dropped)
+        (out, dropped, p)
+    }
+
+    /// Stopped at any instant — between packets, in the middle of one's serialization, at the
+    /// very picosecond one ends — the two modes count the same packets and bytes transmitted,
+    /// and the same departures.
+    #[test]
+    fn lazy_and_event_driven_pipes_count_the_same_at_any_stop() {
+        let mut rng = Rng::from_seed(9);
+        let mut offers = vec![];
+        let mut t = 0u64;
+        for _ in 0..400 {
+            t += rng.below(20_000_000);
+            offers.push((t, 64 + rng.below(1436) as u32));
+        }
+        let mk = || Pipe::new("p".into(), Some(BitRate(1_000_000_000)), SimDuration::from_micros(3), 0.0, Rng::from_seed(0), Queue::fifo(QueueLimit::Packets(4)));
+        let mut stops: Vec<u64> = (0..300).map(|_| rng.below(t + 50_000_000)).collect();
+        // Exactly at ends of service too.
+        let (ends, _, _) = drive_until(mk(), &offers, u64::MAX);
+        stops.extend(ends.iter().take(100).map(|(at, _)| at - 3_000_000));
+        for stop in stops {
+            let (_, _, lazy) = drive_until(mk(), &offers, stop);
+            let mut e = mk();
+            e.set_event_driven();
+            let (_, _, event) = drive_until(e, &offers, stop);
+            let now = SimTime(stop);
+            assert_eq!(lazy.transmitted_by(now), event.transmitted_by(now), "stop at {stop}");
+            assert_eq!(lazy.queue_stats(now).departed, event.queue_stats(now).departed, "stop at {stop}");
+            assert_eq!(lazy.waiting_packets(now), event.waiting_packets(now), "stop at {stop}");
+        }
     }
 
     #[test]
     fn lazy_and_event_driven_pipes_agree() {
         let mut rng = Rng::from_seed(42);
-        for limit in [QueueLimit::Packets(5), QueueLimit::Bytes(6000), QueueLimit::Unlimited] {
+        for (limit, aligned) in [(QueueLimit::Packets(5), false), (QueueLimit::Bytes(6000), false), (QueueLimit::Unlimited, false), (QueueLimit::Packets(3), true), (QueueLimit::Bytes(4000), true)] {
             let mut offers = vec![];
             let mut t = 0u64;
             for _ in 0..3000 {
-                t += rng.below(15_000_000); // bursty: mean gap ≈ a 1000-byte packet at 1 Gb/s
-                offers.push((t, 64 + rng.below(1436) as u32));
+                if aligned {
+                    // 1000-byte packets at whole multiples of their 8 µs serialization: offers
+                    // fall on the very picosecond a service ends.
+                    t += 8_000_000 * rng.below(3);
+                    offers.push((t, 1000));
+                } else {
+                    t += rng.below(15_000_000); // bursty: mean gap ≈ a 1000-byte packet at 1 Gb/s
+                    offers.push((t, 64 + rng.below(1436) as u32));
+                }
             }
             let mk = || Pipe::new("p".into(), Some(BitRate(1_000_000_000)), SimDuration::from_micros(7), 0.0, Rng::from_seed(0), Queue::fifo(limit));
             let lazy = mk();

@@ -626,7 +626,7 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
         StopSpec::FlowsDone => StopRule::FlowsDone,
         StopSpec::Idle => StopRule::Idle,
     };
-    let mut sim = Simulation::new(stop, r.run.duration.map(|d| SimTime::ZERO + d.0));
+    let mut sim = Simulation::new(stop, r.run.duration.map(|d| SimTime::ZERO + d.0), seeds.stream("engine/order").next_u64());
 
     let mut graph = Graph::new();
     let mut node_of: BTreeMap<&str, NodeId> = BTreeMap::new();

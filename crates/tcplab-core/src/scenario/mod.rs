@@ -2,6 +2,7 @@
 //! validate, and build a [`Simulation`]. The only module that knows every other one.
 
 pub mod build;
+pub mod observers;
 pub mod spec;
 
 use std::fmt;

@@ -370,17 +370,17 @@ impl Connection {
 
     /// Room in the send buffer for application bytes.
     pub fn send_space(&self) -> u64 {
-        let buffered = self.stream_end - self.snd_una.max(1);
         if self.close_requested {
             0
         } else {
-            self.cfg.sndbuf.saturating_sub(buffered)
+            self.cfg.sndbuf.saturating_sub(self.unacked_app_bytes())
         }
     }
 
-    /// Application bytes written and not yet acknowledged.
+    /// Application bytes written and not yet acknowledged (the FIN, at `stream_end`, is not
+    /// an application byte: once it is acknowledged `snd_una` is past the stream's end).
     pub fn unacked_app_bytes(&self) -> u64 {
-        self.stream_end - self.snd_una.max(1)
+        self.stream_end - self.snd_una.clamp(1, self.stream_end)
     }
 
     /// True when all written data and our FIN have been acknowledged.
