@@ -759,6 +759,9 @@ impl Simulation {
     /// Admit a merge's packets that are due at `now` (a flush event), and schedule the next.
     fn flush_merge(&mut self, now: SimTime, m: usize) {
         let Some(before) = self.merges[m].begin_flush(now) else { return };
+        // Never admit a packet that arrives after the stop: the counters at the stop must be
+        // those of a run with an event per hop (such packets stay held, inside the network).
+        let before = self.stop_time.map_or(before, |s| before.min(s + SimDuration(1)));
         self.admit_held(m, before);
         if let Some(t) = self.merges[m].end_flush() {
             self.schedule(Lane::Busy, t, Event::Merge(m as u32));

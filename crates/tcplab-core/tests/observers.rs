@@ -30,8 +30,12 @@ pub fn shipped_scenarios() -> Vec<PathBuf> {
 
 #[test]
 fn every_shipped_and_bench_scenario_is_the_same_however_it_is_observed() {
-    let files = shipped_scenarios();
+    let mut files = shipped_scenarios();
     assert!(files.len() >= 12, "found {} scenarios", files.len());
+    if cfg!(tcplab_unoptimized) {
+        eprintln!("unoptimised build: only the smoke scenario (run with --release or --profile ci for all {})", files.len());
+        files.retain(|f| f.ends_with("smoke/smoke.toml"));
+    }
     let mut failures = Vec::new();
     for f in &files {
         let sc = parse_toml(&std::fs::read_to_string(f).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
