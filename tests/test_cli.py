@@ -264,3 +264,21 @@ def test_reproduce_exit_status_follows_the_papers_findings(monkeypatch, tmp_path
     monkeypatch.setitem(reproduce_cli.STUDIES, "fake", Study)
     args = argparse.Namespace(paper="fake", out=str(tmp_path), quick=True)
     assert reproduce_cli._cmd(args) == status
+
+
+def test_a_run_that_cannot_finish_says_it_stopped_at_the_time_limit(tmp_path):
+    # 99.9 % loss and no run.duration: the transfer cannot complete, so the run stops at the
+    # simulated-time limit (10^6 s), exits 0 with its summary, and says why.
+    path = tmp_path / "stuck.toml"
+    path.write_text(
+        'name = "stuck"\n[[hosts]]\nname = "a"\n[[hosts]]\nname = "b"\n'
+        '[[emulators]]\nname = "e"\nloss = 0.999\n'
+        '[[links]]\nbetween = ["a", "e"]\nrate = "1Gbps"\n'
+        '[[links]]\nbetween = ["e", "b"]\nrate = "1Gbps"\n'
+        '[[flows]]\nname = "f"\nsrc = "a"\ndst = "b"\nbytes = "10MB"\n'
+    )
+    proc = tcplab("run", path, "--quiet", "--out", tmp_path / "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "simulated-time limit (1000000 s)" in proc.stderr and "f did not finish" in proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["stop_reason"] == "time-limit" and summary["sim_time_s"] == 1e6

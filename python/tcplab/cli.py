@@ -33,6 +33,13 @@ EXIT_BAD_INPUT = 2
 """Exit status for a bad command line, an unreadable scenario file, an invalid scenario or an
 output directory that cannot be used (checked before the run)."""
 
+_STOP_NOTES = {
+    "time-limit": "the run stopped at the simulated-time limit (1000000 s) before its flows "
+    "finished; give run.duration",
+    "idle": "nothing more could happen, yet not every flow finished",
+}
+"""What the CLI tells the user when a run ended before its flows finished, by stop reason."""
+
 PIPE_WIDTH = 200
 """Console width when stdout is not a terminal, so that tables are not cut to 80 columns."""
 
@@ -143,6 +150,11 @@ def _run_and_report(args: argparse.Namespace, staging: Path | None) -> int:
         highlight=False,
         markup=False,
     )
+    note = _STOP_NOTES.get(summary.get("stop_reason"))
+    unfinished = [f["name"] for f in summary["flows"] if f.get("finish_s") is None]
+    if note and unfinished:
+        print(f"note: {note} ({', '.join(unfinished[:5])}{' …' if len(unfinished) > 5 else ''} "
+              "did not finish)", file=sys.stderr)
 
     if args.out is not None:
         try:

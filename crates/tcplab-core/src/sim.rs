@@ -16,6 +16,24 @@ use crate::trace::pcap::{PcapWriter, WireIdentity};
 use crate::trace::Traces;
 use crate::units::{SimDuration, SimTime};
 
+/// Why a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    /// It has not ended yet.
+    Running,
+    /// The stop time (`run.duration`) was reached.
+    Duration,
+    /// Every flow finished.
+    FlowsDone,
+    /// No event was pending: nothing more could happen (with `flows-done`, some flow could not
+    /// finish).
+    Idle,
+    /// A run with no stop time reached `units::MAX_TIME` of simulated time before its stop
+    /// condition held (a flow that could not finish, or a run that never goes idle).
+    TimeLimit,
+}
+
 /// When a run ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum StopRule {
@@ -254,6 +272,7 @@ pub struct Simulation {
     stop_rule: StopRule,
     stop_time: Option<SimTime>,
     finished: bool,
+    stop_reason: StopReason,
     flows_done: usize,
     out: Output,
     /// Packet counters.
@@ -292,6 +311,7 @@ impl Simulation {
             stop_rule,
             stop_time,
             finished: false,
+            stop_reason: StopReason::Running,
             flows_done: 0,
             out: Output::default(),
             packets: PacketCounters::default(),
@@ -512,6 +532,11 @@ impl Simulation {
         self.finished
     }
 
+    /// Why the run ended (`Running` until it has).
+    pub fn stop_reason(&self) -> StopReason {
+        self.stop_reason
+    }
+
     /// Packets currently inside the network (queued, in service or propagating).
     pub fn packets_inside(&self) -> u64 {
         self.pipes.iter().map(|p| p.packets_inside()).sum::<u64>() + self.merges.iter().map(|m| m.len() as u64).sum::<u64>()
@@ -523,10 +548,8 @@ impl Simulation {
         if !self.pass_on_planned {
             self.plan_pass_on();
         }
-        let limit = match self.stop_time {
-            Some(s) => until.min(s),
-            None => until,
-        };
+        let time_limit = SimTime::ZERO + crate::units::MAX_TIME;
+        let limit = until.min(self.stop_time.unwrap_or(time_limit));
         while !self.finished {
             match self.q.pop_until(limit) {
                 Some((now, ev)) => self.dispatch(now, ev, limit),
@@ -534,10 +557,16 @@ impl Simulation {
                     self.flush_captures();
                     if self.q.is_empty() && self.stop_rule != StopRule::Duration {
                         self.finished = true; // Nothing more can happen.
+                        self.stop_reason = StopReason::Idle;
                     } else if let Some(s) = self.stop_time.filter(|&s| limit >= s) {
                         self.settle_merges(s);
                         self.q.advance_to(limit);
                         self.finished = true;
+                        self.stop_reason = StopReason::Duration;
+                    } else if self.stop_time.is_none() && limit >= time_limit {
+                        self.q.advance_to(limit);
+                        self.finished = true;
+                        self.stop_reason = StopReason::TimeLimit;
                     } else {
                         self.q.advance_to(limit);
                     }
@@ -905,6 +934,7 @@ impl Simulation {
         self.flows_done += 1;
         if self.stop_rule == StopRule::FlowsDone && self.flows_done == self.flows.len() {
             self.finished = true;
+            self.stop_reason = StopReason::FlowsDone;
         }
     }
 
@@ -1139,7 +1169,7 @@ impl Simulation {
                 }
             })
             .collect();
-        RunSummary { sim_time_s: now.as_secs_f64(), events: self.events(), flows, queues, packets: self.packets }
+        RunSummary { sim_time_s: now.as_secs_f64(), stop_reason: self.stop_reason, events: self.events(), flows, queues, packets: self.packets }
     }
 }
 
@@ -1214,6 +1244,8 @@ pub struct QueueSummary {
 pub struct RunSummary {
     /// Simulated time reached, s.
     pub sim_time_s: f64,
+    /// Why the run ended.
+    pub stop_reason: StopReason,
     /// Events processed.
     pub events: u64,
     /// Per-flow results.

@@ -174,7 +174,13 @@ pub enum QueueLimit {
     Unlimited,
 }
 
-/// Parse a duration: a number with unit `ps`, `ns`, `us`, `ms`, `s`.
+/// The longest time a scenario may give (10⁶ s ≈ 11.6 days), and the simulated time at which a
+/// run with no `run.duration` stops at the latest. With every time value and the sum of all
+/// propagation delays below it, no event time comes near the 2⁶⁴ ps (≈ 213 days) that
+/// `SimTime` holds, so time arithmetic never saturates within a run.
+pub const MAX_TIME: SimDuration = SimDuration(1_000_000 * PS_PER_SEC);
+
+/// Parse a duration: a number with unit `ps`, `ns`, `us`, `ms`, `s`, at most `MAX_TIME`.
 pub fn parse_duration(s: &str) -> Result<SimDuration, String> {
     let (num, unit) = split_number(s)?;
     let scale: f64 = match unit {
@@ -189,6 +195,9 @@ pub fn parse_duration(s: &str) -> Result<SimDuration, String> {
     let ps = num * scale;
     if !(0.0..1.8e19).contains(&ps) {
         return Err(format!("'{s}' is out of range"));
+    }
+    if ps > MAX_TIME.0 as f64 {
+        return Err(format!("'{s}' is longer than the longest time tcplab simulates (1000000s, about 11.6 days)"));
     }
     if (ps - ps.round()).abs() > 1e-6 * ps.max(1.0) {
         return Err(format!("'{s}' is not a whole number of picoseconds"));
@@ -341,6 +350,9 @@ mod tests {
         assert!(parse_duration("10 fortnights").unwrap_err().contains("unknown time unit"));
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("0.5ps").unwrap_err().contains("whole number"));
+        assert_eq!(parse_duration("1000000s").unwrap(), MAX_TIME);
+        assert!(parse_duration("1000001s").unwrap_err().contains("longest time"), "no time value past MAX_TIME");
+        assert!(parse_duration("1e7s").unwrap_err().contains("longest time"));
     }
 
     #[test]

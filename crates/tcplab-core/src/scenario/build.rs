@@ -25,6 +25,28 @@ type Res<T> = Result<T, ScenarioError>;
 /// preamble and gap adds 42; the limit leaves room for tunnels and odd framings).
 const MAX_FRAMING: u64 = 1024;
 
+/// The most flows a scenario may expand to (memory: about 3.5 KB per flow plus the packets in
+/// flight, `make bench-memory`; 10⁵ flows ≈ 0.4 GB before any packet).
+pub const MAX_FLOWS: u64 = 100_000;
+
+/// The shortest period of a recurring event (throughput samples, coordinators, harmonizer
+/// updates): 1 µs, below one 1500-byte packet at 10 Gb/s. Shorter periods only cost events.
+pub const MIN_PERIOD: SimDuration = SimDuration(1_000_000);
+
+/// The most rows the throughput trace may reach (flows × bins): 2·10⁸ rows take ≈ 5 GB.
+pub const MAX_THROUGHPUT_ROWS: u64 = 200_000_000;
+
+/// The largest seed: seeds are in [0, 2⁶³), since the resolved scenario carries its seed as a
+/// TOML integer (signed 64-bit).
+pub const MAX_SEED: u64 = i64::MAX as u64;
+
+fn check_period(path: String, d: SimDuration) -> Res<()> {
+    if d < MIN_PERIOD {
+        return err(path, format!("{} is shorter than the shortest period tcplab allows (1us)", crate::units::format_duration(d)));
+    }
+    Ok(())
+}
+
 fn err<T>(path: impl Into<String>, reason: impl Into<String>) -> Res<T> {
     Err(ScenarioError::new(path, reason))
 }
@@ -326,6 +348,9 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
         return err("run.duration", "must be positive");
     }
     r.run.stop = Some(stop);
+    if let Some(seed) = r.run.seed.filter(|&s| s > MAX_SEED) {
+        return err("run.seed", format!("must be an integer in [0, 2^63), got {seed}"));
+    }
     // Defaults.
     let default_queue = r.defaults.queue.clone().unwrap_or(QueueSpec::Limit(QLimit(QueueLimit::Packets(1000))));
     check_queue(&default_queue, "defaults.queue")?;
@@ -416,9 +441,7 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
                 e.harmonize_rtt = Some(e.harmonize_rtt.unwrap_or(ms300));
                 e.harmonize_interval = Some(e.harmonize_interval.unwrap_or(ms300));
                 e.harmonize_max_delay = Some(e.harmonize_max_delay.unwrap_or(ms300));
-                if e.harmonize_interval.is_some_and(|d| d.0 == SimDuration::ZERO) {
-                    return err(p("harmonize_interval"), "must be positive");
-                }
+                check_period(p("harmonize_interval"), e.harmonize_interval.expect("set above").0)?;
             }
             Preset::None => {}
         }
@@ -473,6 +496,10 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
         }
         l.framing = Some(framing);
     }
+    let total_delay = r.links.iter().map(|l| l.delay.expect("resolved").0.as_ps() as u128).sum::<u128>() + r.emulators.iter().map(|e| e.delay.expect("resolved").0.as_ps() as u128).sum::<u128>();
+    if total_delay > crate::units::MAX_TIME.as_ps() as u128 {
+        return err("links", "the propagation delays of all links and emulators add up to more than 1000000s, the longest time tcplab simulates");
+    }
     for (i, e) in r.emulators.iter().enumerate() {
         let degree = r.links.iter().filter(|l| l.between.contains(&e.name)).count();
         if degree != 2 {
@@ -482,6 +509,8 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
 
     // Flows.
     let mut flow_names = BTreeMap::new();
+    let mut expanded: BTreeMap<String, usize> = BTreeMap::new();
+    let mut total_flows = 0u64;
     for (i, f) in r.flows.iter_mut().enumerate() {
         let p = |x: &str| format!("flows[{i}].{x}");
         if f.name.trim().is_empty() {
@@ -503,6 +532,17 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
         let count = f.count.unwrap_or(1);
         if count == 0 {
             return err(p("count"), "must be at least 1");
+        }
+        total_flows += count as u64;
+        if total_flows > MAX_FLOWS {
+            return err(p("count"), format!("the scenario would have {total_flows} flows or more; at most {MAX_FLOWS} (memory: about 3.5 KB per flow plus its packets in flight)"));
+        }
+        // The names the flows get (`name.k` for k < count), unique across all flows.
+        for k in 0..count {
+            let name = if count > 1 { format!("{}.{k}", f.name) } else { f.name.clone() };
+            if let Some(j) = expanded.insert(name.clone(), i) {
+                return err(p("name"), format!("makes a flow named '{name}', as flows[{j}] does; flow names must be unique (a flow with count = n is named name.0 … name.(n-1))"));
+            }
         }
         f.count = Some(count);
         f.start = Some(f.start.unwrap_or(Dur(SimDuration::ZERO)));
@@ -542,11 +582,12 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
                 f.packet_size = Some(ps);
             }
         }
-        if stop == StopSpec::FlowsDone && r.run.duration.is_none() && f.bytes.is_none() && f.stop.is_none() && f.kind == FlowKind::Tcp {
-            return err(p("bytes"), "with run.stop = \"flows-done\" and no run.duration, every flow needs bytes or stop");
+        let rule = if stop == StopSpec::Idle { "idle" } else { "flows-done" };
+        if stop != StopSpec::Duration && r.run.duration.is_none() && f.bytes.is_none() && f.stop.is_none() && f.kind == FlowKind::Tcp {
+            return err(p("bytes"), format!("with run.stop = \"{rule}\" and no run.duration, every flow needs bytes or stop (or the run never ends)"));
         }
-        if stop == StopSpec::FlowsDone && r.run.duration.is_none() && f.kind == FlowKind::UdpCbr && f.stop.is_none() {
-            return err(p("stop"), "with run.stop = \"flows-done\" and no run.duration, a udp-cbr flow needs stop");
+        if stop != StopSpec::Duration && r.run.duration.is_none() && f.kind == FlowKind::UdpCbr && f.stop.is_none() {
+            return err(p("stop"), format!("with run.stop = \"{rule}\" and no run.duration, a udp-cbr flow needs stop (or the run never ends)"));
         }
     }
 
@@ -594,9 +635,7 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
             }
         }
         let interval = c.interval.map_or(SimDuration::from_millis(300), |d| d.0);
-        if interval == SimDuration::ZERO {
-            return err(p("interval"), "must be positive");
-        }
+        check_period(p("interval"), interval)?;
         c.interval = Some(Dur(interval));
         let tol = c.tolerance.unwrap_or(0.1);
         if !(0.0..=10.0).contains(&tol) {
@@ -611,8 +650,23 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
             return err("trace.queues", format!("give a list of queue names or \"all\", not \"{s}\""));
         }
     }
-    if r.trace.throughput_interval.is_some_and(|d| d.0 == SimDuration::ZERO) {
-        return err("trace.throughput_interval", "must be positive");
+    if let Some(d) = r.trace.throughput_interval {
+        check_period("trace.throughput_interval".into(), d.0)?;
+        if let Some(run) = r.run.duration {
+            let rows = (run.0.as_ps() / d.0.as_ps()) as u128 * total_flows as u128;
+            if rows > MAX_THROUGHPUT_ROWS as u128 {
+                return err("trace.throughput_interval", format!("{} bins of {} flows make {rows} rows; at most {MAX_THROUGHPUT_ROWS} (take longer bins)", run.0.as_ps() / d.0.as_ps(), total_flows));
+            }
+        }
+    }
+    // A run that stops when idle never idles while something recurs.
+    if stop == StopSpec::Idle && r.run.duration.is_none() {
+        if r.trace.throughput_interval.is_some() {
+            return err("run.stop", "\"idle\" with no run.duration never ends while trace.throughput_interval samples; set run.duration");
+        }
+        if !r.coordinators.is_empty() {
+            return err("run.stop", "\"idle\" with no run.duration never ends while a coordinator acts; set run.duration");
+        }
     }
     Ok(r)
 }

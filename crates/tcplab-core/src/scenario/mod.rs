@@ -58,8 +58,13 @@ fn from_path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> Scenari
         Some(i) if reason[i..].contains(" column ") => reason[..i].to_string(),
         _ => reason,
     };
-    let path = if path == "?" { String::new() } else { path };
-    ScenarioError::new(if path == "." { String::new() } else { path }, reason)
+    let path = if path == "?" || path == "." { String::new() } else { path };
+    // With no field to name (a syntax error, a number out of range), say where in the text.
+    let reason = match text.lines().next().and_then(|l| l.strip_prefix("TOML parse error at ")) {
+        Some(at) if path.is_empty() => format!("{at}: {reason}"),
+        _ => reason,
+    };
+    ScenarioError::new(path, reason)
 }
 
 /// Parse a scenario from TOML text.
@@ -99,6 +104,9 @@ impl Run {
     pub fn with_capture_dir(sc: &Scenario, seed: Option<u64>, capture_dir: Option<&std::path::Path>) -> Result<Run, ScenarioError> {
         let mut resolved = build::resolve(sc)?;
         let seed = seed.or(resolved.run.seed).unwrap_or(1);
+        if seed > build::MAX_SEED {
+            return Err(ScenarioError::new("run.seed", format!("must be an integer in [0, 2^63), got {seed}")));
+        }
         resolved.run.seed = None;
         let canonical = serde_json::to_string(&resolved).expect("scenario types always serialize");
         let hash = format!("{:016x}", fnv1a64(canonical.as_bytes()));

@@ -490,3 +490,81 @@ fn tap_errors_name_the_field() {
     assert!(error_of(&format!("{base}link = [\"a\", \"b\"]\nresolution = \"500ps\"\n")).contains("taps[0].resolution: must be a whole number of nanoseconds"));
     assert!(error_of(&format!("{base}link = [\"a\", \"b\"]\ndirection = \"c\"\n")).contains("taps[0].direction"));
 }
+
+/// Values that would exhaust memory, never end or saturate time are field errors at load, each
+/// naming the limit (issue 16's probes).
+#[test]
+fn limits_are_field_errors_naming_the_limit() {
+    let dur = "[run]\nduration = \"1s\"\n";
+    let cases: &[(String, &str)] = &[
+        (format!("{dur}[trace]\nthroughput_interval = \"1ns\""), "trace.throughput_interval: 1ns is shorter than the shortest period tcplab allows (1us)"),
+        (format!("[run]\nduration = \"100000s\"\n[trace]\nthroughput_interval = \"1us\""), "trace.throughput_interval: 100000000000 bins of 1 flows make 100000000000 rows; at most 200000000"),
+        ("[[flows]]\nname = \"many\"\nsrc = \"a\"\ndst = \"b\"\nbytes = \"1KB\"\ncount = 10000000".into(), "flows[1].count: the scenario would have 10000001 flows or more; at most 100000"),
+        ("[[flows]]\nname = \"g.0\"\nsrc = \"a\"\ndst = \"b\"\nbytes = \"1KB\"\n[[flows]]\nname = \"g\"\nsrc = \"a\"\ndst = \"b\"\nbytes = \"1KB\"\ncount = 2".into(), "flows[2].name: makes a flow named 'g.0', as flows[1] does"),
+        (format!("{dur}[[flows]]\nname = \"g\"\nsrc = \"a\"\ndst = \"b\"\n[[coordinators]]\nkind = \"decp\"\nflows = [\"f\", \"g\"]\ninterval = \"1ps\""), "coordinators[0].interval: 1ps is shorter than the shortest period"),
+        ("[run]\nstop = \"idle\"\n[[flows]]\nname = \"g\"\nsrc = \"a\"\ndst = \"b\"".into(), "flows[1].bytes: with run.stop = \"idle\" and no run.duration, every flow needs bytes or stop (or the run never ends)"),
+        ("[run]\nstop = \"idle\"\n[trace]\nthroughput_interval = \"10ms\"".into(), "run.stop: \"idle\" with no run.duration never ends while trace.throughput_interval samples"),
+        ("[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1Gbps\"\ndelay = \"10000000s\"".into(), "links[1].delay: '10000000s' is longer than the longest time tcplab simulates"),
+        ("[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1Gbps\"\ndelay = \"600000s\"\n[[links]]\nbetween = [\"b\", \"a\"]\nrate = \"1Gbps\"\ndelay = \"600000s\"".into(), "links: the propagation delays of all links and emulators add up to more than 1000000s"),
+        // TOML integers are signed 64-bit: the parser refuses the number, saying where.
+        ("[run]\nseed = 9223372036854775808".into(), "line 18, column 8: number too large"),
+    ];
+    for (extra, want) in cases {
+        let text = format!("{TINY}\n{extra}\n");
+        let got = match super::parse_toml(&text) {
+            Err(e) => e.to_string(),
+            Ok(sc) => match Run::new(&sc, None) {
+                Err(e) => e.to_string(),
+                Ok(_) => panic!("{extra:?} should be rejected"),
+            },
+        };
+        assert!(got.contains(want), "for {extra:?}: got {got:?}, want {want:?}");
+    }
+    // Through JSON (Python dicts), a seed above 2^63 - 1 is representable and refused.
+    let sc = super::parse_toml(TINY).unwrap();
+    let mut v = serde_json::to_value(&sc).unwrap();
+    v["run"]["seed"] = serde_json::json!(u64::MAX);
+    let e = super::parse_json(&v.to_string()).and_then(|sc| Run::new(&sc, None)).expect_err("seed above 2^63 - 1");
+    assert_eq!(e.to_string(), format!("run.seed: must be an integer in [0, 2^63), got {}", u64::MAX));
+    let e = Run::new(&sc, Some(1 << 63)).expect_err("seed argument above 2^63 - 1");
+    assert!(e.to_string().starts_with("run.seed: must be an integer in [0, 2^63)"), "{e}");
+    // The largest seed runs, and its resolved scenario serializes to TOML.
+    let mut r = Run::new(&sc, Some(i64::MAX as u64)).unwrap();
+    r.sim.run();
+    assert!(r.resolved_toml().contains("seed = 9223372036854775807"));
+}
+
+/// A run with no duration whose flow cannot finish stops at the simulated-time limit, saying
+/// so, instead of running for ever or saturating the clock.
+#[test]
+fn a_run_that_cannot_finish_stops_at_the_time_limit() {
+    // 99.9 % loss: the transfer of 10 MB cannot complete within 10^6 s of backed-off RTOs.
+    let text = r#"
+name = "stuck"
+[[hosts]]
+name = "a"
+[[hosts]]
+name = "b"
+[[emulators]]
+name = "e"
+loss = 0.999
+[[links]]
+between = ["a", "e"]
+rate = "1Gbps"
+[[links]]
+between = ["e", "b"]
+rate = "1Gbps"
+[[flows]]
+name = "f"
+src = "a"
+dst = "b"
+bytes = "10MB"
+"#;
+    let r = run(text, 1);
+    let s = r.sim.summary();
+    assert_eq!(s.stop_reason, crate::sim::StopReason::TimeLimit);
+    assert_eq!(s.sim_time_s, 1e6);
+    assert!(s.flows[0].finish_s.is_none());
+    let done = run(TINY, 1);
+    assert_eq!(done.sim.summary().stop_reason, crate::sim::StopReason::FlowsDone);
+}
