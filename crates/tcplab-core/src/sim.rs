@@ -228,6 +228,9 @@ pub struct PacketCounters {
     pub queue_drops: u64,
     /// Packets dropped by random loss.
     pub random_drops: u64,
+    /// Copies made by emulators that duplicate: created + duplicated = delivered + drops +
+    /// packets inside.
+    pub duplicated: u64,
 }
 
 impl PacketCounters {
@@ -535,6 +538,11 @@ impl Simulation {
     /// Why the run ended (`Running` until it has).
     pub fn stop_reason(&self) -> StopReason {
         self.stop_reason
+    }
+
+    /// The network-wide packet counters, emulators' copies included.
+    pub fn packet_counters(&self) -> PacketCounters {
+        PacketCounters { duplicated: self.pipes.iter().map(Pipe::duplicated).sum(), ..self.packets }
     }
 
     /// Packets currently inside the network (queued, in service or propagating).
@@ -1169,7 +1177,7 @@ impl Simulation {
                 }
             })
             .collect();
-        RunSummary { sim_time_s: now.as_secs_f64(), stop_reason: self.stop_reason, events: self.events(), flows, queues, packets: self.packets }
+        RunSummary { sim_time_s: now.as_secs_f64(), stop_reason: self.stop_reason, events: self.events(), flows, queues, packets: self.packet_counters() }
     }
 }
 

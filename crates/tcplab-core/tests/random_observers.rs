@@ -24,8 +24,9 @@ struct Choices {
     hosts: Vec<(usize, usize, usize, usize, bool, bool)>,
     /// Per inter-switch link: (rate, delay, queue, classes?).
     trunks: Vec<(usize, usize, usize, bool)>,
-    /// An emulator on the first trunk: (delay index, loss ‰, rate-limited?).
-    emulator: Option<(usize, u32, bool)>,
+    /// An emulator on the first trunk: (delay index, loss ‰, rate-limited?, reorder %,
+    /// duplicate %).
+    emulator: Option<(usize, u32, bool, u32, u32)>,
     /// Flows: (src, dst, kind 0..=7, start index, bytes?, class, count).
     flows: Vec<(usize, usize, u8, usize, bool, u8, u32)>,
     duration_ms: u64,
@@ -39,7 +40,7 @@ fn choices() -> impl Strategy<Value = Choices> {
             Just(switches),
             prop::collection::vec((0..switches, 0usize..4, 0usize..4, 0usize..5, prop::bool::weighted(0.2), prop::bool::weighted(0.2)), nhosts),
             prop::collection::vec((0usize..4, 0usize..4, 0usize..5, prop::bool::weighted(0.2)), switches - 1),
-            prop::option::weighted(0.5, (0usize..4, prop_oneof![Just(0u32), Just(1), Just(20)], any::<bool>())),
+            prop::option::weighted(0.5, (0usize..4, prop_oneof![Just(0u32), Just(1), Just(20)], any::<bool>(), prop_oneof![Just(0u32), Just(5)], prop_oneof![Just(0u32), Just(3)])),
             prop::collection::vec((0..nhosts, 0..nhosts, 0u8..8, 0usize..3, any::<bool>(), 0u8..2, 1u32..=3), 1..=5),
             20u64..150,
             prop::bool::weighted(0.25),
@@ -71,10 +72,15 @@ fn render(c: &Choices) -> Option<String> {
     }
     let queue = |q: usize, classes: bool| if classes { format!("{{ classes = [\"{}\", \"{}\"] }}", QUEUES[q], QUEUES[(q + 2) % QUEUES.len()]) } else { format!("\"{}\"", QUEUES[q]) };
     // The emulator sits on the first trunk: none without one.
-    if let Some((d, loss, rated)) = c.emulator.filter(|_| c.switches > 1) {
+    if let Some((d, loss, rated, reorder, dup)) = c.emulator.filter(|_| c.switches > 1) {
         t += &format!("[[emulators]]\nname = \"emu\"\ndelay = \"{}\"\nloss = {}\n", DELAYS[d], loss as f64 / 1000.0);
+        if reorder > 0 {
+            t += &format!("reorder = {}\nreorder_delay = \"100us\"\n", reorder as f64 / 100.0);
+        }
         if rated {
             t += "rate = \"100Mbps\"\nqueue = \"20pkts\"\n";
+        } else if dup > 0 {
+            t += &format!("duplicate = {}\n", dup as f64 / 100.0);
         }
     }
     for (i, h) in c.hosts.iter().enumerate() {

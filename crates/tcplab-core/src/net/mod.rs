@@ -5,6 +5,7 @@
 //! a packet traverses from its source host to its destination host.
 
 pub mod harmonizer;
+pub mod impair;
 pub mod merge;
 pub mod packet;
 pub mod pipe;

@@ -24,6 +24,7 @@ use std::collections::VecDeque;
 
 use crate::engine::Rng;
 use crate::net::harmonizer::Harmonizer;
+use crate::net::impair::{ImpairConfig, Impairment};
 use crate::net::packet::Packet;
 use crate::net::queue::{Queue, QueueStats};
 use crate::units::{BitRate, QueueLimit, SimDuration, SimTime};
@@ -89,6 +90,8 @@ pub struct Pipe {
     line: VecDeque<(SimTime, Packet)>,
     /// A per-flow delay line replacing the FIFO propagation stage (Stream-Harmonizer-like).
     harmonizer: Option<Box<Harmonizer>>,
+    /// A reordering and duplicating delay line replacing the FIFO propagation stage.
+    impair: Option<Box<Impairment>>,
     /// `Some(limit)` while running lazily (see the module doc).
     lazy: Option<QueueLimit>,
     /// Lazy mode: (service start, IP bytes) of admitted packets not yet known to have started.
@@ -129,6 +132,7 @@ impl Pipe {
             tapped: None,
             line: VecDeque::new(),
             harmonizer: None,
+            impair: None,
             stats: PipeStats::default(),
         }
         .with_default_mode()
@@ -231,6 +235,23 @@ impl Pipe {
         self
     }
 
+    /// Reorder and duplicate packets in the propagation stage (`net::impair`), drawing from
+    /// `rng` (a stream of its own, so loss draws do not move).
+    pub fn with_impairment(mut self, cfg: ImpairConfig, rng: Rng) -> Self {
+        self.impair = Some(Box::new(Impairment::new(cfg, rng)));
+        self
+    }
+
+    /// The impairment stage, if this pipe has one.
+    pub fn impairment(&self) -> Option<&Impairment> {
+        self.impair.as_deref()
+    }
+
+    /// Copies this pipe's impairment stage made (0 without one).
+    pub fn duplicated(&self) -> u64 {
+        self.impair.as_ref().map_or(0, |i| i.duplicated)
+    }
+
     /// The harmonizer, if this pipe has one.
     pub fn harmonizer(&self) -> Option<&Harmonizer> {
         self.harmonizer.as_deref()
@@ -239,12 +260,13 @@ impl Pipe {
     /// True if the pipe decides a packet's arrival time at the far end the moment it accepts
     /// it (lazy or rate-unlimited, FIFO propagation): `offer_through` may be used.
     pub fn decides_on_admission(&self) -> bool {
-        (self.lazy.is_some() || self.rate.is_none()) && self.harmonizer.is_none() && self.tapped.is_none()
+        (self.lazy.is_some() || self.rate.is_none()) && self.keeps_order() && self.tapped.is_none()
     }
 
-    /// True if packets leave in the order they entered (no per-flow delay line).
+    /// True if packets leave in the order they entered, one for one (no per-flow delay line,
+    /// no reordering or duplication).
     pub fn keeps_order(&self) -> bool {
-        self.harmonizer.is_none()
+        self.harmonizer.is_none() && self.impair.is_none()
     }
 
     /// Offer a packet of `size` IP bytes at `now` without handing it over: if it is accepted,
@@ -436,6 +458,12 @@ impl Pipe {
             }
             return;
         }
+        if let Some(im) = self.impair.as_mut() {
+            if let Some(t) = im.admit(at, pkt) {
+                wake.arrival = Some(t);
+            }
+            return;
+        }
         if self.line.is_empty() {
             wake.arrival = Some(at);
         }
@@ -458,11 +486,15 @@ impl Pipe {
     }
 
     /// The earliest packet in propagation reaches the far end (called at the `arrival` time).
-    /// With a harmonizer an arrival event may find a different packet first (one that
-    /// overtook); it then returns `None` and the event is spent.
+    /// With a harmonizer or an impairment stage an arrival event may find a different packet
+    /// first (one that overtook); it then returns `None` and the event is spent.
     pub fn arrive(&mut self, now: SimTime, wake: &mut PipeWake) -> Option<Packet> {
-        if let Some(h) = self.harmonizer.as_mut() {
-            let (pkt, next) = h.release(now);
+        let released = match (self.harmonizer.as_mut(), self.impair.as_mut()) {
+            (Some(h), _) => Some(h.release(now)),
+            (None, Some(im)) => Some(im.release(now)),
+            (None, None) => None,
+        };
+        if let Some((pkt, next)) = released {
             if pkt.is_some() {
                 wake.arrival = next;
             }
@@ -478,7 +510,7 @@ impl Pipe {
 
     /// Packets inside the pipe: queued, in service, or propagating.
     pub fn packets_inside(&self) -> u64 {
-        self.queue.len_packets() + self.in_service.is_some() as u64 + self.line.len() as u64 + self.harmonizer.as_ref().map_or(0, |h| h.len() as u64)
+        self.queue.len_packets() + self.in_service.is_some() as u64 + self.line.len() as u64 + self.harmonizer.as_ref().map_or(0, |h| h.len() as u64) + self.impair.as_ref().map_or(0, |i| i.len() as u64)
     }
 }
 

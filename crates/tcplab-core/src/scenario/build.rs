@@ -8,6 +8,7 @@ use crate::app::{BulkApp, CbrSource};
 use crate::engine::SeedTree;
 use crate::net::packet::{IPV4_HEADER, UDP_HEADER};
 use crate::net::harmonizer::{Harmonizer, HarmonizerConfig};
+use crate::net::impair::ImpairConfig;
 use crate::net::pipe::Pipe;
 use crate::net::queue::Queue;
 use crate::net::route::{Graph, NodeId, NodeRole};
@@ -455,6 +456,26 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
         if e.queue.is_some() && e.rate.is_none() {
             return err(p("queue"), "a queue needs a rate limit (set rate)");
         }
+        // Reordering and duplication (net::impair).
+        for (field, v) in [("reorder", e.reorder), ("duplicate", e.duplicate)] {
+            let Some(v) = v else { continue };
+            if !(0.0..1.0).contains(&v) {
+                return err(p(field), format!("{v} is not a probability in [0, 1)"));
+            }
+            if v > 0.0 && e.preset != Preset::None {
+                return err(p(field), format!("the {} preset does not reorder or duplicate (use preset = \"none\")", e.preset.name()));
+            }
+        }
+        let reorder = e.reorder.unwrap_or(0.0);
+        match e.reorder_delay {
+            None if reorder > 0.0 => return err(p("reorder_delay"), "reorder needs reorder_delay, how long a reordered packet is held back"),
+            Some(d) if reorder == 0.0 => return err(p("reorder_delay"), format!("{} has no effect without reorder (a probability)", crate::units::format_duration(d.0))),
+            Some(d) if d.0 == SimDuration::ZERO => return err(p("reorder_delay"), "must be positive"),
+            _ => {}
+        }
+        if e.duplicate.is_some_and(|d| d > 0.0) && e.rate.is_some() {
+            return err(p("duplicate"), "duplication with a rate limit is not modelled (a copy would take no line time); drop rate or duplicate");
+        }
         if let Some(q) = &e.queue {
             check_queue(q, &p("queue"))?;
         }
@@ -723,6 +744,11 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
             let q = e.queue.as_ref().map_or(Queue::fifo(QueueLimit::Unlimited), queue_of);
             let rate: Option<BitRate> = e.rate.map(|r| r.0);
             let mut pipe = Pipe::new(name.clone(), rate, delay, loss, seeds.stream(&format!("emulators/{name}/loss")), q);
+            let (reorder, duplicate) = (e.reorder.unwrap_or(0.0), e.duplicate.unwrap_or(0.0));
+            if reorder > 0.0 || duplicate > 0.0 {
+                let reorder_delay = e.reorder_delay.map_or(SimDuration::ZERO, |d| d.0);
+                pipe = pipe.with_impairment(ImpairConfig { reorder, reorder_delay, duplicate }, seeds.stream(&format!("emulators/{name}/impair")));
+            }
             if e.harmonize_from.as_deref() == Some(from) {
                 pipe = pipe.with_harmonizer(Harmonizer::new(HarmonizerConfig {
                     base_rtt: e.harmonize_rtt.expect("resolved").0,

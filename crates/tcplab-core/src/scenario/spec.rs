@@ -270,6 +270,19 @@ pub enum Preset {
     Harmonizer,
 }
 
+impl Preset {
+    /// The preset's name in scenarios.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::None => "none",
+            Preset::Anue => "anue",
+            Preset::CometDrop => "comet-drop",
+            Preset::Dummynet => "dummynet",
+            Preset::Harmonizer => "harmonizer",
+        }
+    }
+}
+
 /// `[[emulators]]`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -309,6 +322,15 @@ pub struct EmulatorSpec {
     /// Harmonizer: largest extra delay (default 300ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harmonize_max_delay: Option<Dur>,
+    /// Probability that a packet is held back by `reorder_delay` (netem-like reordering).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reorder: Option<f64>,
+    /// How long a reordered packet is held back beyond the delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reorder_delay: Option<Dur>,
+    /// Probability that a packet is sent twice (netem-like duplication).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicate: Option<f64>,
 }
 
 /// `[[links]]`.

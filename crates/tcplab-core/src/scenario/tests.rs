@@ -568,3 +568,29 @@ bytes = "10MB"
     let done = run(TINY, 1);
     assert_eq!(done.sim.summary().stop_reason, crate::sim::StopReason::FlowsDone);
 }
+
+#[test]
+fn impairment_errors_name_the_field() {
+    let emu = |extra: &str| format!("name = \"t\"\n[[hosts]]\nname = \"a\"\n[[hosts]]\nname = \"b\"\n[[emulators]]\nname = \"e\"\n{extra}\n[[links]]\nbetween = [\"a\", \"e\"]\nrate = \"1Gbps\"\n[[links]]\nbetween = [\"e\", \"b\"]\nrate = \"1Gbps\"\n[[flows]]\nname = \"f\"\nsrc = \"a\"\ndst = \"b\"\nbytes = \"1MB\"\n");
+    let cases = [
+        ("reorder = 1.5\nreorder_delay = \"1ms\"", "emulators[0].reorder: 1.5 is not a probability in [0, 1)"),
+        ("reorder = 0.1", "emulators[0].reorder_delay: reorder needs reorder_delay"),
+        ("reorder_delay = \"1ms\"", "emulators[0].reorder_delay: 1ms has no effect without reorder"),
+        ("duplicate = -0.1", "emulators[0].duplicate: -0.1 is not a probability"),
+        ("duplicate = 0.1\nrate = \"1Gbps\"", "emulators[0].duplicate: duplication with a rate limit is not modelled"),
+        ("preset = \"anue\"\nduplicate = 0.1", "emulators[0].duplicate: the anue preset does not reorder or duplicate"),
+    ];
+    for (extra, want) in cases {
+        let got = error_of(&emu(extra));
+        assert!(got.contains(want), "for {extra:?}: got {got:?}, want {want:?}");
+    }
+    // Valid: the copies are counted, and reordered packets reach the receiver.
+    let mut r = run(&emu("delay = \"1ms\"\nreorder = 0.2\nreorder_delay = \"300us\"\nduplicate = 0.05"), 4);
+    r.sim.run();
+    let s = r.sim.summary();
+    assert!(s.packets.duplicated > 20, "{:?}", s.packets);
+    assert_eq!(s.flows[0].bytes_delivered, 1_000_000);
+    let p = s.packets;
+    assert_eq!(p.created + p.duplicated, p.delivered + p.queue_drops + p.random_drops + r.sim.packets_inside());
+    assert!(s.flows[0].dupacks_received > 0, "reordering makes duplicate ACKs");
+}
