@@ -594,3 +594,99 @@ fn impairment_errors_name_the_field() {
     assert_eq!(p.created + p.duplicated, p.delivered + p.queue_drops + p.random_drops + r.sim.packets_inside());
     assert!(s.flows[0].dupacks_received > 0, "reordering makes duplicate ACKs");
 }
+
+/// The defaults docs/scenario-format.md documents are the ones resolution fills in, and
+/// Comet Drop's delay is rounded to the nearest 1 ms step (half a step rounds up).
+#[test]
+fn documented_defaults_are_the_resolved_ones() {
+    let text = r#"
+name = "defaults"
+[run]
+duration = "1s"
+[[hosts]]
+name = "a"
+[[hosts]]
+name = "b"
+[[switches]]
+name = "s"
+[[emulators]]
+name = "comet"
+preset = "comet-drop"
+delay = "100.5ms"
+[[emulators]]
+name = "dn"
+preset = "dummynet"
+rate = "100Mbps"
+delay = "1.4ms"
+[[emulators]]
+name = "hz"
+preset = "harmonizer"
+harmonize_from = "s"
+[[links]]
+between = ["a", "comet"]
+rate = "1Gbps"
+[[links]]
+between = ["comet", "dn"]
+rate = "1Gbps"
+[[links]]
+between = ["dn", "s"]
+rate = "1Gbps"
+[[links]]
+between = ["s", "hz"]
+rate = "1Gbps"
+[[links]]
+between = ["hz", "b"]
+rate = "1Gbps"
+[[taps]]
+name = "t"
+link = ["a", "comet"]
+[[flows]]
+name = "f"
+src = "a"
+dst = "b"
+[[flows]]
+name = "g"
+src = "a"
+dst = "b"
+[[flows]]
+name = "u"
+kind = "udp-cbr"
+src = "a"
+dst = "b"
+rate = "1Mbps"
+[[coordinators]]
+kind = "decp"
+flows = ["f", "g"]
+"#;
+    let r = Run::from_toml(text, None).unwrap().resolved;
+    let v = serde_json::to_value(&r).unwrap();
+    let pkts = |n: u64| serde_json::json!(format!("{n}pkts"));
+    assert_eq!(v["defaults"]["queue"], pkts(1000), "defaults.queue");
+    assert_eq!(v["links"][0]["queue_a"], pkts(1000), "a link's queue defaults to defaults.queue");
+    assert_eq!(v["run"]["stop"], "duration");
+    assert_eq!(v["hosts"][0]["jitter"], "0s");
+    assert_eq!(v["hosts"][0]["start_skew"], "0s");
+    // Comet Drop: 1 ms steps, to the nearest (100.5 ms -> 101 ms); loss off.
+    assert_eq!(v["emulators"][0]["quantum"], "1ms");
+    assert_eq!(v["emulators"][0]["delay"], "101ms");
+    assert_eq!(v["emulators"][0]["loss"], 0.0);
+    // Dummynet: a 50-slot queue; no quantum, so the delay is kept.
+    assert_eq!(v["emulators"][1]["queue"], pkts(50));
+    assert_eq!(v["emulators"][1]["delay"], "1400us");
+    for k in ["harmonize_rtt", "harmonize_interval", "harmonize_max_delay"] {
+        assert_eq!(v["emulators"][2][k], "300ms", "{k}");
+    }
+    let tap = &v["taps"][0];
+    assert_eq!((tap["direction"].as_str(), tap["resolution"].as_str(), tap["pcap"].as_bool(), tap["trace"].as_bool()), (Some("both"), Some("100ns"), Some(true), Some(false)));
+    let f = &v["flows"][0];
+    assert_eq!((f["start"].as_str(), f["count"].as_u64(), f["class"].as_u64(), f["write_size"].as_str()), (Some("0s"), Some(1), Some(0), Some("128KiB")));
+    assert_eq!(v["flows"][2]["packet_size"], "1500B", "udp-cbr packet size");
+    assert_eq!(v["coordinators"][0]["interval"], "300ms");
+    assert_eq!(v["coordinators"][0]["tolerance"], 0.1);
+    // Comet Drop rounding at the half step, below it and at zero.
+    for (given, used) in [("0.5ms", "1ms"), ("0.49ms", "0s"), ("1.5ms", "2ms"), ("2.4999ms", "2ms"), ("0s", "0s")] {
+        let t = text.replace("delay = \"100.5ms\"", &format!("delay = \"{given}\""));
+        let r = Run::from_toml(&t, None).unwrap().resolved;
+        assert_eq!(serde_json::to_value(&r).unwrap()["emulators"][0]["delay"], used, "comet-drop delay {given}");
+    }
+}
