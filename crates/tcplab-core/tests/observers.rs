@@ -2,31 +2,11 @@
 //! every link tapped and every queue traced, hop by hop, and advanced in pieces
 //! (`tcplab_core::scenario::observers`).
 
-use std::path::PathBuf;
-
 use tcplab_core::scenario::observers::check_every_mode;
 use tcplab_core::scenario::parse_toml;
 
-/// Every scenario file shipped in `scenarios/` and `benches/ns3/tcplab_scenarios/` (sweep
-/// files, which name a base scenario, are skipped).
-pub fn shipped_scenarios() -> Vec<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut out = Vec::new();
-    for dir in ["scenarios", "benches/ns3/tcplab_scenarios"] {
-        let mut stack = vec![root.join(dir)];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).expect("readable").map(|e| e.expect("entry").path()) {
-                if e.is_dir() {
-                    stack.push(e);
-                } else if e.extension().is_some_and(|x| x == "toml") && !std::fs::read_to_string(&e).expect("readable").contains("\nbase =") && !std::fs::read_to_string(&e).expect("readable").starts_with("base =") {
-                    out.push(e);
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
+mod shipped;
+use shipped::shipped_scenarios;
 
 #[test]
 fn every_shipped_and_bench_scenario_is_the_same_however_it_is_observed() {

@@ -1,0 +1,30 @@
+//! The shipped and bench scenarios, for the whole-run tests (observers, digests).
+
+use std::path::PathBuf;
+
+/// Every scenario file shipped in `scenarios/` and `benches/ns3/tcplab_scenarios/` (sweep
+/// files, which name a base scenario, are skipped), sorted.
+pub fn shipped_scenarios() -> Vec<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut out = Vec::new();
+    for dir in ["scenarios", "benches/ns3/tcplab_scenarios"] {
+        let mut stack = vec![root.join(dir)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).expect("readable").map(|e| e.expect("entry").path()) {
+                if e.is_dir() {
+                    stack.push(e);
+                } else if e.extension().is_some_and(|x| x == "toml") && !is_sweep(&e) {
+                    out.push(e);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A sweep file names its base scenario in a top-level `base` key.
+fn is_sweep(path: &std::path::Path) -> bool {
+    let text = std::fs::read_to_string(path).expect("readable");
+    text.parse::<toml::Table>().is_ok_and(|t| t.contains_key("base"))
+}
