@@ -635,6 +635,20 @@ impl Connection {
         (now.0 / self.cfg.ts_tick.as_ps().max(1)).wrapping_add(1) as u32
     }
 
+    /// RTT sample from an echoed TSecr (RFC 7323 §4.1): (TSval now − TSecr) mod 2³² ticks,
+    /// so it holds across the wrap of the 32-bit clock; an echo of 0 or one 2³¹ ticks or more
+    /// ahead of or behind the clock (stale or garbage; Linux ignores these too) gives none.
+    /// The sample is the whole ticks elapsed plus the time since the current tick began:
+    /// `now` minus the start of the tick the segment was stamped in, at least one tick.
+    fn ts_rtt(&self, now: SimTime, ecr: u32) -> Option<SimDuration> {
+        let ticks = self.ts_val(now).wrapping_sub(ecr);
+        if ecr == 0 || ticks >= 1 << 31 {
+            return None;
+        }
+        let tick = self.cfg.ts_tick.as_ps().max(1);
+        Some(SimDuration(ticks as u64 * tick + now.0 % tick).max(self.cfg.ts_tick))
+    }
+
     // ---- Internals: segment processing ------------------------------------------------
 
     fn on_segment_synchronized(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
@@ -753,10 +767,7 @@ impl Connection {
         }
         let was_open = self.recovery.is_none() && self.loss_point.is_none() && self.dupacks == 0 && self.sacked.is_empty();
         if self.ts_ok {
-            sample = seg.timestamps.and_then(|(_, ecr)| {
-                let sent_ps = (ecr as u64).wrapping_sub(1) * self.cfg.ts_tick.as_ps();
-                (now.0 >= sent_ps && ecr != 0).then(|| SimDuration(now.0 - sent_ps).max(self.cfg.ts_tick))
-            });
+            sample = seg.timestamps.and_then(|(_, ecr)| self.ts_rtt(now, ecr));
         }
         if let Some(r) = sample {
             self.rtt.sample(r, &self.cfg.rto, self.snd_una, self.snd_nxt);

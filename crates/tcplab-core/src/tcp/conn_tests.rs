@@ -793,3 +793,6 @@ fn cwnd_validation_stops_growth_while_the_peer_window_limits_the_sender() {
     // The window, not cwnd, sets the pace: the same data gets through either way.
     assert_eq!(delivered_kept, delivered_grown);
 }
+
+#[path = "conn_tests_timing.rs"]
+mod timing;
