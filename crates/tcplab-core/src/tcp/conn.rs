@@ -107,11 +107,14 @@ impl Output {
 /// Always-on counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConnStats {
-    /// Data segments sent, retransmissions included.
+    /// Data segments (segments with payload) sent, retransmissions included. A bare FIN
+    /// carries no payload and is not a data segment.
     pub segments_sent: u64,
     /// Payload bytes sent, retransmissions included.
     pub bytes_sent: u64,
-    /// Data segments retransmitted.
+    /// Segments retransmitted: every segment sent with the `retransmit` flag that captures
+    /// show, i.e. data segments and bare FINs (so a resent bare FIN counts here but not in
+    /// `segments_sent`). SYNs and window probes are not counted.
     pub retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
@@ -1482,14 +1485,18 @@ impl Connection {
     fn retransmit_range(&mut self, now: SimTime, s: u64, out: &mut Output) {
         let data_end = self.snd_max.min(self.stream_end);
         if s >= data_end {
-            // Only the FIN is outstanding.
+            // Only the FIN is outstanding: a retransmission, though not a data segment (it is
+            // in `retransmits`, not in `segments_sent`).
             if self.fin_sent && s < self.snd_max {
                 let mut h = self.base_segment(now, self.stream_end, 0);
                 h.flags |= flags::FIN;
                 h.retransmit = true;
+                self.stats.retransmits += 1;
+                out.events.push(TcpEvent { kind: TcpEventKind::Retransmit, seq: self.stream_end });
                 out.segments.push(h);
                 self.snd_nxt = self.snd_max;
                 self.high_rxt = self.snd_max;
+                self.karn_mark(self.stream_end, self.snd_max);
                 if self.rto_at.is_none() {
                     self.rto_at = Some(now + self.rto());
                 }
@@ -1523,16 +1530,20 @@ impl Connection {
                 self.snd_nxt = self.snd_max;
             }
         }
-        // Karn: no RTT sample from anything retransmitted.
+        self.karn_mark(s, e);
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rto());
+        }
+    }
+
+    /// Karn: no RTT sample from anything in `[s, e)`, which is being retransmitted.
+    fn karn_mark(&mut self, s: u64, e: u64) {
         let i = self.sent.partition_point(|r| r.end <= s);
         for r in self.sent.iter_mut().skip(i) {
             r.retransmitted = true;
             if r.end >= e {
                 break;
             }
-        }
-        if self.rto_at.is_none() {
-            self.rto_at = Some(now + self.rto());
         }
     }
 

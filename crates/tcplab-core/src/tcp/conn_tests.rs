@@ -41,6 +41,8 @@ struct Wire {
     log: Vec<Sent>,
     data_index: u64,
     drop: DropFn,
+    /// Decides per a→b segment without payload (SYN, pure ACK, bare FIN, probe).
+    drop_bare: Box<dyn FnMut(&Sent) -> bool>,
     timer_fires: Vec<(SimTime, bool)>,
     out: Output,
     events: Vec<(SimTime, bool, TcpEvent)>,
@@ -60,6 +62,7 @@ impl Wire {
             log: vec![],
             data_index: 0,
             drop: Box::new(|_, _| false),
+            drop_bare: Box::new(|_| false),
             timer_fires: vec![],
             out: Output::default(),
             events: vec![],
@@ -78,6 +81,8 @@ impl Wire {
             if from_a && seg.len > 0 {
                 dropped = (self.drop)(&sent, self.data_index);
                 self.data_index += 1;
+            } else if from_a {
+                dropped = (self.drop_bare)(&sent);
             }
             if dropped {
                 continue;
@@ -796,3 +801,6 @@ fn cwnd_validation_stops_growth_while_the_peer_window_limits_the_sender() {
 
 #[path = "conn_tests_timing.rs"]
 mod timing;
+
+#[path = "conn_tests_close.rs"]
+mod close;
