@@ -156,6 +156,8 @@ pub struct Connection {
     smss: u32,
     sack_ok: bool,
     ts_ok: bool,
+    /// The peer's SYN carried the window-scale option.
+    peer_wscale: bool,
     rcv_wscale: u8,
     // Send side.
     snd_una: u64,
@@ -226,6 +228,7 @@ impl Connection {
             smss,
             sack_ok: false,
             ts_ok: false,
+            peer_wscale: false,
             rcv_wscale,
             snd_una: 0,
             snd_nxt: 0,
@@ -581,8 +584,9 @@ impl Connection {
             sack_permitted: c.sack,
             ..TcpHeader::default()
         };
-        let peer_offered = self.state == State::Listen || self.state == State::SynReceived;
-        if c.window_scaling && (!peer_offered || self.rcv_wscale_agreed()) {
+        // RFC 7323 §2.2: a SYN-ACK carries the option only if the SYN did.
+        let answering = self.state == State::Listen || self.state == State::SynReceived;
+        if c.window_scaling && (!answering || self.peer_wscale) {
             h.wscale = Some(self.rcv_wscale);
         }
         if fl & flags::ACK != 0 {
@@ -596,10 +600,6 @@ impl Connection {
         h
     }
 
-    fn rcv_wscale_agreed(&self) -> bool {
-        self.rcv_wscale > 0 || self.cfg.window_scaling
-    }
-
     fn accept_syn_options(&mut self, seg: &TcpHeader) {
         if let Some(m) = seg.mss {
             self.cfg.mss = self.cfg.mss.min(m as u32);
@@ -609,7 +609,8 @@ impl Connection {
         if let Some((tsval, _)) = seg.timestamps {
             self.ts_recent = tsval;
         }
-        if !(self.cfg.window_scaling && seg.wscale.is_some()) {
+        self.peer_wscale = seg.wscale.is_some();
+        if !(self.cfg.window_scaling && self.peer_wscale) {
             self.rcv_wscale = 0;
         }
         self.smss = payload_room(&self.cfg, self.ts_ok);

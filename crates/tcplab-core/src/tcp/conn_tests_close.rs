@@ -1,4 +1,4 @@
-//! The end of a connection: counting resent FINs.
+//! Options and the end of a connection: one-sided window scaling, counting resent FINs.
 
 use super::*;
 
@@ -78,4 +78,57 @@ fn a_bare_fin_resent_in_recovery_gives_no_rtt_sample() {
     let (before, after) = at_fin_ack.expect("the FIN was acknowledged");
     assert_eq!(after, before, "no sample from the ACK of a retransmitted FIN");
     assert!(before < 50 * MS, "{before:?}");
+}
+
+/// Transfer with one end not offering window scaling and a large buffer at the other.
+fn one_sided_scaling(a_scales: bool) -> Wire {
+    let big = TcpConfig { rcvbuf: 10_000_000, sndbuf: 10_000_000, ..cfg() };
+    let (ca, cb) = if a_scales { (big.clone(), TcpConfig { window_scaling: false, ..big }) } else { (TcpConfig { window_scaling: false, ..big.clone() }, big) };
+    let mut w = Wire::new(ca, cb, 20 * MS);
+    w.b.set_auto_read(true);
+    w.open();
+    w.write(5_000_000);
+    // b sends too, so that each direction carries data under the other's window.
+    w.b.write(w.now, 2_000_000, &mut w.out);
+    w.emit(false);
+    let mut max_out = [0u64; 2];
+    while w.now < SimTime(3_000 * MS.as_ps()) && w.step() {
+        max_out[0] = max_out[0].max(w.a.outstanding());
+        max_out[1] = max_out[1].max(w.b.outstanding());
+        // Neither end ever reads the other's window as more than the unscaled field holds.
+        assert!(w.a.snd_wnd <= 65_535 && w.b.snd_wnd <= 65_535, "a {} b {}", w.a.snd_wnd, w.b.snd_wnd);
+    }
+    assert!(max_out[0] <= 65_535 && max_out[1] <= 65_535, "{max_out:?}");
+    assert!(max_out[0] > 50_000 && max_out[1] > 50_000, "the windows were used: {max_out:?}");
+    w
+}
+
+#[test]
+fn window_scaling_needs_both_ends() {
+    for a_scales in [true, false] {
+        let w = one_sided_scaling(a_scales);
+        // RFC 7323 §2.2: no scaling in either direction unless both SYNs carry the option.
+        assert_eq!((w.a.window_shift(), w.b.window_shift()), (0, 0), "a scales: {a_scales}");
+        // Every window either end advertised fits the 16-bit field unscaled.
+        let max_win = |from_a: bool| w.log.iter().filter(|s| s.a_to_b == from_a).map(|s| s.seg.window).max().unwrap();
+        assert!(max_win(true) <= 65_535 && max_win(false) <= 65_535, "a scales: {a_scales}");
+        assert!(max_win(true) > 60_000 && max_win(false) > 60_000, "a scales: {a_scales}");
+        // The option itself: the SYN-ACK answers a SYN without it with none (§2.2 "MUST NOT").
+        let syn = w.log.iter().find(|s| s.a_to_b && s.seg.has(flags::SYN)).unwrap().seg;
+        let synack = w.log.iter().find(|s| !s.a_to_b && s.seg.has(flags::SYN)).unwrap().seg;
+        assert_eq!(syn.wscale.is_some(), a_scales);
+        assert_eq!(synack.wscale, None, "a scales: {a_scales}");
+    }
+    // Both ends offering it: scaled windows beyond 64 KB (the control case).
+    let big = TcpConfig { rcvbuf: 10_000_000, sndbuf: 10_000_000, ..cfg() };
+    let mut w = Wire::new(big.clone(), big, 20 * MS);
+    w.open();
+    w.write(5_000_000);
+    let mut max_out = 0;
+    while w.now < SimTime(3_000 * MS.as_ps()) && w.step() {
+        max_out = max_out.max(w.a.outstanding());
+    }
+    assert!(w.a.window_shift() > 0 && w.b.window_shift() > 0);
+    assert!(w.log.iter().find(|s| !s.a_to_b && s.seg.has(flags::SYN)).unwrap().seg.wscale.is_some());
+    assert!(max_out > 65_535, "{max_out}");
 }
