@@ -804,3 +804,6 @@ mod timing;
 
 #[path = "conn_tests_close.rs"]
 mod close;
+
+#[path = "conn_tests_sack.rs"]
+mod sack;

@@ -1,4 +1,5 @@
-//! Options and the end of a connection: one-sided window scaling, counting resent FINs.
+//! Options and the end of a connection: one-sided window scaling, counting resent FINs, and
+//! the send buffer once everything is acknowledged.
 
 use super::*;
 
@@ -78,6 +79,28 @@ fn a_bare_fin_resent_in_recovery_gives_no_rtt_sample() {
     let (before, after) = at_fin_ack.expect("the FIN was acknowledged");
     assert_eq!(after, before, "no sample from the ACK of a retransmitted FIN");
     assert!(before < 50 * MS, "{before:?}");
+}
+
+#[test]
+fn send_space_is_empty_once_the_fin_is_acknowledged() {
+    // Once the FIN is acknowledged snd_una is past the end of the stream; neither query may
+    // subtract past zero (a debug build panicked on the overflow).
+    let mut w = Wire::new(cfg(), cfg(), 5 * MS);
+    w.open();
+    w.write(50_000);
+    w.a.close(w.now, &mut w.out);
+    w.emit(true);
+    let mut steps = 0;
+    while w.step() {
+        steps += 1;
+        assert!(w.a.unacked_app_bytes() <= 50_000);
+        assert_eq!(w.a.send_space(), 0, "closed: no room for more");
+        assert!(steps < 100_000);
+    }
+    assert!(w.a.send_done());
+    assert!(w.a.snd_una() > 50_001, "the FIN is acknowledged");
+    assert_eq!(w.a.unacked_app_bytes(), 0);
+    assert_eq!(w.a.send_space(), 0);
 }
 
 /// Transfer with one end not offering window scaling and a large buffer at the other.

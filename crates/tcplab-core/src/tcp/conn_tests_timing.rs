@@ -1,4 +1,5 @@
-//! Timing: RTT samples from timestamps across the 32-bit clock wrap.
+//! Timing: RTT samples from timestamps across the 32-bit clock wrap, the RTO after backoff,
+//! and the instant fast retransmit fires.
 
 use super::*;
 
@@ -62,4 +63,109 @@ fn timestamp_rtt_ignores_zero_stale_and_future_echoes() {
     assert_eq!(rtt(5), None, "from the future");
     assert_eq!(rtt(4u32.wrapping_sub((1 << 31) - 1)), Some(SimDuration::from_micros(250) + MS.mul((1 << 31) - 1)));
     assert_eq!(rtt(4u32.wrapping_sub(1 << 31)), None, "2^31 ticks or more: stale");
+}
+
+/// Run a transfer whose segment 10 and its first two retransmissions are lost, so the RTO
+/// backs off; return the wire and, after every step, (time, a's backoffs, RTO, base RTO,
+/// whether a's snd_una moved).
+fn backed_off(timestamps: bool) -> (Wire, Vec<(SimTime, u32, SimDuration, SimDuration, bool)>) {
+    let mut c = TcpConfig { timestamps, ..cfg() };
+    c.rto = RtoPolicy { min: 30 * MS, ..RtoPolicy::default() };
+    let mut w = Wire::new(c.clone(), c, 10 * MS);
+    let mut lost_seq = None;
+    let mut rxt_drops = 0;
+    w.drop = Box::new(move |s, i| {
+        if i == 10 {
+            lost_seq = Some(s.seg.seq);
+            return true;
+        }
+        if s.seg.retransmit && Some(s.seg.seq) == lost_seq && rxt_drops < 2 {
+            rxt_drops += 1;
+            return true;
+        }
+        false
+    });
+    w.open();
+    w.write(300_000);
+    w.a.close(w.now, &mut w.out);
+    w.emit(true);
+    let mut trace = vec![];
+    let mut una = w.a.snd_una();
+    while w.step() {
+        let base = w.a.rtt.base_rto(&w.a.cfg.rto);
+        trace.push((w.now, w.a.backoffs, w.a.rto(), base, w.a.snd_una() > una));
+        una = w.a.snd_una();
+    }
+    assert_eq!(w.b.stats.bytes_delivered, 300_000);
+    (w, trace)
+}
+
+#[test]
+fn a_new_rtt_sample_undoes_the_rto_backoff() {
+    for timestamps in [false, true] {
+        let (w, trace) = backed_off(timestamps);
+        // The lost segment's first retransmissions are lost too: at least two timeouts in a
+        // row, each backing the RTO off once more.
+        let timeouts = w.a.stats.timeouts as u32;
+        assert!(timeouts >= 2, "ts={timestamps}: {timeouts}");
+        assert_eq!(trace.iter().map(|t| t.1).max().unwrap(), timeouts, "ts={timestamps}");
+        // The first ACK of new data after the last timeout acknowledges the retransmission
+        // that got through. With timestamps it gives an RTT sample (the echo times the
+        // retransmission itself), which undoes the backoff at once; without, Karn forbids a
+        // sample from a retransmitted segment, so the backed-off RTO stays.
+        let last_timeout = w.events.iter().filter(|(_, a, e)| *a && e.kind == TcpEventKind::Timeout).last().unwrap().0;
+        let first_ack = trace.iter().position(|t| t.0 > last_timeout && t.4).expect("an ACK after the timeouts");
+        let (at, backoffs, rto, base, _) = trace[first_ack];
+        if timestamps {
+            assert_eq!((backoffs, rto), (0, base), "ts: the ACK of the retransmission resets the backoff");
+        } else {
+            assert_eq!(backoffs, timeouts, "Karn: no sample from the retransmission");
+            assert_eq!(rto, w.a.cfg.rto.timeout(base, timeouts));
+            assert!(rto > base);
+        }
+        // Once a segment first sent after the timeouts is acknowledged (one RTT later), the
+        // RTO is the estimator's own again (RFC 6298 §5.7: the backed-off RTO "collapses").
+        let (later, _, rto, base, _) = *trace[first_ack..].iter().find(|t| t.1 == 0).expect("backoff undone by a new sample");
+        assert_eq!(rto, base, "ts={timestamps}");
+        assert!(later.since(at) <= 25 * MS, "ts={timestamps}: {:?} after the repair", later.since(at));
+        let (_, backoffs, rto, base, _) = *trace.last().unwrap();
+        assert_eq!((backoffs, rto), (0, base), "ts={timestamps}");
+        assert!(rto < 100 * MS, "ts={timestamps}: {rto:?}");
+    }
+}
+
+/// Lose segment 30 of a transfer paced at 100 Mb/s, so duplicate ACKs come back one at a
+/// time, and return (times of a's duplicate ACKs, time of the fast retransmit, times and
+/// sequence numbers of the retransmissions, the lost sequence number).
+fn dupack_timing(c: TcpConfig) -> (Vec<SimTime>, SimTime, Vec<(SimTime, u64)>, u64) {
+    let mut w = Wire::new(c.clone(), c, 10 * MS);
+    w.ps_per_byte = 80_000;
+    w.drop = Box::new(|_, i| i == 30);
+    transfer(&mut w, 100_000);
+    assert_eq!(w.b.stats.bytes_delivered, 100_000);
+    assert_eq!((w.a.stats.fast_retransmits, w.a.stats.timeouts), (1, 0));
+    let dups: Vec<SimTime> = w.events.iter().filter(|(_, a, e)| *a && e.kind == TcpEventKind::DupAck).map(|e| e.0).collect();
+    let fr = w.events.iter().find(|(_, a, e)| *a && e.kind == TcpEventKind::FastRetransmit).unwrap().0;
+    let rtx = w.data_from_a().filter(|s| s.seg.retransmit).map(|s| (s.at, s.seg.seq)).collect();
+    let lost = w.data_from_a().nth(30).unwrap().seg.seq;
+    (dups, fr, rtx, lost)
+}
+
+#[test]
+fn fast_retransmit_goes_on_the_third_duplicate_ack_not_later() {
+    use crate::tcp::cc::{BicConfig, CcConfig, RenoConfig};
+    let bic = CcConfig::Bic(BicConfig { initial_ssthresh: 0, ..BicConfig::default() });
+    for (name, c) in [
+        ("newreno", no_sack()),
+        ("reno", TcpConfig { recovery: RecoveryKind::Reno, cc: CcConfig::Reno(RenoConfig::default()), ..no_sack() }),
+        ("sack", TcpConfig { recovery: RecoveryKind::Sack, ..cfg() }),
+        ("linux-sack", TcpConfig { recovery: RecoveryKind::LinuxSack, cc: bic, ..cfg() }),
+    ] {
+        let (dups, fr, rtx, lost) = dupack_timing(c);
+        assert!(dups.len() >= 4, "{name}: {dups:?}");
+        // Each duplicate ACK arrives at its own instant (the wire is paced).
+        assert!(dups.windows(2).take(3).all(|p| p[1] > p[0]), "{name}: {dups:?}");
+        assert_eq!(fr, dups[2], "{name}: fast retransmit on the third duplicate ACK");
+        assert_eq!(rtx[0], (dups[2], lost), "{name}: the lost segment goes at once");
+    }
 }
