@@ -31,7 +31,8 @@ fn sack_loss_needs_dupthresh_blocks_or_more_than_dupthresh_minus_one_segments_ab
     // RFC 6675 IsLost(SeqNum): DupThresh discontiguous SACKed sequences above SeqNum, or more
     // than (DupThresh − 1)·SMSS bytes SACKed above it. One duplicate ACK is below DupThresh,
     // so fast recovery starts (retransmitting byte 1) exactly when IsLost(1).
-    let cases: [(&str, &[(u64, u64)], Option<u64>); 6] = [
+    type Case<'a> = (&'a str, &'a [(u64, u64)], Option<u64>);
+    let cases: [Case; 6] = [
         // Two blocks, 2·SMSS bytes: exactly DupThresh − 1 of each, not lost.
         ("2 blocks, 2000 bytes", &[(2_001, 3_001), (4_001, 5_001)], None),
         // Three blocks of 100 bytes: DupThresh blocks though few bytes; everything below the

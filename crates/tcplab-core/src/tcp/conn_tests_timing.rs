@@ -65,10 +65,13 @@ fn timestamp_rtt_ignores_zero_stale_and_future_echoes() {
     assert_eq!(rtt(4u32.wrapping_sub(1 << 31)), None, "2^31 ticks or more: stale");
 }
 
+/// After a step: (time, a's backoffs, RTO, base RTO, whether a's snd_una moved).
+type Step = (SimTime, u32, SimDuration, SimDuration, bool);
+
 /// Run a transfer whose segment 10 and its first two retransmissions are lost, so the RTO
 /// backs off; return the wire and, after every step, (time, a's backoffs, RTO, base RTO,
 /// whether a's snd_una moved).
-fn backed_off(timestamps: bool) -> (Wire, Vec<(SimTime, u32, SimDuration, SimDuration, bool)>) {
+fn backed_off(timestamps: bool) -> (Wire, Vec<Step>) {
     let mut c = TcpConfig { timestamps, ..cfg() };
     c.rto = RtoPolicy { min: 30 * MS, ..RtoPolicy::default() };
     let mut w = Wire::new(c.clone(), c, 10 * MS);
@@ -113,7 +116,7 @@ fn a_new_rtt_sample_undoes_the_rto_backoff() {
         // that got through. With timestamps it gives an RTT sample (the echo times the
         // retransmission itself), which undoes the backoff at once; without, Karn forbids a
         // sample from a retransmitted segment, so the backed-off RTO stays.
-        let last_timeout = w.events.iter().filter(|(_, a, e)| *a && e.kind == TcpEventKind::Timeout).last().unwrap().0;
+        let last_timeout = w.events.iter().rfind(|(_, a, e)| *a && e.kind == TcpEventKind::Timeout).unwrap().0;
         let first_ack = trace.iter().position(|t| t.0 > last_timeout && t.4).expect("an ACK after the timeouts");
         let (at, backoffs, rto, base, _) = trace[first_ack];
         if timestamps {
