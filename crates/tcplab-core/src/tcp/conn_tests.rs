@@ -372,7 +372,7 @@ fn sack_blocks_stay_few_and_most_recent_first_behind_long_holes() {
     while w.now < SimTime(2_000 * MS.as_ps()) && w.step() {
         // One remembered entry per out-of-order block, never one per segment.
         max_recent = max_recent.max(w.b.sack_recent.len());
-        assert!(w.b.sack_recent.len() <= w.b.ooo.ranges().len(), "{} entries for {} blocks", w.b.sack_recent.len(), w.b.ooo.ranges().len());
+        assert!(w.b.sack_recent.len() <= w.b.ooo.len(), "{} entries for {} blocks", w.b.sack_recent.len(), w.b.ooo.len());
     }
     // Every ACK with SACK blocks: the first one holds the newest data seen so far (RFC 2018
     // §4), blocks are distinct and lie above the cumulative ACK.

@@ -23,7 +23,7 @@ fn after_one_dupack(blocks: &[(u64, u64)], dupthresh: u32) -> (Connection, Vec<T
 
 /// True when the scoreboard deems byte `seq` lost (RFC 6675 IsLost; not SACKed).
 fn is_lost(c: &Connection, seq: u64) -> bool {
-    seq < c.lost_below() && !c.sacked.contains(seq)
+    seq < c.lost_below() && !c.sb.sacked().contains(seq)
 }
 
 #[test]
