@@ -101,6 +101,23 @@ def test_tshark_agrees_with_tcplab_counters(lossy_run):
     assert seen.filter(pl.col("udp.srcport") == str(32768 + udp["id"])).height == udp["segments_sent"]
 
 
+def test_tshark_sees_every_fin(lossy_run):
+    """Each direction of each TCP flow: as many FIN segments in tshark's reading of the file
+    as the simulator sent past the tap (retransmitted FINs included)."""
+    result, pcap = lossy_run
+    capture = result.trace("capture")
+    fins = _tshark_fields(pcap, "tcp.srcport", "tcp.dstport", display_filter="tcp.flags.fin==1")
+    mine = capture.filter((pl.col("flags") % 2) == 1)  # flags bit 0x01: FIN
+    assert mine.height > 0, "the flows closed within the run"
+    for row in result.flows.filter(pl.col("kind") == "tcp").iter_rows(named=True):
+        port = str(32768 + row["id"])  # the sender's port
+        sent = mine.filter(pl.col("flow") == row["id"])
+        for direction, column in ((0, "tcp.srcport"), (1, "tcp.dstport")):
+            theirs = fins.filter(pl.col(column) == port).height
+            assert theirs == sent.filter(pl.col("dir") == direction).height, (row["name"], direction)
+        assert sent.filter(pl.col("dir") == 0).height >= 1, "the sender's FIN is on the wire"
+
+
 def test_timestamps_are_on_the_tap_resolution(lossy_run):
     _, pcap = lossy_run
     times = _tshark_fields(pcap, "frame.time_relative")["frame.time_relative"].cast(pl.Float64)

@@ -17,6 +17,21 @@ fn dumbbell(n: usize, access: &str, bottleneck: &str, delay: &str, access_delay:
     s
 }
 
+/// One flow with MSS 100 at 1 Gb/s behind a 100,000-packet queue: slow start overshoots the
+/// queue, about 51,000 packets of one window are dropped, and SACK recovery (or, with `sack`
+/// off, NewReno) runs with about 10^5 segments in flight. The scoreboard's per-ACK work once
+/// grew with the window here (21.7 s for 0.5 s simulated, against 3.4 s without SACK).
+fn sack_recovery(sack: bool) -> String {
+    format!(
+        "name = \"sack-recovery\"\n[run]\nduration = \"0.5s\"\n[defaults]\nqueue = \"100000pkts\"\n[defaults.tcp]\ncc = \"newreno\"\nmss = 100\nsack = {sack}\nsndbuf = \"256MB\"\nrcvbuf = \"256MB\"\n\
+         [[hosts]]\nname = \"s\"\n[[hosts]]\nname = \"d\"\n[[switches]]\nname = \"l\"\n[[switches]]\nname = \"r\"\n\
+         [[links]]\nbetween = [\"s\", \"l\"]\nrate = \"10Gbps\"\ndelay = \"10us\"\n\
+         [[links]]\nbetween = [\"l\", \"r\"]\nrate = \"1Gbps\"\ndelay = \"1ms\"\n\
+         [[links]]\nbetween = [\"r\", \"d\"]\nrate = \"10Gbps\"\ndelay = \"10us\"\n\
+         [[flows]]\nname = \"f\"\nsrc = \"s\"\ndst = \"d\"\n"
+    )
+}
+
 /// Peak resident memory of this process, in MB (Linux `VmHWM`).
 fn peak_rss_mb() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -77,4 +92,6 @@ fn main() {
         rss_before
     );
     let _ = std::fs::remove_dir_all(&dir);
+    measure("(c) SACK recovery with 10^5 segments in flight", &sack_recovery(true));
+    measure("(c) the same without SACK (NewReno)", &sack_recovery(false));
 }

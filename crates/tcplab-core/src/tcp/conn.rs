@@ -3,7 +3,8 @@
 //! and close, the send and receive buffers, window scaling, Nagle and sender SWS avoidance,
 //! delayed ACKs, RTT estimation and the RTO (with its policy), duplicate-ACK detection,
 //! Reno/NewReno fast recovery (RFC 5681 / RFC 6582), SACK-based recovery (RFC 6675), limited
-//! transmit (RFC 3042) and zero-window probing. The congestion controller only sees events.
+//! transmit (RFC 3042) and zero-window probing. The congestion controller only sees events;
+//! the SACK scoreboard (loss marking and the pipe estimate) is `scoreboard::Scoreboard`.
 //!
 //! Sequence numbers are 64-bit and unwrapped; both ISNs are 0, so the first data byte is 1.
 
@@ -13,8 +14,9 @@ use std::collections::VecDeque;
 use crate::net::packet::{flags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::tcp::cc::{AckSample, CongestionControl, CongestionEvent, Controller, RecoveryExit, TimeoutEvent};
 use crate::tcp::config::{InitialWindowRule, RcvWindowRule, RecoveryKind, TcpConfig};
-use crate::tcp::ranges::RangeSet;
+use crate::tcp::ranges::{RangeSet, SackRecency};
 use crate::tcp::rtt::RttEstimator;
+use crate::tcp::scoreboard::{LossRule, Scoreboard};
 use crate::units::{SimDuration, SimTime};
 
 /// Bytes the timestamps option takes from every segment's payload room.
@@ -107,11 +109,14 @@ impl Output {
 /// Always-on counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConnStats {
-    /// Data segments sent, retransmissions included.
+    /// Data segments (segments with payload) sent, retransmissions included. A bare FIN
+    /// carries no payload and is not a data segment.
     pub segments_sent: u64,
     /// Payload bytes sent, retransmissions included.
     pub bytes_sent: u64,
-    /// Data segments retransmitted.
+    /// Segments retransmitted: every segment sent with the `retransmit` flag that captures
+    /// show, i.e. data segments and bare FINs (so a resent bare FIN counts here but not in
+    /// `segments_sent`). SYNs and window probes are not counted.
     pub retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
@@ -153,6 +158,8 @@ pub struct Connection {
     smss: u32,
     sack_ok: bool,
     ts_ok: bool,
+    /// The peer's SYN carried the window-scale option.
+    peer_wscale: bool,
     rcv_wscale: u8,
     // Send side.
     snd_una: u64,
@@ -167,16 +174,9 @@ pub struct Connection {
     recovery: Option<Recovery>,
     recovery_kind: RecoveryKind,
     recover: u64,
-    loss_point: Option<u64>,
     dupacks: u32,
-    sacked: RangeSet,
-    high_rxt: u64,
-    rescue_rxt: Option<u64>,
-    /// Linux SACK recovery: retransmissions in order, each with the highest sequence sent
-    /// before it (`ack_seq`), for lost-retransmission detection.
-    rxt_log: VecDeque<(u64, u64, u64)>,
-    /// Retransmissions deemed lost (data sent after them was SACKed): sent again first.
-    rxt_lost: VecDeque<(u64, u64)>,
+    /// SACKed ranges, HighRxt, the timeout's loss point and the Linux retransmission logs.
+    sb: Scoreboard,
     sent: VecDeque<SentRecord>,
     rtt: RttEstimator,
     round: u64,
@@ -193,7 +193,7 @@ pub struct Connection {
     rcv_nxt: u64,
     rcv_read: u64,
     ooo: RangeSet,
-    sack_recent: Vec<u64>,
+    sack_recent: SackRecency,
     rcv_adv: u64,
     /// Linux `rcv_ssthresh`: the bound on the advertised window while it grows
     /// (`u64::MAX` without receive-window growth).
@@ -223,6 +223,7 @@ impl Connection {
             smss,
             sack_ok: false,
             ts_ok: false,
+            peer_wscale: false,
             rcv_wscale,
             snd_una: 0,
             snd_nxt: 0,
@@ -236,13 +237,8 @@ impl Connection {
             recovery: None,
             recovery_kind: cfg.recovery,
             recover: 0,
-            loss_point: None,
             dupacks: 0,
-            sacked: RangeSet::new(),
-            high_rxt: 0,
-            rescue_rxt: None,
-            rxt_log: VecDeque::new(),
-            rxt_lost: VecDeque::new(),
+            sb: Scoreboard::default(),
             sent: VecDeque::new(),
             rtt,
             round: 0,
@@ -256,7 +252,7 @@ impl Connection {
             rcv_nxt: 0,
             rcv_read: 0,
             ooo: RangeSet::new(),
-            sack_recent: Vec::new(),
+            sack_recent: SackRecency::default(),
             rcv_adv: 0,
             rcv_ssthresh: initial_rcv_ssthresh(&cfg, smss, rcv_wscale),
             rcv_mss: smss,
@@ -360,7 +356,7 @@ impl Connection {
 
     /// True after a timeout until the data outstanding at the timeout is acknowledged.
     pub fn in_loss(&self) -> bool {
-        self.loss_point.is_some()
+        self.sb.loss_point().is_some()
     }
 
     /// SACK negotiated.
@@ -578,8 +574,9 @@ impl Connection {
             sack_permitted: c.sack,
             ..TcpHeader::default()
         };
-        let peer_offered = self.state == State::Listen || self.state == State::SynReceived;
-        if c.window_scaling && (!peer_offered || self.rcv_wscale_agreed()) {
+        // RFC 7323 §2.2: a SYN-ACK carries the option only if the SYN did.
+        let answering = self.state == State::Listen || self.state == State::SynReceived;
+        if c.window_scaling && (!answering || self.peer_wscale) {
             h.wscale = Some(self.rcv_wscale);
         }
         if fl & flags::ACK != 0 {
@@ -593,10 +590,6 @@ impl Connection {
         h
     }
 
-    fn rcv_wscale_agreed(&self) -> bool {
-        self.rcv_wscale > 0 || self.cfg.window_scaling
-    }
-
     fn accept_syn_options(&mut self, seg: &TcpHeader) {
         if let Some(m) = seg.mss {
             self.cfg.mss = self.cfg.mss.min(m as u32);
@@ -606,7 +599,8 @@ impl Connection {
         if let Some((tsval, _)) = seg.timestamps {
             self.ts_recent = tsval;
         }
-        if !(self.cfg.window_scaling && seg.wscale.is_some()) {
+        self.peer_wscale = seg.wscale.is_some();
+        if !(self.cfg.window_scaling && self.peer_wscale) {
             self.rcv_wscale = 0;
         }
         self.smss = payload_room(&self.cfg, self.ts_ok);
@@ -633,6 +627,20 @@ impl Connection {
     /// (an echoed 0 is treated as "no timestamp").
     fn ts_val(&self, now: SimTime) -> u32 {
         (now.0 / self.cfg.ts_tick.as_ps().max(1)).wrapping_add(1) as u32
+    }
+
+    /// RTT sample from an echoed TSecr (RFC 7323 §4.1): (TSval now − TSecr) mod 2³² ticks,
+    /// so it holds across the wrap of the 32-bit clock; an echo of 0 or one 2³¹ ticks or more
+    /// ahead of or behind the clock (stale or garbage; Linux ignores these too) gives none.
+    /// The sample is the whole ticks elapsed plus the time since the current tick began:
+    /// `now` minus the start of the tick the segment was stamped in, at least one tick.
+    fn ts_rtt(&self, now: SimTime, ecr: u32) -> Option<SimDuration> {
+        let ticks = self.ts_val(now).wrapping_sub(ecr);
+        if ecr == 0 || ticks >= 1 << 31 {
+            return None;
+        }
+        let tick = self.cfg.ts_tick.as_ps().max(1);
+        Some(SimDuration(ticks as u64 * tick + now.0 % tick).max(self.cfg.ts_tick))
     }
 
     // ---- Internals: segment processing ------------------------------------------------
@@ -681,13 +689,13 @@ impl Connection {
         if self.sack_ok {
             for (s, e) in seg.sack_blocks() {
                 let s = s.max(self.snd_una);
-                if e > s && e <= self.snd_max && self.sacked.insert(s, e) > 0 {
+                if e > s && e <= self.snd_max && self.sb.insert(s, e) > 0 {
                     sack_news = true;
                 }
             }
         }
-        if sack_news {
-            self.detect_lost_retransmissions();
+        if sack_news && matches!(self.recovery, Some(Recovery::RateHalving { .. })) {
+            self.sb.detect_lost_retransmissions();
         }
         if seg.ack > self.snd_una {
             self.snd_wnd = seg.window;
@@ -723,16 +731,7 @@ impl Connection {
         if self.snd_nxt < self.snd_una {
             self.snd_nxt = self.snd_una;
         }
-        self.sacked.trim_below(self.snd_una);
-        while self.rxt_log.front().is_some_and(|r| r.1 <= self.snd_una) {
-            self.rxt_log.pop_front();
-        }
-        while self.rxt_lost.front().is_some_and(|r| r.1 <= self.snd_una) {
-            self.rxt_lost.pop_front();
-        }
-        if self.high_rxt < self.snd_una {
-            self.high_rxt = self.snd_una;
-        }
+        self.sb.on_cumulative_ack(self.snd_una);
         // RTT: timestamps if negotiated, else the newest fully acknowledged segment that was
         // never retransmitted (Karn's algorithm).
         let mut sample = None;
@@ -751,12 +750,9 @@ impl Connection {
             self.round += 1;
             self.round_end = self.snd_max;
         }
-        let was_open = self.recovery.is_none() && self.loss_point.is_none() && self.dupacks == 0 && self.sacked.is_empty();
+        let was_open = self.recovery.is_none() && self.sb.loss_point().is_none() && self.dupacks == 0 && self.sb.sacked().is_empty();
         if self.ts_ok {
-            sample = seg.timestamps.and_then(|(_, ecr)| {
-                let sent_ps = (ecr as u64).wrapping_sub(1) * self.cfg.ts_tick.as_ps();
-                (now.0 >= sent_ps && ecr != 0).then(|| SimDuration(now.0 - sent_ps).max(self.cfg.ts_tick))
-            });
+            sample = seg.timestamps.and_then(|(_, ecr)| self.ts_rtt(now, ecr));
         }
         if let Some(r) = sample {
             self.rtt.sample(r, &self.cfg.rto, self.snd_una, self.snd_nxt);
@@ -775,10 +771,8 @@ impl Connection {
         self.persist_at = None;
 
         // Loss (post-timeout) state ends when everything outstanding at the timeout is acked.
-        if let Some(p) = self.loss_point {
-            if self.snd_una >= p {
-                self.loss_point = None;
-            }
+        if self.sb.loss_point().is_some_and(|p| self.snd_una >= p) {
+            self.sb.set_loss_point(None);
         }
 
         let mut restart_rto = true;
@@ -812,7 +806,7 @@ impl Connection {
                         now,
                         bytes_acked: data_acked,
                         packets_acked,
-                        open: was_open && self.sacked.is_empty(),
+                        open: was_open && self.sb.sacked().is_empty(),
                         round: self.round,
                         mss: self.smss,
                         rtt: sample,
@@ -820,7 +814,7 @@ impl Connection {
                         min_rtt: (self.rtt.min_rtt() != SimDuration::MAX).then(|| self.rtt.min_rtt()),
                         inflight_before,
                         cwnd_limited: !self.cfg.cwnd_validation || inflight_before + self.smss as u64 > cwnd_before,
-                        after_timeout: self.loss_point.is_some(),
+                        after_timeout: self.sb.loss_point().is_some(),
                     };
                     self.cc.on_ack(&ack);
                 }
@@ -846,13 +840,13 @@ impl Connection {
             Some(Recovery::Sack { .. }) => {}
             Some(Recovery::RateHalving { .. }) => self.rate_halve(),
             None => {
-                if self.loss_point.is_some() {
+                if self.sb.loss_point().is_some() {
                     return; // Still repairing after a timeout: no fast retransmit (Linux Loss state).
                 }
                 let trigger = if self.recovery_kind == RecoveryKind::LinuxSack && self.sack_ok {
                     // tcp_time_to_recover: dupACKs, or FACK: SACKed data more than `reordering`
                     // segments above snd_una.
-                    self.dupacks >= self.cfg.dupthresh || self.fack_lost_below() > self.snd_una
+                    self.dupacks >= self.cfg.dupthresh || self.sb.fack_lost_below(self.snd_una, self.loss_rule()) > self.snd_una
                 } else if self.use_sack() {
                     self.dupacks >= self.cfg.dupthresh || self.lost_below() > self.snd_una
                 } else {
@@ -880,11 +874,9 @@ impl Connection {
             } else {
                 Recovery::Sack { cwnd: ssthresh }
             });
-            self.high_rxt = self.snd_una;
-            self.rescue_rxt = None;
-            self.rxt_log.clear();
-            self.rxt_lost.clear();
-            let first = self.sacked.next_uncovered(self.snd_una);
+            self.sb.restart_repair(self.snd_una);
+            self.sb.clear_rxt_logs();
+            let first = self.sb.sacked().next_uncovered(self.snd_una);
             self.retransmit_range(now, first, out);
         } else {
             let cwnd = ssthresh + self.cfg.dupthresh as u64 * self.smss as u64;
@@ -899,8 +891,7 @@ impl Connection {
             _ => None,
         };
         self.recovery = None;
-        self.rxt_log.clear();
-        self.rxt_lost.clear();
+        self.sb.clear_rxt_logs();
         self.cc.on_recovery_exit(&RecoveryExit { now, inflight: self.outstanding(), mss: self.smss, window });
         out.events.push(TcpEvent { kind: TcpEventKind::RecoveryExit, seq: self.snd_una });
     }
@@ -917,48 +908,6 @@ impl Connection {
         }
         w = w.min(self.inflight() + mss);
         self.recovery = Some(Recovery::RateHalving { cwnd: w.max(mss), acks: decr & 1 });
-    }
-
-    /// FACK: un-SACKed data more than `dupthresh` segments below the highest SACKed byte.
-    fn fack_lost_below(&self) -> u64 {
-        let reordering = self.cfg.dupthresh as u64 * self.smss as u64;
-        self.sacked.max_end().map_or(self.snd_una, |m| m.saturating_sub(reordering)).max(self.snd_una)
-    }
-
-    /// Linux 2.6 lost-retransmission detection (`tcp_sacktag_write_queue`, FACK, Recovery
-    /// state only): a retransmission is lost when data first sent after it has been SACKed
-    /// while it has not; it leaves the pipe and is sent again.
-    fn detect_lost_retransmissions(&mut self) {
-        if !matches!(self.recovery, Some(Recovery::RateHalving { .. })) {
-            return;
-        }
-        let Some(top) = self.sacked.max_end() else { return };
-        while let Some(&(a, b, sent_above)) = self.rxt_log.front() {
-            if top <= sent_above {
-                break;
-            }
-            self.rxt_log.pop_front();
-            let a = a.max(self.snd_una);
-            if a < b && self.sacked.covered_in(a, b) < b - a {
-                self.rxt_lost.push_back((a, b));
-            }
-        }
-    }
-
-    /// Unsacked bytes of retransmissions deemed lost and not yet sent again (out of the pipe).
-    fn lost_retransmitted_bytes(&self) -> u64 {
-        let (una, hr) = (self.snd_una, self.high_rxt);
-        self.rxt_lost
-            .iter()
-            .map(|&(a, b)| {
-                let (a, b) = (a.max(una), b.min(hr));
-                if a < b {
-                    (b - a) - self.sacked.covered_in(a, b)
-                } else {
-                    0
-                }
-            })
-            .sum()
     }
 
     fn on_rto(&mut self, now: SimTime, out: &mut Output) {
@@ -985,23 +934,21 @@ impl Connection {
         let inflight = self.outstanding();
         self.cc.on_timeout(&TimeoutEvent { now, inflight, mss: self.smss, backoffs: self.backoffs });
         self.recovery = None;
-        self.rxt_log.clear();
-        self.rxt_lost.clear();
+        self.sb.clear_rxt_logs();
         self.dupacks = 0;
         self.recover = self.snd_max;
-        self.loss_point = Some(self.snd_max);
+        self.sb.set_loss_point(Some(self.snd_max));
         for r in self.sent.iter_mut() {
             r.retransmitted = true;
         }
         if self.use_sack() {
             // RFC 6675 §5.1: keep the scoreboard, treat all un-SACKed data as lost.
-            self.high_rxt = self.snd_una;
-            self.rescue_rxt = None;
+            self.sb.restart_repair(self.snd_una);
         } else {
             // Go-back-N from the first unacknowledged byte.
             self.snd_nxt = self.snd_una;
         }
-        let first = if self.use_sack() { self.sacked.next_uncovered(self.snd_una) } else { self.snd_una };
+        let first = if self.use_sack() { self.sb.sacked().next_uncovered(self.snd_una) } else { self.snd_una };
         self.retransmit_range(now, first, out);
         self.rto_at = Some(now + self.rto());
         self.try_send(now, out);
@@ -1056,7 +1003,7 @@ impl Connection {
                     while let Some(end) = self.ooo.pop_front_if_starts_at(self.rcv_nxt) {
                         self.rcv_nxt = self.rcv_nxt.max(end);
                     }
-                    self.sack_recent.retain(|&x| x >= self.rcv_nxt);
+                    self.sack_recent.drop_below(self.rcv_nxt);
                     let new = self.data_rcv_nxt() - old.min(self.data_rcv_nxt());
                     self.stats.bytes_delivered += new;
                     self.unacked_bytes += self.rcv_nxt - old;
@@ -1078,8 +1025,7 @@ impl Connection {
                     // One entry per out-of-order block, most recently changed first: drop the
                     // entries of every block the segment joined (RFC 2018 §4 order).
                     let (a, b) = self.ooo.range_containing(s).unwrap_or((s, e));
-                    self.sack_recent.retain(|&x| !(x >= a && x <= b));
-                    self.sack_recent.insert(0, s);
+                    self.sack_recent.touch(a, b, s);
                     immediate = true; // Out of order: duplicate ACK at once.
                 }
                 if self.auto_read {
@@ -1169,7 +1115,7 @@ impl Connection {
         let max = if self.ts_ok { 3 } else { MAX_SACK_BLOCKS };
         let mut blocks = [(0u64, 0u64); MAX_SACK_BLOCKS];
         let mut n = 0;
-        for &start in &self.sack_recent {
+        for start in self.sack_recent.iter() {
             if n == max {
                 break;
             }
@@ -1208,48 +1154,21 @@ impl Connection {
         self.sack_ok && matches!(self.recovery_kind, RecoveryKind::Sack | RecoveryKind::LinuxSack)
     }
 
+    /// How the scoreboard judges losses: RFC 6675 IsLost, or FACK for Linux recovery.
+    fn loss_rule(&self) -> LossRule {
+        LossRule { dupthresh: self.cfg.dupthresh, smss: self.smss as u64, fack: self.recovery_kind == RecoveryKind::LinuxSack }
+    }
+
     /// Everything below this sequence number that is not SACKed is deemed lost (RFC 6675
-    /// IsLost, plus everything outstanding at a timeout).
+    /// IsLost or FACK, plus everything outstanding at a timeout).
     fn lost_below(&self) -> u64 {
-        let mut l = self.snd_una;
-        if let Some(p) = self.loss_point {
-            l = l.max(p);
-        }
-        if self.recovery_kind == RecoveryKind::LinuxSack {
-            return l.max(self.fack_lost_below()).min(self.snd_max);
-        }
-        let dt = self.cfg.dupthresh as usize;
-        let limit = (self.cfg.dupthresh as u64).saturating_sub(1) * self.smss as u64;
-        let mut cum = 0u64;
-        for (k, &(a, b)) in self.sacked.ranges().iter().rev().enumerate() {
-            cum += b - a;
-            if k + 1 >= dt || cum > limit {
-                l = l.max(a);
-                break;
-            }
-        }
-        l.min(self.snd_max)
+        self.sb.lost_below(self.snd_una, self.snd_max, self.loss_rule())
     }
 
     /// RFC 6675 pipe: un-SACKed bytes not deemed lost, plus retransmitted un-SACKed bytes.
     #[inline]
     fn pipe(&self) -> u64 {
-        let (una, max) = (self.snd_una, self.snd_max);
-        if self.sacked.is_empty() && self.loss_point.is_none() {
-            // Nothing SACKed and no timeout repair: nothing is deemed lost (fast path).
-            return (max - una) + (self.high_rxt.clamp(una, max) - una);
-        }
-        self.pipe_with_losses()
-    }
-
-    /// `pipe` when something is SACKed or a timeout repair is under way.
-    #[inline(never)]
-    fn pipe_with_losses(&self) -> u64 {
-        let (una, max) = (self.snd_una, self.snd_max);
-        let unsacked = |a: u64, b: u64| (b - a) - self.sacked.covered_in(a, b);
-        let lb = self.lost_below().clamp(una, max);
-        let hr = self.high_rxt.clamp(una, max);
-        unsacked(una, max) - unsacked(una, lb) + unsacked(una, hr) - self.lost_retransmitted_bytes()
+        self.sb.pipe(self.snd_una, self.snd_max, self.loss_rule())
     }
 
     fn has_unsent(&self) -> bool {
@@ -1272,14 +1191,14 @@ impl Connection {
             self.maybe_send_fin(now, out);
             return;
         }
-        if self.recovery.is_none() && self.loss_point.is_none() && self.sacked.is_empty() {
+        if self.recovery.is_none() && self.sb.loss_point().is_none() && self.sb.sacked().is_empty() {
             self.send_open(now, out);
             return;
         }
         let mut guard = 0u32;
         loop {
             guard += 1;
-            assert!(guard < 1_000_000, "send loop does not terminate: una={} nxt={} max={} end={} hrxt={} lost_below={} pipe={} cwnd={} rec={:?} loss={:?} sacked={:?}", self.snd_una, self.snd_nxt, self.snd_max, self.stream_end, self.high_rxt, self.lost_below(), self.inflight(), self.cwnd(), self.recovery, self.loss_point, self.sacked);
+            assert!(guard < 1_000_000, "send loop does not terminate: una={} nxt={} max={} end={} lost_below={} pipe={} cwnd={} rec={:?} scoreboard={:?}", self.snd_una, self.snd_nxt, self.snd_max, self.stream_end, self.lost_below(), self.inflight(), self.cwnd(), self.recovery, self.sb);
             if !self.send_one(now, out) {
                 break;
             }
@@ -1319,7 +1238,7 @@ impl Connection {
     /// Flight a non-SACK sender may have out with window `cwnd`: RFC 3042 limited transmit
     /// widens it by a segment per duplicate ACK for the first two, outside any repair.
     fn non_sack_allowance(&self, cwnd: u64) -> u64 {
-        if self.recovery.is_none() && self.loss_point.is_none() && self.cfg.limited_transmit && (1..=2).contains(&self.dupacks) {
+        if self.recovery.is_none() && self.sb.loss_point().is_none() && self.cfg.limited_transmit && (1..=2).contains(&self.dupacks) {
             cwnd + self.dupacks as u64 * self.smss as u64
         } else {
             cwnd
@@ -1335,28 +1254,15 @@ impl Connection {
             if pipe + mss.min(self.pending_len()) > cwnd || pipe >= cwnd {
                 return false;
             }
-            let repairing = self.recovery.is_some() || self.loss_point.is_some();
+            let repairing = self.recovery.is_some() || self.sb.loss_point().is_some();
             if repairing {
                 // Linux: a retransmission found lost goes again before anything else.
-                while let Some(&(a, b)) = self.rxt_lost.front() {
-                    let s = self.sacked.next_uncovered(a.max(self.snd_una));
-                    if s >= b {
-                        self.rxt_lost.pop_front();
-                        continue;
-                    }
+                if let Some(s) = self.sb.next_lost_retransmission(self.snd_una, mss) {
                     self.retransmit_range(now, s, out);
-                    let e = (s + mss).min(b);
-                    match self.sacked.next_start_after(s) {
-                        Some(n) if n < e => self.rxt_lost[0].0 = n,
-                        _ => self.rxt_lost[0].0 = e,
-                    }
-                    if self.rxt_lost[0].0 >= b {
-                        self.rxt_lost.pop_front();
-                    }
                     return true;
                 }
                 // NextSeg rule 1: the lowest lost un-SACKed sequence above HighRxt.
-                let s = self.sacked.next_uncovered(self.high_rxt.max(self.snd_una));
+                let s = self.sb.sacked().next_uncovered(self.sb.high_rxt().max(self.snd_una));
                 if s < self.lost_below() && s < self.snd_max {
                     self.retransmit_range(now, s, out);
                     return true;
@@ -1368,24 +1274,24 @@ impl Connection {
             }
             if self.recovery.is_some() {
                 // Rule 3: an un-SACKed sequence above HighRxt with SACKed data above it.
-                let s = self.sacked.next_uncovered(self.high_rxt.max(self.snd_una));
-                if self.sacked.max_end().is_some_and(|m| s < m) && s < self.snd_max {
+                let s = self.sb.sacked().next_uncovered(self.sb.high_rxt().max(self.snd_una));
+                if self.sb.sacked().max_end().is_some_and(|m| s < m) && s < self.snd_max {
                     self.retransmit_range(now, s, out);
                     return true;
                 }
                 // Rule 4: once per recovery, retransmit the highest un-SACKed segment (rescue).
-                if self.rescue_rxt.is_none() {
-                    let top = match self.sacked.ranges().last() {
-                        Some(&(a, b)) if b == self.snd_max => a,
+                if self.sb.rescue_rxt.is_none() {
+                    let top = match self.sb.sacked().last() {
+                        Some((a, b)) if b == self.snd_max => a,
                         _ => self.snd_max.min(self.stream_end),
                     };
-                    if top > self.high_rxt && top > self.snd_una {
+                    if top > self.sb.high_rxt() && top > self.snd_una {
                         let mut start = top.saturating_sub(mss).max(self.snd_una);
-                        start = self.sacked.next_uncovered(start);
-                        self.rescue_rxt = Some(self.recover);
-                        let high_rxt = self.high_rxt; // RFC 6675: the rescue does not move HighRxt.
+                        start = self.sb.sacked().next_uncovered(start);
+                        self.sb.rescue_rxt = Some(self.recover);
+                        let high_rxt = self.sb.high_rxt(); // RFC 6675: the rescue does not move HighRxt.
                         self.retransmit_range(now, start, out);
-                        self.high_rxt = high_rxt;
+                        self.sb.set_high_rxt(high_rxt);
                         return true;
                     }
                 }
@@ -1471,14 +1377,18 @@ impl Connection {
     fn retransmit_range(&mut self, now: SimTime, s: u64, out: &mut Output) {
         let data_end = self.snd_max.min(self.stream_end);
         if s >= data_end {
-            // Only the FIN is outstanding.
+            // Only the FIN is outstanding: a retransmission, though not a data segment (it is
+            // in `retransmits`, not in `segments_sent`).
             if self.fin_sent && s < self.snd_max {
                 let mut h = self.base_segment(now, self.stream_end, 0);
                 h.flags |= flags::FIN;
                 h.retransmit = true;
+                self.stats.retransmits += 1;
+                out.events.push(TcpEvent { kind: TcpEventKind::Retransmit, seq: self.stream_end });
                 out.segments.push(h);
                 self.snd_nxt = self.snd_max;
-                self.high_rxt = self.snd_max;
+                self.sb.set_high_rxt(self.snd_max);
+                self.karn_mark(self.stream_end, self.snd_max);
                 if self.rto_at.is_none() {
                     self.rto_at = Some(now + self.rto());
                 }
@@ -1486,12 +1396,12 @@ impl Connection {
             return;
         }
         let mut e = (s + self.smss as u64).min(data_end);
-        if let Some(next_sacked) = self.sacked.next_start_after(s) {
+        if let Some(next_sacked) = self.sb.sacked().next_start_after(s) {
             e = e.min(next_sacked);
         }
         let len = e - s;
         if matches!(self.recovery, Some(Recovery::RateHalving { .. })) {
-            self.rxt_log.push_back((s, e, self.snd_max));
+            self.sb.log_rxt(s, e, self.snd_max);
         }
         let mut h = self.base_segment(now, s, len as u32);
         h.retransmit = true;
@@ -1503,8 +1413,8 @@ impl Connection {
         self.stats.retransmits += 1;
         out.events.push(TcpEvent { kind: TcpEventKind::Retransmit, seq: s });
         out.segments.push(h);
-        if e > self.high_rxt {
-            self.high_rxt = e;
+        if e > self.sb.high_rxt() {
+            self.sb.set_high_rxt(e);
         }
         if self.snd_nxt >= s && self.snd_nxt < e {
             self.snd_nxt = e;
@@ -1512,16 +1422,20 @@ impl Connection {
                 self.snd_nxt = self.snd_max;
             }
         }
-        // Karn: no RTT sample from anything retransmitted.
+        self.karn_mark(s, e);
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rto());
+        }
+    }
+
+    /// Karn: no RTT sample from anything in `[s, e)`, which is being retransmitted.
+    fn karn_mark(&mut self, s: u64, e: u64) {
         let i = self.sent.partition_point(|r| r.end <= s);
         for r in self.sent.iter_mut().skip(i) {
             r.retransmitted = true;
             if r.end >= e {
                 break;
             }
-        }
-        if self.rto_at.is_none() {
-            self.rto_at = Some(now + self.rto());
         }
     }
 

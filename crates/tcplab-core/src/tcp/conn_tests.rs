@@ -41,6 +41,8 @@ struct Wire {
     log: Vec<Sent>,
     data_index: u64,
     drop: DropFn,
+    /// Decides per a→b segment without payload (SYN, pure ACK, bare FIN, probe).
+    drop_bare: Box<dyn FnMut(&Sent) -> bool>,
     timer_fires: Vec<(SimTime, bool)>,
     out: Output,
     events: Vec<(SimTime, bool, TcpEvent)>,
@@ -60,6 +62,7 @@ impl Wire {
             log: vec![],
             data_index: 0,
             drop: Box::new(|_, _| false),
+            drop_bare: Box::new(|_| false),
             timer_fires: vec![],
             out: Output::default(),
             events: vec![],
@@ -78,6 +81,8 @@ impl Wire {
             if from_a && seg.len > 0 {
                 dropped = (self.drop)(&sent, self.data_index);
                 self.data_index += 1;
+            } else if from_a {
+                dropped = (self.drop_bare)(&sent);
             }
             if dropped {
                 continue;
@@ -367,7 +372,7 @@ fn sack_blocks_stay_few_and_most_recent_first_behind_long_holes() {
     while w.now < SimTime(2_000 * MS.as_ps()) && w.step() {
         // One remembered entry per out-of-order block, never one per segment.
         max_recent = max_recent.max(w.b.sack_recent.len());
-        assert!(w.b.sack_recent.len() <= w.b.ooo.ranges().len(), "{} entries for {} blocks", w.b.sack_recent.len(), w.b.ooo.ranges().len());
+        assert!(w.b.sack_recent.len() <= w.b.ooo.len(), "{} entries for {} blocks", w.b.sack_recent.len(), w.b.ooo.len());
     }
     // Every ACK with SACK blocks: the first one holds the newest data seen so far (RFC 2018
     // §4), blocks are distinct and lie above the cumulative ACK.
@@ -793,3 +798,12 @@ fn cwnd_validation_stops_growth_while_the_peer_window_limits_the_sender() {
     // The window, not cwnd, sets the pace: the same data gets through either way.
     assert_eq!(delivered_kept, delivered_grown);
 }
+
+#[path = "conn_tests_timing.rs"]
+mod timing;
+
+#[path = "conn_tests_close.rs"]
+mod close;
+
+#[path = "conn_tests_sack.rs"]
+mod sack;

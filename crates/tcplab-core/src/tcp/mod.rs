@@ -6,6 +6,7 @@ pub mod config;
 pub mod conn;
 pub mod ranges;
 pub mod rtt;
+pub(crate) mod scoreboard;
 
 pub use config::{InitialWindowRule, RcvWindowRule, RecoveryKind, TcpConfig};
 pub use conn::{ConnStats, Connection, Output, State, TcpEvent, TcpEventKind};

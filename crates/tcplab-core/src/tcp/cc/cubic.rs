@@ -159,13 +159,7 @@ impl Cubic {
                     self.origin_point = self.last_max_cwnd;
                 }
             }
-            // t in 1/1024 s since the epoch, plus the minimum delay.
-            let hz = self.cfg.hz as u64;
-            let dmin_j = self.delay_min.map_or(0, |d| d.as_ps() / (1_000_000_000_000 / hz));
-            let t = ((j - self.epoch_start + dmin_j) << BICTCP_HZ) / hz;
-            let offs = t.abs_diff(self.k);
-            let delta = ((self.cfg.bic_scale as u128 * 10 * offs as u128 * offs as u128 * offs as u128) >> (10 + 3 * BICTCP_HZ)) as u64;
-            let target = if t < self.k { (self.origin_point as u64).saturating_sub(delta) } else { self.origin_point as u64 + delta };
+            let target = self.target(j);
             self.cnt = if target > cwnd as u64 { (cwnd as u64 / (target - cwnd as u64)).max(0) as u32 } else { 100 * cwnd };
             // The initial growth before any loss is at most 5 % per RTT faster.
             if self.last_max_cwnd == 0 && self.cnt > 20 {
@@ -187,6 +181,23 @@ impl Cubic {
             }
         }
         self.cnt = self.cnt.max(2);
+    }
+
+    /// bictcp_update's target window (segments) at jiffy `j` of the current epoch:
+    /// W(t) = origin + C·(t − K)³ with t the time since the epoch *plus the minimum delay*
+    /// (RFC 8312 §4.1's W_cubic(t + RTT): where the window should be one RTT from now), t in
+    /// 1/1024 s.
+    fn target(&self, j: u64) -> u64 {
+        let hz = self.cfg.hz as u64;
+        let dmin_j = self.delay_min.map_or(0, |d| d.as_ps() / (1_000_000_000_000 / hz));
+        let t = ((j - self.epoch_start + dmin_j) << BICTCP_HZ) / hz;
+        let offs = t.abs_diff(self.k);
+        let delta = ((self.cfg.bic_scale as u128 * 10 * offs as u128 * offs as u128 * offs as u128) >> (10 + 3 * BICTCP_HZ)) as u64;
+        if t < self.k {
+            (self.origin_point as u64).saturating_sub(delta)
+        } else {
+            self.origin_point as u64 + delta
+        }
     }
 
     fn hystart_update(&mut self, now: SimTime, delay: SimDuration, round: u64) {
@@ -349,6 +360,36 @@ mod tests {
         let growth: Vec<i64> = at.windows(2).map(|w| w[1] as i64 - w[0] as i64).collect();
         let min_i = growth.iter().enumerate().min_by_key(|(_, g)| **g).unwrap().0;
         assert!((6..=9).contains(&min_i), "{growth:?}");
+    }
+
+    #[test]
+    fn cubic_target_is_the_curve_one_minimum_rtt_ahead() {
+        // W_max = 1000, cwnd 700 after the loss; every RTT sample is 300 ms, so the target at
+        // s seconds into the epoch is W(s + 0.3 s) = W_max + C·(s + 0.3 − K)³ with
+        // C = 41·10/1024 and K = ∛((W_max − 700)/C) ≈ 9.09 s (Linux bictcp_update).
+        let cfg = CubicConfig { hystart: false, tcp_friendliness: false, ..CubicConfig::default() };
+        let mut c = Cubic::new(cfg, 1000 * MSS as u64, 0, MSS);
+        c.w.ssthresh = 1;
+        c.on_congestion(&CongestionEvent { now: SimTime::ZERO, inflight: 0, mss: MSS });
+        c.on_recovery_exit(&RecoveryExit { now: SimTime::ZERO, inflight: 0, mss: MSS, window: None });
+        assert_eq!(c.w.cwnd, 700);
+        let t0 = SimTime::ZERO + SimDuration::from_secs(10);
+        c.on_ack(&ack(t0, 300, 0)); // starts the epoch (and samples the 300 ms delay)
+        assert_eq!(c.delay_min, Some(SimDuration::from_millis(300)));
+        let epoch = c.epoch_start;
+        assert_eq!(epoch, c.jiffies(t0));
+        let big_c = 41.0 * 10.0 / 1024.0;
+        let k = (300.0f64 / big_c).cbrt();
+        let w = |t: f64| 1000.0 + big_c * (t - k).powi(3);
+        // The kernel's arithmetic (t and K in 1/1024 s, the cube shifted down) is within a
+        // packet of the real curve; the minimum delay moves the target by far more.
+        let tol = 1.5;
+        for s in [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 13.0, 14.0, 16.0] {
+            let want = w(s + 0.3);
+            assert!((want - w(s)).abs() > 3.0 * tol, "at {s} s the delay matters: {} vs {}", want, w(s));
+            let got = c.target(epoch + (s * 1000.0) as u64) as f64;
+            assert!((got - want).abs() <= tol, "target at {s} s: {got}, W(t + d_min) = {want:.2}, W(t) = {:.2}", w(s));
+        }
     }
 
     #[test]
