@@ -1208,7 +1208,8 @@ pub struct FlowSummary {
     pub segments_sent: u64,
     /// Payload bytes sent, retransmissions included.
     pub bytes_sent: u64,
-    /// Retransmitted segments.
+    /// Retransmitted segments, bare FINs included (`segments_sent` counts only segments
+    /// with payload).
     pub retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
