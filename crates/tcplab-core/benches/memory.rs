@@ -135,7 +135,19 @@ impl Sample {
     fn line(&self) -> String {
         format!(
             "SAMPLE {} {} {} {} {} {} {} {} {} {} {} {} {}",
-            self.flows, self.traces as u8, self.sim_s, self.data_pkts, self.events, self.wall_s, self.heap, self.heap_peak, self.rss, self.hwm, self.inside, self.inflight, self.trace
+            self.flows,
+            self.traces as u8,
+            self.sim_s,
+            self.data_pkts,
+            self.events,
+            self.wall_s,
+            self.heap,
+            self.heap_peak,
+            self.rss,
+            self.hwm,
+            self.inside,
+            self.inflight,
+            self.trace
         )
     }
 

@@ -70,10 +70,7 @@ fn main() {
     let (d_a, d_b) = if quick { ("1s", "20s") } else { ("5s", "100s") };
     println!("tcplab-core {} — one core, release build", env!("CARGO_PKG_VERSION"));
     for n in [10, 100] {
-        measure(
-            &format!("(a) 10Gbps dumbbell, {n} NewReno flows, 1500B"),
-            &dumbbell(n, "100Gbps", "10Gbps", "10us", "10us", 1460, "1000pkts", d_a, true),
-        );
+        measure(&format!("(a) 10Gbps dumbbell, {n} NewReno flows, 1500B"), &dumbbell(n, "100Gbps", "10Gbps", "10us", "10us", 1460, "1000pkts", d_a, true));
     }
     let b = dumbbell(4, "10Gbps", "1Gbps", "150ms", "10us", 8960, "1000pkts", d_b, true);
     let plain = measure("(b) 4 flows, 1Gbps / 300ms RTT, MTU 9000", &b);

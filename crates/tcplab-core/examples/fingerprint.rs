@@ -42,7 +42,9 @@ fn main() {
         let events = s["events"].take();
         s["wall_time_s"].take();
         let text = s.to_string();
-        if std::env::var("FP_DUMP").is_ok() { println!("{}", serde_json::to_string_pretty(&s).unwrap()); }
+        if std::env::var("FP_DUMP").is_ok() {
+            println!("{}", serde_json::to_string_pretty(&s).unwrap());
+        }
         println!("{path}: summary {:016x} traces {:016x} events {events}", tcplab_core::engine::rng::fnv1a64(text.as_bytes()), run.sim.traces.digest());
     }
 }

@@ -49,7 +49,11 @@ pub enum StopRule {
 enum Event {
     TxDone(PipeId),
     Arrive(PipeId),
-    Timer { flow: u32, end: u8, gen: u32 },
+    Timer {
+        flow: u32,
+        end: u8,
+        gen: u32,
+    },
     Start(u32),
     AppStop(u32),
     Cbr(u32),
@@ -341,7 +345,9 @@ impl Simulation {
             .iter()
             .filter_map(|f| match &self.flows[f.0 as usize].engine {
                 // Streams still in slow start are left alone: their windows are not comparable yet.
-                FlowEngine::Tcp(t) if matches!(t.ends[0].state(), crate::tcp::State::Established | crate::tcp::State::CloseWait) && t.ends[0].cwnd() >= t.ends[0].ssthresh() => Some((f.0 as usize, t.ends[0].cwnd())),
+                FlowEngine::Tcp(t) if matches!(t.ends[0].state(), crate::tcp::State::Established | crate::tcp::State::CloseWait) && t.ends[0].cwnd() >= t.ends[0].ssthresh() => {
+                    Some((f.0 as usize, t.ends[0].cwnd()))
+                }
                 _ => None,
             })
             .collect();

@@ -273,16 +273,10 @@ pub fn parse_queue_limit(s: &str) -> Result<QueueLimit, String> {
 
 fn split_number(s: &str) -> Result<(f64, &str), String> {
     let t = s.trim();
-    let end = t
-        .char_indices()
-        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == 'e' || *c == 'E' || *c == '+' || *c == '-'))
-        .map(|(i, _)| i)
-        .unwrap_or(t.len());
+    let end = t.char_indices().find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == 'e' || *c == 'E' || *c == '+' || *c == '-')).map(|(i, _)| i).unwrap_or(t.len());
     // 'e' may start a unit only if nothing numeric follows; units here never start with 'e'.
     let (n, u) = t.split_at(end);
-    let num: f64 = n
-        .parse()
-        .map_err(|_| format!("'{s}' does not start with a number"))?;
+    let num: f64 = n.parse().map_err(|_| format!("'{s}' does not start with a number"))?;
     if !num.is_finite() || num < 0.0 {
         return Err(format!("'{s}' must be a non-negative finite number"));
     }

@@ -195,13 +195,7 @@ impl Replay {
         let (w_cnt, cnt, implied) = implied.expect("at least one ACK in avoidance per RTT");
         assert_eq!(Region::of(w_cnt, w_max), region, "RTT {}: region changed on the first ACK", self.rtt);
         let expected = if region == Region::LowWindow { 0.5 } else { region.nominal(w_cnt, w_max, acks) };
-        println!(
-            "| {} | {w0} | {w_max} | {} | {} | {inc} | {predicted:.2} | {nominal:.2} | {implied:.2} | {} |",
-            self.rtt,
-            names.join(" → "),
-            cnt,
-            b.delayed_ack()
-        );
+        println!("| {} | {w0} | {w_max} | {} | {} | {inc} | {predicted:.2} | {nominal:.2} | {implied:.2} | {} |", self.rtt, names.join(" → "), cnt, b.delayed_ack());
         let err = inc as f64 - predicted;
         self.worst = self.worst.max(err.abs());
         assert!(err.abs() <= 1.0, "RTT {}: +{inc} vs closed form {predicted:.2} ({region:?} at w = {w0}, W_max = {w_max})", self.rtt);
@@ -209,11 +203,7 @@ impl Replay {
         // to the two floors (relative error below 1/⌊w/g⌋ + 1/cnt). At the low window cnt = w
         // (no ratio scaling): the implied growth is (w/2)/w = ½.
         let slack = if region == Region::LowWindow { 0.0 } else { expected * (expected / w_cnt as f64 + 1.0 / cnt as f64) * 2.0 };
-        assert!(
-            (implied - expected).abs() <= slack + 1e-9,
-            "RTT {}: cnt {cnt} implies +{implied:.3}/RTT, the {region:?} rule gives +{expected:.3}",
-            self.rtt
-        );
+        assert!((implied - expected).abs() <= slack + 1e-9, "RTT {}: cnt {cnt} implies +{implied:.3}/RTT, the {region:?} rule gives +{expected:.3}", self.rtt);
         match self.sums.last_mut() {
             Some((r, s, p)) if *r == region => {
                 *s += inc as f64;

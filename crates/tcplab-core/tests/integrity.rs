@@ -33,10 +33,35 @@ struct Case {
 fn cases() -> impl Strategy<Value = Case> {
     (
         (0usize..4, 0usize..3, any::<bool>(), any::<bool>()),
-        (prop::sample::select(vec![0.0, 0.005, 0.02, 0.05]), prop::sample::select(vec![0.0, 0.01, 0.1, 0.3]), prop::sample::select(vec!["10us", "100us", "1ms", "5ms"]), prop::sample::select(vec![0.0, 0.01, 0.1])),
-        (prop::sample::select(vec!["0s", "1ms", "10ms"]), 20u32..1500, prop::sample::select(vec![536u32, 1460, 8960]), prop::sample::select(vec!["10Mbps", "100Mbps", "1Gbps"]), prop::sample::select(vec!["5pkts", "30pkts", "300pkts"])),
+        (
+            prop::sample::select(vec![0.0, 0.005, 0.02, 0.05]),
+            prop::sample::select(vec![0.0, 0.01, 0.1, 0.3]),
+            prop::sample::select(vec!["10us", "100us", "1ms", "5ms"]),
+            prop::sample::select(vec![0.0, 0.01, 0.1]),
+        ),
+        (
+            prop::sample::select(vec!["0s", "1ms", "10ms"]),
+            20u32..1500,
+            prop::sample::select(vec![536u32, 1460, 8960]),
+            prop::sample::select(vec!["10Mbps", "100Mbps", "1Gbps"]),
+            prop::sample::select(vec!["5pkts", "30pkts", "300pkts"]),
+        ),
     )
-        .prop_map(|((cc, profile, sack, timestamps), (loss, reorder, reorder_delay, duplicate), (delay, bytes_kb, mss, bottleneck, queue))| Case { cc, profile, sack, timestamps, loss, reorder, reorder_delay, duplicate, delay, bytes_kb, mss, bottleneck, queue })
+        .prop_map(|((cc, profile, sack, timestamps), (loss, reorder, reorder_delay, duplicate), (delay, bytes_kb, mss, bottleneck, queue))| Case {
+            cc,
+            profile,
+            sack,
+            timestamps,
+            loss,
+            reorder,
+            reorder_delay,
+            duplicate,
+            delay,
+            bytes_kb,
+            mss,
+            bottleneck,
+            queue,
+        })
 }
 
 /// The scenario: a → s1 → impairing emulator → (bottleneck) s2 → b, one flow each way, taps on
@@ -177,15 +202,13 @@ fn every_byte_arrives_once_in_order_under_loss_reordering_and_duplication() {
     let n: u32 = std::env::var("TCPLAB_INTEGRITY_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
     let mut runner = TestRunner::new(Config { cases: n, failure_persistence: None, ..Config::default() });
     let totals = std::cell::Cell::new((0u32, 0u64, 0u64));
-    let result = runner.run(&(cases(), 1u64..1000), |(c, seed)| {
-        match check(&c, seed) {
-            Ok((r, d)) => {
-                let (k, rr, dd) = totals.get();
-                totals.set((k + 1, rr + r, dd + d));
-                Ok(())
-            }
-            Err(e) => Err(TestCaseError::fail(format!("seed {seed}: {e}\n{}", render(&c)))),
+    let result = runner.run(&(cases(), 1u64..1000), |(c, seed)| match check(&c, seed) {
+        Ok((r, d)) => {
+            let (k, rr, dd) = totals.get();
+            totals.set((k + 1, rr + r, dd + d));
+            Ok(())
         }
+        Err(e) => Err(TestCaseError::fail(format!("seed {seed}: {e}\n{}", render(&c)))),
     });
     let (k, r, d) = totals.get();
     eprintln!("integrity: {k} runs passed ({r} packets held back, {d} duplicated in all)");

@@ -22,7 +22,6 @@
 
 mod common;
 
-
 /// Payload bytes per segment (MSS 1460, no timestamps).
 const MSS: f64 = 1460.0;
 
@@ -32,7 +31,8 @@ fn mathis(p: f64, rtt: f64, b: f64) -> f64 {
 }
 
 fn scenario(p: f64, one_way_ms: u32, duration_s: u32, delack: u32) -> String {
-    let tcp = format!("cc = \"newreno\"\nsack = true\nmss = 1460\ndelack_segments = {delack}\nrtt_estimator = \"linux\"\nrto_min = \"200ms\"\nsndbuf = \"64MB\"\nrcvbuf = \"64MB\"");
+    let tcp =
+        format!("cc = \"newreno\"\nsack = true\nmss = 1460\ndelack_segments = {delack}\nrtt_estimator = \"linux\"\nrto_min = \"200ms\"\nsndbuf = \"64MB\"\nrcvbuf = \"64MB\"");
     common::lossy_path("mathis", &tcp, &format!("{one_way_ms}ms"), p, "1Gbps", 10_000, duration_s)
 }
 

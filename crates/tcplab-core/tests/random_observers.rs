@@ -46,7 +46,16 @@ fn choices() -> impl Strategy<Value = Choices> {
             prop::bool::weighted(0.25),
             prop::bool::weighted(0.2),
         )
-            .prop_map(|(switches, hosts, trunks, emulator, flows, duration_ms, flows_done, coordinator)| Choices { switches, hosts, trunks, emulator, flows, duration_ms, flows_done, coordinator })
+            .prop_map(|(switches, hosts, trunks, emulator, flows, duration_ms, flows_done, coordinator)| Choices {
+                switches,
+                hosts,
+                trunks,
+                emulator,
+                flows,
+                duration_ms,
+                flows_done,
+                coordinator,
+            })
     })
 }
 
@@ -70,7 +79,8 @@ fn render(c: &Choices) -> Option<String> {
     for s in 0..c.switches {
         t += &format!("[[switches]]\nname = \"s{s}\"\n");
     }
-    let queue = |q: usize, classes: bool| if classes { format!("{{ classes = [\"{}\", \"{}\"] }}", QUEUES[q], QUEUES[(q + 2) % QUEUES.len()]) } else { format!("\"{}\"", QUEUES[q]) };
+    let queue =
+        |q: usize, classes: bool| if classes { format!("{{ classes = [\"{}\", \"{}\"] }}", QUEUES[q], QUEUES[(q + 2) % QUEUES.len()]) } else { format!("\"{}\"", QUEUES[q]) };
     // The emulator sits on the first trunk: none without one.
     if let Some((d, loss, rated, reorder, dup)) = c.emulator.filter(|_| c.switches > 1) {
         t += &format!("[[emulators]]\nname = \"emu\"\ndelay = \"{}\"\nloss = {}\n", DELAYS[d], loss as f64 / 1000.0);
@@ -107,7 +117,9 @@ fn render(c: &Choices) -> Option<String> {
         if *kind == 7 {
             t += "kind = \"udp-cbr\"\nrate = \"20Mbps\"\npacket_size = \"1000B\"\nstop = \"15ms\"\n";
         } else {
-            let (cc, profile) = [("reno", "rfc"), ("newreno", "rfc"), ("bic", "linux-2.6.16"), ("cubic", "linux-modern"), ("newreno", "linux-modern"), ("bic", "rfc"), ("cubic", "rfc")][*kind as usize];
+            let (cc, profile) =
+                [("reno", "rfc"), ("newreno", "rfc"), ("bic", "linux-2.6.16"), ("cubic", "linux-modern"), ("newreno", "linux-modern"), ("bic", "rfc"), ("cubic", "rfc")]
+                    [*kind as usize];
             let sack = kind % 2 == 0;
             let ts = kind % 3 != 0;
             let mss = [536, 1460, 8960][(*kind as usize) % 3];

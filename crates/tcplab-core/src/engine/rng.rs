@@ -87,12 +87,32 @@ mod tests {
     #[test]
     fn streams_are_stable_and_independent() {
         let t = SeedTree::new(7);
-        let a1: Vec<u64> = (0..4).map({ let mut r = t.stream("a"); move |_| r.next_u64() }).collect();
-        let a2: Vec<u64> = (0..4).map({ let mut r = t.stream("a"); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut r = t.stream("b"); move |_| r.next_u64() }).collect();
+        let a1: Vec<u64> = (0..4)
+            .map({
+                let mut r = t.stream("a");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let a2: Vec<u64> = (0..4)
+            .map({
+                let mut r = t.stream("a");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = t.stream("b");
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a1, a2);
         assert_ne!(a1, b);
-        let other_seed: Vec<u64> = (0..4).map({ let mut r = SeedTree::new(8).stream("a"); move |_| r.next_u64() }).collect();
+        let other_seed: Vec<u64> = (0..4)
+            .map({
+                let mut r = SeedTree::new(8).stream("a");
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_ne!(a1, other_seed);
     }
 

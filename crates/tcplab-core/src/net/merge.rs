@@ -53,7 +53,18 @@ impl Merge {
     pub fn new(pipe: PipeId, feeders: Vec<PipeId>, lead: SimDuration, hold: SimDuration, order: Order) -> Self {
         assert!(lead.as_ps() + hold.as_ps() >= 1, "a merge must be able to admit its first packet");
         let n = feeders.len();
-        Merge { pipe, feeder_pipes: feeders, feeders: (0..n).map(|_| VecDeque::new()).collect(), heads: BinaryHeap::new(), order, lead, hold, scheduled: None, len: 0, admitted_before: SimTime::ZERO }
+        Merge {
+            pipe,
+            feeder_pipes: feeders,
+            feeders: (0..n).map(|_| VecDeque::new()).collect(),
+            heads: BinaryHeap::new(),
+            order,
+            lead,
+            hold,
+            scheduled: None,
+            len: 0,
+            admitted_before: SimTime::ZERO,
+        }
     }
 
     /// The key of feeder `slot`'s arrival event at `at`.

@@ -510,7 +510,11 @@ impl Pipe {
 
     /// Packets inside the pipe: queued, in service, or propagating.
     pub fn packets_inside(&self) -> u64 {
-        self.queue.len_packets() + self.in_service.is_some() as u64 + self.line.len() as u64 + self.harmonizer.as_ref().map_or(0, |h| h.len() as u64) + self.impair.as_ref().map_or(0, |i| i.len() as u64)
+        self.queue.len_packets()
+            + self.in_service.is_some() as u64
+            + self.line.len() as u64
+            + self.harmonizer.as_ref().map_or(0, |h| h.len() as u64)
+            + self.impair.as_ref().map_or(0, |i| i.len() as u64)
     }
 }
 
@@ -672,7 +676,9 @@ mod tests {
     #[test]
     fn lazy_and_event_driven_pipes_agree() {
         let mut rng = Rng::from_seed(42);
-        for (limit, aligned) in [(QueueLimit::Packets(5), false), (QueueLimit::Bytes(6000), false), (QueueLimit::Unlimited, false), (QueueLimit::Packets(3), true), (QueueLimit::Bytes(4000), true)] {
+        for (limit, aligned) in
+            [(QueueLimit::Packets(5), false), (QueueLimit::Bytes(6000), false), (QueueLimit::Unlimited, false), (QueueLimit::Packets(3), true), (QueueLimit::Bytes(4000), true)]
+        {
             let mut offers = vec![];
             let mut t = 0u64;
             for _ in 0..3000 {

@@ -58,12 +58,7 @@ impl Queue {
     /// an empty list (the scenario layer rejects it).
     pub fn classes(limits: &[QueueLimit]) -> Self {
         assert!(!limits.is_empty(), "a queue needs at least one class");
-        Queue {
-            classes: limits.iter().map(|&limit| ClassFifo { fifo: VecDeque::new(), bytes: 0, limit }).collect(),
-            packets: 0,
-            bytes: 0,
-            stats: QueueStats::default(),
-        }
+        Queue { classes: limits.iter().map(|&limit| ClassFifo { fifo: VecDeque::new(), bytes: 0, limit }).collect(), packets: 0, bytes: 0, stats: QueueStats::default() }
     }
 
     /// Offer a packet. Packets of a class beyond the last go to the last (lowest) class.
@@ -153,7 +148,12 @@ mod tests {
         q.enqueue(pkt(0, 10, 2)).unwrap();
         assert!(q.enqueue(pkt(0, 10, 3)).is_err(), "class 0 buffer holds one");
         q.enqueue(pkt(7, 10, 4)).unwrap(); // beyond the last class: lowest
-        let order: Vec<u64> = std::iter::from_fn(|| q.dequeue()).map(|p| match p.body { Body::Udp { seq, .. } => seq, _ => unreachable!() }).collect();
+        let order: Vec<u64> = std::iter::from_fn(|| q.dequeue())
+            .map(|p| match p.body {
+                Body::Udp { seq, .. } => seq,
+                _ => unreachable!(),
+            })
+            .collect();
         assert_eq!(order, vec![2, 0, 1, 4]);
         assert_eq!(q.stats.departed, 4);
         assert!(q.is_empty());

@@ -6,18 +6,18 @@ use std::path::Path;
 
 use crate::app::{BulkApp, CbrSource};
 use crate::engine::SeedTree;
-use crate::net::packet::{IPV4_HEADER, UDP_HEADER};
 use crate::net::harmonizer::{Harmonizer, HarmonizerConfig};
 use crate::net::impair::ImpairConfig;
+use crate::net::packet::{IPV4_HEADER, UDP_HEADER};
 use crate::net::pipe::Pipe;
 use crate::net::queue::Queue;
 use crate::net::route::{Graph, NodeId, NodeRole};
 use crate::scenario::spec::*;
 use crate::scenario::ScenarioError;
 use crate::sim::{Coordinator, Flow, FlowEngine, FlowInfo, Simulation, StopRule, Tap, TcpFlow, UdpFlow};
-use crate::trace::pcap::{host_address, PcapWriter, WireIdentity};
 use crate::tcp::cc::{BicConfig, CcConfig, CubicConfig, RenoConfig};
 use crate::tcp::{Backoff, Connection, InitialWindowRule, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
+use crate::trace::pcap::{host_address, PcapWriter, WireIdentity};
 use crate::units::{BitRate, QueueLimit, SimDuration, SimTime};
 
 type Res<T> = Result<T, ScenarioError>;
@@ -165,7 +165,45 @@ fn merge_tcp(base: &TcpSpec, over: &TcpSpec) -> TcpSpec {
     macro_rules! pick {
         ($($f:ident),*) => { TcpSpec { $($f: over.$f.clone().or_else(|| base.$f.clone()),)* } };
     }
-    pick!(profile, cc, mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack, rcv_window_growth, rcv_window_rule, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator, rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit, cwnd_validation, dupthresh, recovery, abc_limit, ts_tick, hz, bic_max_increment, bic_beta, bic_low_window, bic_initial_ssthresh, bic_fast_convergence, bic_smooth_part)
+    pick!(
+        profile,
+        cc,
+        mss,
+        sack,
+        timestamps,
+        window_scaling,
+        nagle,
+        sndbuf,
+        rcvbuf,
+        initial_cwnd,
+        initial_cwnd_rule,
+        quickack,
+        rcv_window_growth,
+        rcv_window_rule,
+        initial_ssthresh,
+        delack_segments,
+        delack_timeout,
+        rtt_estimator,
+        rto_min,
+        rto_max,
+        rto_initial,
+        rto_granularity,
+        rto_backoff,
+        rto_hybrid_switch,
+        limited_transmit,
+        cwnd_validation,
+        dupthresh,
+        recovery,
+        abc_limit,
+        ts_tick,
+        hz,
+        bic_max_increment,
+        bic_beta,
+        bic_low_window,
+        bic_initial_ssthresh,
+        bic_fast_convergence,
+        bic_smooth_part
+    )
 }
 
 /// Resolve TCP settings: built-ins, then the profile named by the flow or the defaults, then
@@ -447,7 +485,12 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
             Preset::None => {}
         }
         if e.preset != Preset::Harmonizer {
-            for (field, set) in [("harmonize_from", e.harmonize_from.is_some()), ("harmonize_rtt", e.harmonize_rtt.is_some()), ("harmonize_interval", e.harmonize_interval.is_some()), ("harmonize_max_delay", e.harmonize_max_delay.is_some())] {
+            for (field, set) in [
+                ("harmonize_from", e.harmonize_from.is_some()),
+                ("harmonize_rtt", e.harmonize_rtt.is_some()),
+                ("harmonize_interval", e.harmonize_interval.is_some()),
+                ("harmonize_max_delay", e.harmonize_max_delay.is_some()),
+            ] {
                 if set {
                     return err(p(field), "only for preset = \"harmonizer\"");
                 }
@@ -517,7 +560,8 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
         }
         l.framing = Some(framing);
     }
-    let total_delay = r.links.iter().map(|l| l.delay.expect("resolved").0.as_ps() as u128).sum::<u128>() + r.emulators.iter().map(|e| e.delay.expect("resolved").0.as_ps() as u128).sum::<u128>();
+    let total_delay =
+        r.links.iter().map(|l| l.delay.expect("resolved").0.as_ps() as u128).sum::<u128>() + r.emulators.iter().map(|e| e.delay.expect("resolved").0.as_ps() as u128).sum::<u128>();
     if total_delay > crate::units::MAX_TIME.as_ps() as u128 {
         return err("links", "the propagation delays of all links and emulators add up to more than 1000000s, the longest time tcplab simulates");
     }
@@ -676,7 +720,10 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
         if let Some(run) = r.run.duration {
             let rows = (run.0.as_ps() / d.0.as_ps()) as u128 * total_flows as u128;
             if rows > MAX_THROUGHPUT_ROWS as u128 {
-                return err("trace.throughput_interval", format!("{} bins of {} flows make {rows} rows; at most {MAX_THROUGHPUT_ROWS} (take longer bins)", run.0.as_ps() / d.0.as_ps(), total_flows));
+                return err(
+                    "trace.throughput_interval",
+                    format!("{} bins of {} flows make {rows} rows; at most {MAX_THROUGHPUT_ROWS} (take longer bins)", run.0.as_ps() / d.0.as_ps(), total_flows),
+                );
             }
         }
     }
@@ -721,8 +768,7 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
         let delay = l.delay.expect("resolved").0;
         let framing = l.framing.expect("resolved").0 as u32;
         let mk = |from: &str, to: &str, q: &QueueSpec| {
-            Pipe::new(format!("{from}->{to}"), Some(l.rate.0), delay, 0.0, seeds.stream(&format!("links/{from}->{to}")), queue_of(q))
-                .with_framing(framing)
+            Pipe::new(format!("{from}->{to}"), Some(l.rate.0), delay, 0.0, seeds.stream(&format!("links/{from}->{to}")), queue_of(q)).with_framing(framing)
         };
         let ab = sim.add_pipe(mk(a, b, l.queue_a.as_ref().expect("resolved")), true);
         let ba = sim.add_pipe(mk(b, a, l.queue_b.as_ref().expect("resolved")), true);
@@ -799,7 +845,13 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
     for (i, t) in r.taps.iter().enumerate() {
         let [a, b] = &t.link;
         let dir = t.direction.as_deref().expect("resolved");
-        let dirs: Vec<(&String, &String)> = if dir == "both" { vec![(a, b), (b, a)] } else if dir == a { vec![(a, b)] } else { vec![(b, a)] };
+        let dirs: Vec<(&String, &String)> = if dir == "both" {
+            vec![(a, b), (b, a)]
+        } else if dir == a {
+            vec![(a, b)]
+        } else {
+            vec![(b, a)]
+        };
         let pipes: Vec<(crate::net::PipeId, u32)> = dirs.iter().enumerate().map(|(k, (x, y))| (link_pipes[&((*x).clone(), (*y).clone())], k as u32)).collect();
         let resolution_ps = t.resolution.expect("resolved").0.as_ps();
         let writer = match (t.pcap.expect("resolved"), capture_dir) {

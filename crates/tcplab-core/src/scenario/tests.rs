@@ -498,14 +498,32 @@ fn limits_are_field_errors_naming_the_limit() {
     let dur = "[run]\nduration = \"1s\"\n";
     let cases: &[(String, &str)] = &[
         (format!("{dur}[trace]\nthroughput_interval = \"1ns\""), "trace.throughput_interval: 1ns is shorter than the shortest period tcplab allows (1us)"),
-        (format!("[run]\nduration = \"100000s\"\n[trace]\nthroughput_interval = \"1us\""), "trace.throughput_interval: 100000000000 bins of 1 flows make 100000000000 rows; at most 200000000"),
-        ("[[flows]]\nname = \"many\"\nsrc = \"a\"\ndst = \"b\"\nbytes = \"1KB\"\ncount = 10000000".into(), "flows[1].count: the scenario would have 10000001 flows or more; at most 100000"),
-        ("[[flows]]\nname = \"g.0\"\nsrc = \"a\"\ndst = \"b\"\nbytes = \"1KB\"\n[[flows]]\nname = \"g\"\nsrc = \"a\"\ndst = \"b\"\nbytes = \"1KB\"\ncount = 2".into(), "flows[2].name: makes a flow named 'g.0', as flows[1] does"),
-        (format!("{dur}[[flows]]\nname = \"g\"\nsrc = \"a\"\ndst = \"b\"\n[[coordinators]]\nkind = \"decp\"\nflows = [\"f\", \"g\"]\ninterval = \"1ps\""), "coordinators[0].interval: 1ps is shorter than the shortest period"),
-        ("[run]\nstop = \"idle\"\n[[flows]]\nname = \"g\"\nsrc = \"a\"\ndst = \"b\"".into(), "flows[1].bytes: with run.stop = \"idle\" and no run.duration, every flow needs bytes or stop (or the run never ends)"),
+        (
+            format!("[run]\nduration = \"100000s\"\n[trace]\nthroughput_interval = \"1us\""),
+            "trace.throughput_interval: 100000000000 bins of 1 flows make 100000000000 rows; at most 200000000",
+        ),
+        (
+            "[[flows]]\nname = \"many\"\nsrc = \"a\"\ndst = \"b\"\nbytes = \"1KB\"\ncount = 10000000".into(),
+            "flows[1].count: the scenario would have 10000001 flows or more; at most 100000",
+        ),
+        (
+            "[[flows]]\nname = \"g.0\"\nsrc = \"a\"\ndst = \"b\"\nbytes = \"1KB\"\n[[flows]]\nname = \"g\"\nsrc = \"a\"\ndst = \"b\"\nbytes = \"1KB\"\ncount = 2".into(),
+            "flows[2].name: makes a flow named 'g.0', as flows[1] does",
+        ),
+        (
+            format!("{dur}[[flows]]\nname = \"g\"\nsrc = \"a\"\ndst = \"b\"\n[[coordinators]]\nkind = \"decp\"\nflows = [\"f\", \"g\"]\ninterval = \"1ps\""),
+            "coordinators[0].interval: 1ps is shorter than the shortest period",
+        ),
+        (
+            "[run]\nstop = \"idle\"\n[[flows]]\nname = \"g\"\nsrc = \"a\"\ndst = \"b\"".into(),
+            "flows[1].bytes: with run.stop = \"idle\" and no run.duration, every flow needs bytes or stop (or the run never ends)",
+        ),
         ("[run]\nstop = \"idle\"\n[trace]\nthroughput_interval = \"10ms\"".into(), "run.stop: \"idle\" with no run.duration never ends while trace.throughput_interval samples"),
         ("[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1Gbps\"\ndelay = \"10000000s\"".into(), "links[1].delay: '10000000s' is longer than the longest time tcplab simulates"),
-        ("[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1Gbps\"\ndelay = \"600000s\"\n[[links]]\nbetween = [\"b\", \"a\"]\nrate = \"1Gbps\"\ndelay = \"600000s\"".into(), "links: the propagation delays of all links and emulators add up to more than 1000000s"),
+        (
+            "[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1Gbps\"\ndelay = \"600000s\"\n[[links]]\nbetween = [\"b\", \"a\"]\nrate = \"1Gbps\"\ndelay = \"600000s\"".into(),
+            "links: the propagation delays of all links and emulators add up to more than 1000000s",
+        ),
         // TOML integers are signed 64-bit: the parser refuses the number, saying where.
         ("[run]\nseed = 9223372036854775808".into(), "line 18, column 8: number too large"),
     ];
@@ -571,7 +589,9 @@ bytes = "10MB"
 
 #[test]
 fn impairment_errors_name_the_field() {
-    let emu = |extra: &str| format!("name = \"t\"\n[[hosts]]\nname = \"a\"\n[[hosts]]\nname = \"b\"\n[[emulators]]\nname = \"e\"\n{extra}\n[[links]]\nbetween = [\"a\", \"e\"]\nrate = \"1Gbps\"\n[[links]]\nbetween = [\"e\", \"b\"]\nrate = \"1Gbps\"\n[[flows]]\nname = \"f\"\nsrc = \"a\"\ndst = \"b\"\nbytes = \"1MB\"\n");
+    let emu = |extra: &str| {
+        format!("name = \"t\"\n[[hosts]]\nname = \"a\"\n[[hosts]]\nname = \"b\"\n[[emulators]]\nname = \"e\"\n{extra}\n[[links]]\nbetween = [\"a\", \"e\"]\nrate = \"1Gbps\"\n[[links]]\nbetween = [\"e\", \"b\"]\nrate = \"1Gbps\"\n[[flows]]\nname = \"f\"\nsrc = \"a\"\ndst = \"b\"\nbytes = \"1MB\"\n")
+    };
     let cases = [
         ("reorder = 1.5\nreorder_delay = \"1ms\"", "emulators[0].reorder: 1.5 is not a probability in [0, 1)"),
         ("reorder = 0.1", "emulators[0].reorder_delay: reorder needs reorder_delay"),

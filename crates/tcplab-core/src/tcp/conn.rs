@@ -705,11 +705,7 @@ impl Connection {
             let window_changed = seg.window != self.snd_wnd;
             self.snd_wnd = seg.window;
             self.max_snd_wnd = self.max_snd_wnd.max(seg.window);
-            let is_dup = seg.len == 0
-                && !seg.has(flags::SYN)
-                && !seg.has(flags::FIN)
-                && self.snd_max > self.snd_una
-                && (!window_changed || sack_news);
+            let is_dup = seg.len == 0 && !seg.has(flags::SYN) && !seg.has(flags::FIN) && self.snd_max > self.snd_una && (!window_changed || sack_news);
             if is_dup {
                 self.on_dupack(now, out);
             } else if window_changed && self.snd_wnd > 0 {
@@ -1198,7 +1194,19 @@ impl Connection {
         let mut guard = 0u32;
         loop {
             guard += 1;
-            assert!(guard < 1_000_000, "send loop does not terminate: una={} nxt={} max={} end={} lost_below={} pipe={} cwnd={} rec={:?} scoreboard={:?}", self.snd_una, self.snd_nxt, self.snd_max, self.stream_end, self.lost_below(), self.inflight(), self.cwnd(), self.recovery, self.sb);
+            assert!(
+                guard < 1_000_000,
+                "send loop does not terminate: una={} nxt={} max={} end={} lost_below={} pipe={} cwnd={} rec={:?} scoreboard={:?}",
+                self.snd_una,
+                self.snd_nxt,
+                self.snd_max,
+                self.stream_end,
+                self.lost_below(),
+                self.inflight(),
+                self.cwnd(),
+                self.recovery,
+                self.sb
+            );
             if !self.send_one(now, out) {
                 break;
             }

@@ -168,13 +168,7 @@ impl PcapWriter {
     pub fn write(&mut self, iface: u32, t: SimTime, pkt: &Packet, from: usize, id: &WireIdentity) -> io::Result<()> {
         let original = encode(pkt, from, id, &mut self.buf);
         let ps = t.0 / self.resolution_ps * self.resolution_ps;
-        let epb = EnhancedPacketBlock {
-            interface_id: iface,
-            timestamp: Duration::from_nanos(ps / 1_000),
-            original_len: original,
-            data: Cow::Borrowed(&self.buf),
-            options: vec![],
-        };
+        let epb = EnhancedPacketBlock { interface_id: iface, timestamp: Duration::from_nanos(ps / 1_000), original_len: original, data: Cow::Borrowed(&self.buf), options: vec![] };
         self.w.write_pcapng_block(epb).map_err(to_io)?;
         Ok(())
     }

@@ -230,11 +230,8 @@ impl Cubic {
     fn recalc_ssthresh(&mut self) -> u32 {
         self.epoch_start = 0;
         let cwnd = self.w.cwnd;
-        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.cfg.fast_convergence {
-            (cwnd as u64 * (BETA_SCALE + self.cfg.beta as u64) / (2 * BETA_SCALE)) as u32
-        } else {
-            cwnd
-        };
+        self.last_max_cwnd =
+            if cwnd < self.last_max_cwnd && self.cfg.fast_convergence { (cwnd as u64 * (BETA_SCALE + self.cfg.beta as u64) / (2 * BETA_SCALE)) as u32 } else { cwnd };
         ((cwnd as u64 * self.cfg.beta as u64 / BETA_SCALE) as u32).max(2)
     }
 }

@@ -81,7 +81,20 @@ mod tests {
     use crate::units::SimTime;
 
     fn ack(bytes: u64, limited: bool) -> AckSample {
-        AckSample { now: SimTime::ZERO, bytes_acked: bytes, packets_acked: 1, mss: 1000, rtt: None, srtt: None, min_rtt: None, inflight_before: 0, cwnd_limited: limited, after_timeout: false, open: true, round: 0 }
+        AckSample {
+            now: SimTime::ZERO,
+            bytes_acked: bytes,
+            packets_acked: 1,
+            mss: 1000,
+            rtt: None,
+            srtt: None,
+            min_rtt: None,
+            inflight_before: 0,
+            cwnd_limited: limited,
+            after_timeout: false,
+            open: true,
+            round: 0,
+        }
     }
 
     #[test]
