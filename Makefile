@@ -16,7 +16,9 @@ demo: $(VENV)/.built
 	$(VENV)/bin/tcplab run scenarios/dumbbell/dumbbell.toml
 
 test: $(VENV)/.built-dev tshark
-	cargo test --release --workspace --exclude tcplab-py
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	cargo test --profile ci --workspace --exclude tcplab-py
 	$(VPY) -m pytest -q tests
 
 # Wireshark's tshark judges the capture files in the tests; install it where it is missing.

@@ -6,15 +6,31 @@ use std::time::Instant;
 use tcplab_core::Run;
 
 /// A dumbbell: `n` senders and receivers on `access` links around one `bottleneck` link.
-fn dumbbell(n: usize, access: &str, bottleneck: &str, delay: &str, access_delay: &str, mss: u32, buffer: &str, duration: &str, sack: bool) -> String {
-    let mut s = format!(
-        "name = \"bench\"\n[run]\nduration = \"{duration}\"\n[defaults]\nqueue = \"{buffer}\"\n[defaults.tcp]\ncc = \"newreno\"\nmss = {mss}\nsack = {sack}\nsndbuf = \"256MB\"\nrcvbuf = \"256MB\"\n[[switches]]\nname = \"l\"\n[[switches]]\nname = \"r\"\n[[hosts]]\nname = \"s\"\n[[hosts]]\nname = \"d\"\n"
-    );
-    s += &format!("[[links]]\nbetween = [\"l\", \"r\"]\nrate = \"{bottleneck}\"\ndelay = \"{delay}\"\n");
-    s += &format!("[[links]]\nbetween = [\"s\", \"l\"]\nrate = \"{access}\"\ndelay = \"{access_delay}\"\n");
-    s += &format!("[[links]]\nbetween = [\"r\", \"d\"]\nrate = \"{access}\"\ndelay = \"{access_delay}\"\n");
-    s += &format!("[[flows]]\nname = \"f\"\nsrc = \"s\"\ndst = \"d\"\ncount = {n}\n");
-    s
+struct Dumbbell<'a> {
+    n: usize,
+    access: &'a str,
+    bottleneck: &'a str,
+    delay: &'a str,
+    access_delay: &'a str,
+    mss: u32,
+    buffer: &'a str,
+    duration: &'a str,
+    sack: bool,
+}
+
+impl Dumbbell<'_> {
+    /// The scenario as TOML.
+    fn toml(&self) -> String {
+        let Dumbbell { n, access, bottleneck, delay, access_delay, mss, buffer, duration, sack } = self;
+        let mut s = format!(
+            "name = \"bench\"\n[run]\nduration = \"{duration}\"\n[defaults]\nqueue = \"{buffer}\"\n[defaults.tcp]\ncc = \"newreno\"\nmss = {mss}\nsack = {sack}\nsndbuf = \"256MB\"\nrcvbuf = \"256MB\"\n[[switches]]\nname = \"l\"\n[[switches]]\nname = \"r\"\n[[hosts]]\nname = \"s\"\n[[hosts]]\nname = \"d\"\n"
+        );
+        s += &format!("[[links]]\nbetween = [\"l\", \"r\"]\nrate = \"{bottleneck}\"\ndelay = \"{delay}\"\n");
+        s += &format!("[[links]]\nbetween = [\"s\", \"l\"]\nrate = \"{access}\"\ndelay = \"{access_delay}\"\n");
+        s += &format!("[[links]]\nbetween = [\"r\", \"d\"]\nrate = \"{access}\"\ndelay = \"{access_delay}\"\n");
+        s += &format!("[[flows]]\nname = \"f\"\nsrc = \"s\"\ndst = \"d\"\ncount = {n}\n");
+        s
+    }
 }
 
 /// One flow with MSS 100 at 1 Gb/s behind a 100,000-packet queue: slow start overshoots the
@@ -70,9 +86,12 @@ fn main() {
     let (d_a, d_b) = if quick { ("1s", "20s") } else { ("5s", "100s") };
     println!("tcplab-core {} — one core, release build", env!("CARGO_PKG_VERSION"));
     for n in [10, 100] {
-        measure(&format!("(a) 10Gbps dumbbell, {n} NewReno flows, 1500B"), &dumbbell(n, "100Gbps", "10Gbps", "10us", "10us", 1460, "1000pkts", d_a, true));
+        measure(
+            &format!("(a) 10Gbps dumbbell, {n} NewReno flows, 1500B"),
+            &Dumbbell { n, access: "100Gbps", bottleneck: "10Gbps", delay: "10us", access_delay: "10us", mss: 1460, buffer: "1000pkts", duration: d_a, sack: true }.toml(),
+        );
     }
-    let b = dumbbell(4, "10Gbps", "1Gbps", "150ms", "10us", 8960, "1000pkts", d_b, true);
+    let b = Dumbbell { n: 4, access: "10Gbps", bottleneck: "1Gbps", delay: "150ms", access_delay: "10us", mss: 8960, buffer: "1000pkts", duration: d_b, sack: true }.toml();
     let plain = measure("(b) 4 flows, 1Gbps / 300ms RTT, MTU 9000", &b);
     // The same with a tap on the sender's link, both directions, writing pcapng.
     let dir = std::env::temp_dir().join(format!("tcplab-bench-{}", std::process::id()));

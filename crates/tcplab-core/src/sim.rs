@@ -459,7 +459,7 @@ impl Simulation {
     /// Add a pipe; `report_as_queue` lists it among the queues of the summary.
     pub fn add_pipe(&mut self, pipe: Pipe, report_as_queue: bool) -> PipeId {
         let id = PipeId(self.pipes.len() as u32);
-        self.queue_index.push(report_as_queue.then(|| self.queue_pipes.len() as u32));
+        self.queue_index.push(report_as_queue.then_some(self.queue_pipes.len() as u32));
         if report_as_queue {
             self.queue_pipes.push(id);
         }

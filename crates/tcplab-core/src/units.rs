@@ -80,7 +80,7 @@ impl SimDuration {
         self.0
     }
     /// Multiply, saturating.
-    pub fn mul(self, k: u64) -> Self {
+    pub fn saturating_mul(self, k: u64) -> Self {
         SimDuration(self.0.saturating_mul(k))
     }
     /// Round up to a multiple of `q` (no-op when `q` is zero).
@@ -290,7 +290,7 @@ pub fn format_duration(d: SimDuration) -> String {
         return "0s".into();
     }
     for (unit, scale) in [("s", PS_PER_SEC), ("ms", 1_000_000_000), ("us", 1_000_000), ("ns", 1_000)] {
-        if ps % scale == 0 {
+        if ps.is_multiple_of(scale) {
             return format!("{}{unit}", ps / scale);
         }
     }
@@ -301,7 +301,7 @@ pub fn format_duration(d: SimDuration) -> String {
 pub fn format_rate(r: BitRate) -> String {
     let v = r.0;
     for (unit, scale) in [("Tbps", 1_000_000_000_000u64), ("Gbps", 1_000_000_000), ("Mbps", 1_000_000), ("kbps", 1_000)] {
-        if v % scale == 0 {
+        if v.is_multiple_of(scale) {
             return format!("{}{unit}", v / scale);
         }
     }
@@ -314,7 +314,7 @@ pub fn format_size(b: u64) -> String {
         return "0B".into();
     }
     for (unit, scale) in [("GB", 1_000_000_000u64), ("MB", 1_000_000), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KB", 1_000), ("KiB", 1 << 10)] {
-        if b % scale == 0 {
+        if b.is_multiple_of(scale) {
             return format!("{}{unit}", b / scale);
         }
     }

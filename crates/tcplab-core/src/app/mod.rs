@@ -105,7 +105,7 @@ impl CbrSource {
     /// Time of the next datagram, if the source is still running.
     pub fn next_time(&self) -> Option<SimTime> {
         let t = self.time_of(self.sent);
-        (!self.stop_at.is_some_and(|s| t >= s)).then_some(t)
+        self.stop_at.is_none_or(|s| t < s).then_some(t)
     }
 
     /// Interval between datagrams (for reporting).

@@ -235,7 +235,7 @@ impl<E: Copy> EventQueue<E> {
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.settle();
         let (k, _) = self.head();
-        (k != u128::MAX).then(|| SimTime((k >> 64) as u64))
+        (k != u128::MAX).then_some(SimTime((k >> 64) as u64))
     }
 
     /// Pop the next event if its time is at most `limit`, advancing the clock to it.

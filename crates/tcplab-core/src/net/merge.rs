@@ -182,7 +182,7 @@ mod tests {
             got.push((at.0, id(&p)));
         }
         // At 50 three feeders tie: they come in the order their arrival events would pop.
-        let mut at50 = vec![(order.key(SimTime(50), Rank::Arrive, 4), 0), (order.key(SimTime(50), Rank::Arrive, 2), 2), (order.key(SimTime(50), Rank::Arrive, 9), 4)];
+        let mut at50 = [(order.key(SimTime(50), Rank::Arrive, 4), 0), (order.key(SimTime(50), Rank::Arrive, 2), 2), (order.key(SimTime(50), Rank::Arrive, 9), 4)];
         at50.sort();
         let mut expected = vec![(20, 1)];
         expected.extend(at50.iter().map(|&(_, i)| (50, i)));

@@ -123,7 +123,7 @@ pub fn run_in(sc: &Scenario, seed: u64, mode: Mode) -> Result<Outcome, ScenarioE
         Some(step) => {
             let mut t = SimTime::ZERO;
             while !run.sim.finished() {
-                t = t + SimDuration(step);
+                t += SimDuration(step);
                 run.sim.advance(t);
             }
             run.sim.flush_captures();

@@ -330,7 +330,7 @@ packet_size = "700B""#,
     let mut stepped = Run::from_toml(&text, Some(5)).unwrap();
     let mut t = crate::units::SimTime::ZERO;
     while !stepped.sim.finished() {
-        t = t + crate::units::SimDuration::from_micros(123_457);
+        t += crate::units::SimDuration::from_micros(123_457);
         stepped.sim.advance(t);
     }
     assert_eq!(outcome(&merged), outcome(&stepped));
@@ -439,10 +439,7 @@ fn transfers_beyond_four_gib_use_the_64_bit_sequence_space() {
 
 #[test]
 fn taps_write_pcapng_and_the_capture_trace() {
-    let text = format!(
-        "{}\n[[taps]]\nname = \"bottleneck\"\nlink = [\"sw1\", \"emu\"]\ntrace = true\n",
-        smoke().replace("[[flows]]\nname = \"bulk\"", "[[flows]]\nname = \"bulk\"").replace("stop = \"1s\"", "stop = \"0.2s\"")
-    );
+    let text = format!("{}\n[[taps]]\nname = \"bottleneck\"\nlink = [\"sw1\", \"emu\"]\ntrace = true\n", smoke().replace("stop = \"1s\"", "stop = \"0.2s\""));
     let dir = std::env::temp_dir().join(format!("tcplab-tap-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let sc = parse_toml(&text).unwrap();
@@ -499,7 +496,7 @@ fn limits_are_field_errors_naming_the_limit() {
     let cases: &[(String, &str)] = &[
         (format!("{dur}[trace]\nthroughput_interval = \"1ns\""), "trace.throughput_interval: 1ns is shorter than the shortest period tcplab allows (1us)"),
         (
-            format!("[run]\nduration = \"100000s\"\n[trace]\nthroughput_interval = \"1us\""),
+            "[run]\nduration = \"100000s\"\n[trace]\nthroughput_interval = \"1us\"".to_string(),
             "trace.throughput_interval: 100000000000 bins of 1 flows make 100000000000 rows; at most 200000000",
         ),
         (

@@ -982,7 +982,7 @@ impl Connection {
         if seg.has(flags::FIN) {
             self.peer_fin = Some(e);
         }
-        let window_end = self.rcv_nxt + self.rcv_window().max(0);
+        let window_end = self.rcv_nxt + self.rcv_window();
         let mut immediate = false;
         if seg.len > 0 {
             if e <= self.rcv_nxt {

@@ -118,7 +118,7 @@ impl Wire {
         let mut best: Option<(SimTime, u8)> = next_pkt.map(|(t, _)| (t, 0));
         for (t, k) in [(ta, 1u8), (tb, 2u8)] {
             if let Some(t) = t {
-                if best.map_or(true, |(bt, _)| t < bt) {
+                if best.is_none_or(|(bt, _)| t < bt) {
                     best = Some((t, k));
                 }
             }
@@ -264,8 +264,8 @@ fn slow_start_doubles_per_rtt_with_per_segment_acks() {
     // Handshake takes one RTT (100 ms); then each RTT the window doubles from IW = 4.
     let mut per_rtt = vec![];
     for k in 1..=5u64 {
-        let lo = SimTime((100 * k) as u64 * MS.as_ps());
-        let hi = SimTime((100 * (k + 1)) as u64 * MS.as_ps());
+        let lo = SimTime((100 * k) * MS.as_ps());
+        let hi = SimTime((100 * (k + 1)) * MS.as_ps());
         w.run_until(SimTime(hi.0 - 1));
         per_rtt.push(w.data_from_a().filter(|s| s.at >= lo && s.at < hi).count());
     }
@@ -578,11 +578,11 @@ fn reliable_delivery_under_random_impairment() {
                         }
                         if rng.bernoulli(0.02) {
                             let mut d = *p;
-                            d.at = d.at + SimDuration::from_micros(rng.below(3000));
+                            d.at += SimDuration::from_micros(rng.below(3000));
                             extra.push(d);
                         }
                         if rng.bernoulli(0.05) {
-                            p.at = p.at + SimDuration::from_micros(rng.below(3000));
+                            p.at += SimDuration::from_micros(rng.below(3000));
                         }
                     }
                     true

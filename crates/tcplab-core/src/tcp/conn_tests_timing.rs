@@ -61,7 +61,7 @@ fn timestamp_rtt_ignores_zero_stale_and_future_echoes() {
     assert_eq!(rtt(4), Some(MS), "the current tick: at least one tick");
     assert_eq!(rtt(0), None, "0 echoes no timestamp");
     assert_eq!(rtt(5), None, "from the future");
-    assert_eq!(rtt(4u32.wrapping_sub((1 << 31) - 1)), Some(SimDuration::from_micros(250) + MS.mul((1 << 31) - 1)));
+    assert_eq!(rtt(4u32.wrapping_sub((1 << 31) - 1)), Some(SimDuration::from_micros(250) + MS.saturating_mul((1 << 31) - 1)));
     assert_eq!(rtt(4u32.wrapping_sub(1 << 31)), None, "2^31 ticks or more: stale");
 }
 

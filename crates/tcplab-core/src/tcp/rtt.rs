@@ -202,7 +202,7 @@ impl RttEstimator {
     pub fn base_rto(&self, policy: &RtoPolicy) -> SimDuration {
         let Some(srtt) = self.srtt else { return policy.initial };
         let rto = match self.kind {
-            RttEstimatorKind::Rfc6298 => srtt + policy.granularity.max(self.rttvar.mul(4)),
+            RttEstimatorKind::Rfc6298 => srtt + policy.granularity.max(self.rttvar.saturating_mul(4)),
             RttEstimatorKind::Linux => srtt + self.rttvar,
         };
         rto.max(policy.min).min(policy.max)

@@ -160,7 +160,7 @@ impl Cubic {
                 }
             }
             let target = self.target(j);
-            self.cnt = if target > cwnd as u64 { (cwnd as u64 / (target - cwnd as u64)).max(0) as u32 } else { 100 * cwnd };
+            self.cnt = if target > cwnd as u64 { (cwnd as u64 / (target - cwnd as u64)) as u32 } else { 100 * cwnd };
             // The initial growth before any loss is at most 5 % per RTT faster.
             if self.last_max_cwnd == 0 && self.cnt > 20 {
                 self.cnt = 20;
