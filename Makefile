@@ -18,7 +18,8 @@ demo: $(VENV)/.built
 test: $(VENV)/.built-dev tshark
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
-	cargo test --profile ci --workspace --exclude tcplab-py
+	# Property tests run a fixed case set (PROPTEST_RNG_SEED=N on the command line explores others).
+	PROPTEST_RNG_SEED=$${PROPTEST_RNG_SEED:-0} cargo test --profile ci --workspace --exclude tcplab-py
 	$(VPY) -m pytest -q tests
 
 # Wireshark's tshark judges the capture files in the tests; install it where it is missing.

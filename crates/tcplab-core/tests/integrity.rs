@@ -6,11 +6,12 @@
 //! `TCPLAB_INTEGRITY_CASES=N` runs N cases instead of the default.
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
 
 use tcplab_core::scenario::parse_toml;
 use tcplab_core::sim::{FlowEngine, StopReason};
 use tcplab_core::Run;
+
+mod seeded;
 
 /// One generated case.
 #[derive(Clone, Debug)]
@@ -200,7 +201,7 @@ fn check(c: &Case, seed: u64) -> Result<(u64, u64), String> {
 fn every_byte_arrives_once_in_order_under_loss_reordering_and_duplication() {
     let default = if cfg!(tcplab_unoptimized) { 24 } else { 2000 };
     let n: u32 = std::env::var("TCPLAB_INTEGRITY_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
-    let mut runner = TestRunner::new(Config { cases: n, failure_persistence: None, ..Config::default() });
+    let mut runner = seeded::runner(n);
     let totals = std::cell::Cell::new((0u32, 0u64, 0u64));
     let result = runner.run(&(cases(), 1u64..1000), |(c, seed)| match check(&c, seed) {
         Ok((r, d)) => {

@@ -7,10 +7,11 @@
 //! `TCPLAB_RANDOM_SCENARIOS=N` runs N cases instead of the default.
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
 
 use tcplab_core::scenario::observers::check_every_mode;
 use tcplab_core::scenario::parse_toml;
+
+mod seeded;
 
 const RATES: [&str; 4] = ["10Mbps", "100Mbps", "1Gbps", "10Gbps"];
 const DELAYS: [&str; 4] = ["0s", "10us", "100us", "1ms"];
@@ -149,7 +150,7 @@ fn random_scenarios_are_the_same_however_they_are_observed() {
     if cases < 600 {
         eprintln!("random scenarios: {cases} cases (an unoptimised build or TCPLAB_RANDOM_SCENARIOS; 600 with --release)");
     }
-    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+    let mut runner = seeded::runner(cases);
     let (checked, rejected) = (std::cell::Cell::new(0u32), std::cell::Cell::new(0u32));
     let result = runner.run(&choices(), |c| {
         let Some(text) = render(&c) else { return Ok(()) };

@@ -918,6 +918,14 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
                     (FlowEngine::Tcp(Box::new(t)), cc)
                 }
                 FlowKind::UdpCbr => {
+                    // A host cannot put datagrams on the wire faster than its own link; a
+                    // faster source would only be dropped at its own NIC (at up to 10^12
+                    // events per simulated second, which looks like a hang).
+                    let rate = f.rate.expect("resolved").0;
+                    let nic = graph.route(s, d).and_then(|ps| ps.iter().find_map(|&q| sim.pipes[q.0 as usize].rate()));
+                    if let Some(nic) = nic.filter(|&nic| rate > nic) {
+                        return err(format!("flows[{i}].rate"), format!("{rate} is faster than the link out of '{}' ({nic}); a host cannot send faster than its interface", f.src));
+                    }
                     let src = CbrSource { rate: f.rate.expect("resolved").0, packet_size: f.packet_size.expect("resolved").0 as u32, start, stop_at, sent: 0 };
                     (FlowEngine::Udp(UdpFlow { src, received: 0, bytes_received: 0 }), "none")
                 }

@@ -47,7 +47,7 @@ fn from_path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> Scenari
     // toml wraps the message in a source excerpt ("TOML parse error at…", "17 | key", "^^^");
     // keep the message lines only.
     let text = e.inner().to_string();
-    let reason = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("TOML parse error") && !l.contains('|')).collect::<Vec<_>>().join(" ");
+    let reason = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("TOML parse error") && !is_excerpt_line(l)).collect::<Vec<_>>().join(" ");
     // serde_json appends the position in the JSON text, meaningless to a TOML or dict author.
     let reason = match reason.rfind(" at line ") {
         Some(i) if reason[i..].contains(" column ") => reason[..i].to_string(),
@@ -60,6 +60,12 @@ fn from_path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> Scenari
         _ => reason,
     };
     ScenarioError::new(path, reason)
+}
+
+/// A line of toml's source excerpt: `17 | key = …`, a bare `|`, or `|   ^^^` (a message may
+/// itself hold a `|`, quoting the user's value).
+fn is_excerpt_line(l: &str) -> bool {
+    l.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start().starts_with('|')
 }
 
 /// Parse a scenario from TOML text.

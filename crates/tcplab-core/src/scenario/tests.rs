@@ -521,6 +521,14 @@ fn limits_are_field_errors_naming_the_limit() {
             "[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1Gbps\"\ndelay = \"600000s\"\n[[links]]\nbetween = [\"b\", \"a\"]\nrate = \"1Gbps\"\ndelay = \"600000s\"".into(),
             "links: the propagation delays of all links and emulators add up to more than 1000000s",
         ),
+        // A CBR source faster than its host's link would spend ~10^12 events per simulated
+        // second being dropped at its own NIC (found by tests/fuzz_loader.rs as a "hang").
+        (
+            "[[flows]]\nname = \"u\"\nkind = \"udp-cbr\"\nsrc = \"a\"\ndst = \"b\"\nrate = \"5000000000Mbps\"\nstop = \"1s\"".into(),
+            "flows[1].rate: 5000Tbps is faster than the link out of 'a' (10Mbps); a host cannot send faster than its interface",
+        ),
+        // A message quoting a value with '|' keeps its reason (toml's excerpt lines also hold '|').
+        ("[[hosts]]\nname = \"c\"\njitter = \"|1us\"".into(), "hosts[2].jitter: '|1us' does not start with a number"),
         // TOML integers are signed 64-bit: the parser refuses the number, saying where.
         ("[run]\nseed = 9223372036854775808".into(), "line 18, column 8: number too large"),
     ];

@@ -248,22 +248,40 @@ impl Scoreboard {
         }
     }
 
-    /// Unsacked bytes of retransmissions deemed lost and not yet sent again (out of the pipe).
+    /// Unsacked bytes of retransmissions deemed lost and not yet sent again (out of the pipe),
+    /// counted once each where logged retransmissions overlap (a rescue retransmission may
+    /// resend bytes an earlier retransmission carried), so the sum never exceeds the unsacked
+    /// bytes below HighRxt that the pipe counts as retransmitted.
     /// MODEL: walks the lost retransmissions not yet sent again; they go first whenever the
     /// window allows, so the list stays short.
     fn lost_retransmitted_bytes(&self, una: u64) -> u64 {
         let hr = self.high_rxt.at;
-        self.rxt_lost
-            .iter()
-            .map(|&(a, b)| {
-                let (a, b) = (a.max(una), b.min(hr));
+        let unsacked = |a: u64, b: u64| (b - a) - self.sacked.covered_in(a, b);
+        let clamp = |&(a, b): &(u64, u64)| (a.max(una), b.min(hr));
+        match self.rxt_lost.len() {
+            0 => 0,
+            1 => {
+                let (a, b) = clamp(&self.rxt_lost[0]);
                 if a < b {
-                    (b - a) - self.sacked.covered_in(a, b)
+                    unsacked(a, b)
                 } else {
                     0
                 }
-            })
-            .sum()
+            }
+            _ => {
+                let mut r: Vec<(u64, u64)> = self.rxt_lost.iter().map(clamp).filter(|(a, b)| a < b).collect();
+                r.sort_unstable();
+                let (mut total, mut reach) = (0, 0);
+                for (a, b) in r {
+                    let a = a.max(reach);
+                    if a < b {
+                        total += unsacked(a, b);
+                        reach = b;
+                    }
+                }
+                total
+            }
+        }
     }
 
     /// The next piece of a lost retransmission to send again (Linux: ahead of anything
@@ -319,7 +337,9 @@ mod tests {
         let unsacked = |a: u64, b: u64| (b - a) - s.covered_in(a, b);
         let lbc = lb.clamp(una, max);
         let hr = sb.high_rxt().clamp(una, max);
-        let pipe = unsacked(una, max) - unsacked(una, lbc) + unsacked(una, hr) - sb.lost_retransmitted_bytes(una);
+        // Byte by byte: an unsacked byte below HighRxt inside any lost retransmission.
+        let lost_rxt = (una..hr).filter(|&x| s.covered_in(x, x + 1) == 0 && sb.rxt_lost.iter().any(|&(a, b)| a <= x && x < b)).count() as u64;
+        let pipe = unsacked(una, max) - unsacked(una, lbc) + unsacked(una, hr) - lost_rxt;
         (lb, pipe)
     }
 
