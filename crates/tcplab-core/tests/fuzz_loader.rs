@@ -3,7 +3,10 @@
 //! value by value, must either load, build and run (for at most 20 ms of simulated time) or
 //! fail with a `ScenarioError` — never panic or hang.
 //!
-//! `TCPLAB_FUZZ_CASES=N` runs N cases instead of the default (a longer local run).
+//! `TCPLAB_FUZZ_CASES=N` runs N cases instead of the default (a longer local run), and
+//! `PROPTEST_RNG_SEED=N` another case set. Seeds 4, 5, 9 and 10 found a udp-cbr rate far above
+//! its link (a seeming hang) and seed 7 a reason lost to the excerpt filter; both are now
+//! regression cases in `scenario::tests::limits_are_field_errors_naming_the_limit`.
 
 use proptest::prelude::*;
 
