@@ -149,4 +149,24 @@ mod tests {
         assert_eq!(tail[0], 1, "the delayed flow-1 packet leaves last");
         assert!(order.windows(2).all(|w| w[0].0 <= w[1].0));
     }
+
+    #[test]
+    fn a_small_excess_gets_exactly_its_target_delay() {
+        // Windows 10 : 11 over one interval, mean 10.5: flow 1's target is
+        // base·(11/10.5 − 1) = 100 ms / 21 ≈ 4.762 ms, within one step (10 ms), so reached.
+        let ms = SimDuration::from_millis;
+        let mut h = Harmonizer::new(HarmonizerConfig { base_rtt: ms(100), interval: ms(100), max_delay: ms(500) });
+        let mut t = SimTime::ZERO;
+        for _ in 0..10 {
+            h.admit(t, t, pkt(0));
+            h.admit(t, t, pkt(1));
+            t += ms(5);
+        }
+        h.admit(t, t, pkt(1));
+        h.admit(SimTime::ZERO + ms(100), SimTime::ZERO + ms(100), pkt(0));
+        let want = 0.1 / 21.0;
+        let got = h.delay_of(1).as_secs_f64();
+        assert!((got - want).abs() < 1e-9, "delay {got} s, want {want} s");
+        assert_eq!(h.delay_of(0), SimDuration::ZERO);
+    }
 }
