@@ -539,6 +539,24 @@ fn syn_loss_is_retransmitted_after_initial_rto() {
     assert_eq!(syns, vec![SimTime::ZERO, SimTime::ZERO + SimDuration::from_secs(1)]);
 }
 
+#[test]
+fn lost_syn_ack_is_sent_again_when_the_syn_is_retransmitted() {
+    let mut w = Wire::new(cfg(), cfg(), 10 * MS);
+    w.open();
+    w.step(); // b takes the SYN and answers SYN-ACK.
+    let before = w.queue.len();
+    w.queue.retain(|p| p.to_b); // The SYN-ACK is lost.
+    assert_eq!(w.queue.len(), before - 1);
+    w.write(5_000);
+    w.run_until_idle(100_000);
+    assert_eq!(w.b.stats.bytes_delivered, 5_000);
+    // The retransmitted SYN (1 s) reaches b 10 ms later, when b's own SYN-ACK timer (1 s
+    // after the first) also fires: b answers with SYN-ACKs, each with both flags.
+    let t = SimTime::ZERO + SimDuration::from_secs(1) + 10 * MS;
+    let from_b_then: Vec<u8> = w.log.iter().filter(|s| !s.a_to_b && s.at == t).map(|s| s.seg.flags).collect();
+    assert!(!from_b_then.is_empty() && from_b_then.iter().all(|&f| f & (flags::SYN | flags::ACK) == flags::SYN | flags::ACK), "{from_b_then:?}");
+}
+
 /// Every byte is delivered exactly once and in order under random loss, reordering and
 /// duplication, for every recovery kind, over many seeds.
 #[test]

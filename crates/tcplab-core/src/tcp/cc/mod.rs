@@ -205,3 +205,17 @@ impl CongestionControl for Controller {
         dispatch!(self, c => c.pacing_rate())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_controller_reports_the_name_of_its_config() {
+        // The name selects the recovery for "reno" and labels summaries and sweeps.
+        for cfg in [CcConfig::Reno(RenoConfig::default()), CcConfig::NewReno(RenoConfig::default()), CcConfig::Bic(BicConfig::default()), CcConfig::Cubic(CubicConfig::default())] {
+            let c = Controller::new(&cfg, 14_600, u64::MAX, 1460);
+            assert_eq!(c.name(), cfg.name());
+        }
+    }
+}
