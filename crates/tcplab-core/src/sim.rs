@@ -478,6 +478,11 @@ impl Simulation {
         RouteId(self.routes.len() as u32 - 1)
     }
 
+    /// The pipes of a route, from its source host.
+    pub fn route_pipes(&self, r: RouteId) -> &[PipeId] {
+        &self.routes[r.0 as usize]
+    }
+
     /// Add a flow (with its wire identity for captures) and schedule its start.
     pub fn add_flow(&mut self, flow: Flow, wire: WireIdentity) -> FlowId {
         assert!(self.flows.len() < 1 << 31, "at most 2^31 flows (timer keys hold 2·flow + end)");

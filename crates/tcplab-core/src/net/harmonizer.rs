@@ -116,10 +116,16 @@ mod tests {
         Packet { flow: FlowId(flow), to: End::Dst, route: RouteId(0), hop: 0, class: 0, size: 1000, created: SimTime::ZERO, body: Body::Udp { seq: 0, len: 972 } }
     }
 
+    /// Base RTT and interval 100 ms, at most 500 ms of extra delay.
+    fn harmonizer() -> Harmonizer {
+        let ms = SimDuration::from_millis;
+        Harmonizer::new(HarmonizerConfig { base_rtt: ms(100), interval: ms(100), max_delay: ms(500) })
+    }
+
     #[test]
     fn fast_streams_get_delayed_in_proportion() {
         let ms = SimDuration::from_millis;
-        let mut h = Harmonizer::new(HarmonizerConfig { base_rtt: ms(100), interval: ms(100), max_delay: ms(500) });
+        let mut h = harmonizer();
         // In the first interval flow 1 sends 3 packets for each of flow 0's.
         let mut t = SimTime::ZERO;
         for _ in 0..100 {
@@ -155,7 +161,7 @@ mod tests {
         // Windows 10 : 11 over one interval, mean 10.5: flow 1's target is
         // base·(11/10.5 − 1) = 100 ms / 21 ≈ 4.762 ms, within one step (10 ms), so reached.
         let ms = SimDuration::from_millis;
-        let mut h = Harmonizer::new(HarmonizerConfig { base_rtt: ms(100), interval: ms(100), max_delay: ms(500) });
+        let mut h = harmonizer();
         let mut t = SimTime::ZERO;
         for _ in 0..10 {
             h.admit(t, t, pkt(0));

@@ -901,6 +901,15 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
             Ok(id)
         };
         let fwd = route(s, d, &mut sim)?;
+        if let Some(rate) = f.rate.filter(|_| f.kind == FlowKind::UdpCbr) {
+            // A host cannot put datagrams on the wire faster than its own link (the first rated
+            // pipe of its route); a faster source would only be dropped at its own NIC, at up
+            // to 10^12 events per simulated second, which looks like a hang.
+            let nic = sim.route_pipes(fwd).iter().find_map(|&q| sim.pipes[q.0 as usize].rate());
+            if let Some(nic) = nic.filter(|&nic| rate.0 > nic) {
+                return err(format!("flows[{i}].rate"), format!("{} is faster than the link out of '{}' ({nic}); a host cannot send faster than its interface", rate.0, f.src));
+            }
+        }
         let rev = route(d, s, &mut sim)?;
         let count = f.count.expect("resolved");
         for k in 0..count {
@@ -918,14 +927,6 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
                     (FlowEngine::Tcp(Box::new(t)), cc)
                 }
                 FlowKind::UdpCbr => {
-                    // A host cannot put datagrams on the wire faster than its own link; a
-                    // faster source would only be dropped at its own NIC (at up to 10^12
-                    // events per simulated second, which looks like a hang).
-                    let rate = f.rate.expect("resolved").0;
-                    let nic = graph.route(s, d).and_then(|ps| ps.iter().find_map(|&q| sim.pipes[q.0 as usize].rate()));
-                    if let Some(nic) = nic.filter(|&nic| rate > nic) {
-                        return err(format!("flows[{i}].rate"), format!("{rate} is faster than the link out of '{}' ({nic}); a host cannot send faster than its interface", f.src));
-                    }
                     let src = CbrSource { rate: f.rate.expect("resolved").0, packet_size: f.packet_size.expect("resolved").0 as u32, start, stop_at, sent: 0 };
                     (FlowEngine::Udp(UdpFlow { src, received: 0, bytes_received: 0 }), "none")
                 }

@@ -255,20 +255,17 @@ impl Scoreboard {
     /// MODEL: walks the lost retransmissions not yet sent again; they go first whenever the
     /// window allows, so the list stays short.
     fn lost_retransmitted_bytes(&self, una: u64) -> u64 {
+        if self.rxt_lost.is_empty() {
+            return 0; // Almost always (pipe_with_losses asks on every ACK in recovery).
+        }
         let hr = self.high_rxt.at;
         let unsacked = |a: u64, b: u64| (b - a) - self.sacked.covered_in(a, b);
         let clamp = |&(a, b): &(u64, u64)| (a.max(una), b.min(hr));
-        match self.rxt_lost.len() {
-            0 => 0,
-            1 => {
-                let (a, b) = clamp(&self.rxt_lost[0]);
-                if a < b {
-                    unsacked(a, b)
-                } else {
-                    0
-                }
-            }
-            _ => {
+        // Usually the ranges are in order and disjoint: sum them as they are.
+        let (mut total, mut reach) = (0, 0);
+        for (a, b) in self.rxt_lost.iter().map(clamp).filter(|(a, b)| a < b) {
+            if a < reach {
+                // Overlapping or out of order: merge them in order (rare, so the list is short).
                 let mut r: Vec<(u64, u64)> = self.rxt_lost.iter().map(clamp).filter(|(a, b)| a < b).collect();
                 r.sort_unstable();
                 let (mut total, mut reach) = (0, 0);
@@ -279,9 +276,12 @@ impl Scoreboard {
                         reach = b;
                     }
                 }
-                total
+                return total;
             }
+            total += unsacked(a, b);
+            reach = b;
         }
+        total
     }
 
     /// The next piece of a lost retransmission to send again (Linux: ahead of anything
