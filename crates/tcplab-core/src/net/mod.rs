@@ -4,6 +4,7 @@
 //! Switches forward with zero processing delay, so a route is simply the ordered list of pipes
 //! a packet traverses from its source host to its destination host.
 
+pub mod fabric;
 pub mod harmonizer;
 pub mod impair;
 pub mod merge;

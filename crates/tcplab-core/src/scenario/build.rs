@@ -856,7 +856,8 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
         let resolution_ps = t.resolution.expect("resolved").0.as_ps();
         let writer = match (t.pcap.expect("resolved"), capture_dir) {
             (true, Some(dir)) => {
-                let ifaces: Vec<(String, u64)> = pipes.iter().map(|(p, _)| (sim.pipes[p.0 as usize].name.clone(), sim.pipes[p.0 as usize].rate().map_or(0, |r| r.bps()))).collect();
+                let ifaces: Vec<(String, u64)> =
+                    pipes.iter().map(|(p, _)| (sim.fabric.pipes[p.0 as usize].name.clone(), sim.fabric.pipes[p.0 as usize].rate().map_or(0, |r| r.bps()))).collect();
                 let path = dir.join(format!("{}.pcapng", t.name));
                 Some(PcapWriter::create(&path, &ifaces, resolution_ps).map_err(|e| ScenarioError::new(format!("taps[{i}]"), format!("cannot create {}: {e}", path.display())))?)
             }
@@ -905,7 +906,7 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
             // A host cannot put datagrams on the wire faster than its own link (the first rated
             // pipe of its route); a faster source would only be dropped at its own NIC, at up
             // to 10^12 events per simulated second, which looks like a hang.
-            let nic = sim.route_pipes(fwd).iter().find_map(|&q| sim.pipes[q.0 as usize].rate());
+            let nic = sim.route_pipes(fwd).iter().find_map(|&q| sim.fabric.pipes[q.0 as usize].rate());
             if let Some(nic) = nic.filter(|&nic| rate.0 > nic) {
                 return err(format!("flows[{i}].rate"), format!("{} is faster than the link out of '{}' ({nic}); a host cannot send faster than its interface", rate.0, f.src));
             }

@@ -150,7 +150,7 @@ fn smoke_run_is_deterministic_and_conserves_packets() {
     }
     // UDP: 5 Mb/s for 1 s of 1000-byte packets = 625 datagrams, none lost (buffer is ample).
     assert_eq!(s.flows[2].segments_sent, 625);
-    let p = a.sim.packets;
+    let p = a.sim.fabric.packets;
     assert_eq!(p.created, p.delivered + p.queue_drops + p.random_drops + a.sim.packets_inside());
     let queued_drops: u64 = s.queues.iter().map(|q| q.dropped).sum();
     assert_eq!(queued_drops, p.queue_drops);
@@ -272,7 +272,7 @@ fn same_as_hop_by_hop(text: &str, seed: u64) -> (Run, Run) {
     assert_eq!(outcome(&fast), outcome(&slow));
     assert_eq!(fast.sim.traces.digest(), slow.sim.traces.digest());
     for r in [&fast, &slow] {
-        let p = r.sim.packets;
+        let p = r.sim.fabric.packets;
         assert_eq!(p.created, p.delivered + p.queue_drops + p.random_drops + r.sim.packets_inside());
     }
     (fast, slow)
@@ -298,7 +298,7 @@ fn passing_packets_on_without_events_changes_no_result() {
     let (fast, slow) = same_as_hop_by_hop(&text, 3);
     let s = fast.sim.summary();
     assert!(s.queues.iter().any(|q| q.name == "s2->d" && q.dropped > 0), "the bottleneck drops");
-    assert!(fast.sim.packets.random_drops > 0);
+    assert!(fast.sim.fabric.packets.random_drops > 0);
     assert!(fast.sim.events() * 10 < slow.sim.events() * 8, "{} vs {} events", fast.sim.events(), slow.sim.events());
 }
 
@@ -337,7 +337,7 @@ packet_size = "700B""#,
     assert_eq!(merged.sim.traces.digest(), stepped.sim.traces.digest());
     let s = merged.sim.summary();
     assert!(s.queues.iter().any(|q| q.name == "s1->wan" && q.dropped > 20), "the merged port drops: {:?}", s.queues);
-    assert!(merged.sim.packets.random_drops > 0);
+    assert!(merged.sim.fabric.packets.random_drops > 0);
     assert!(merged.sim.events() * 10 < slow.sim.events() * 7, "{} vs {} events", merged.sim.events(), slow.sim.events());
 }
 
@@ -349,7 +349,7 @@ fn different_seeds_differ_when_there_is_randomness() {
     assert_ne!(a.summary_json(), b.summary_json());
     let a2 = run(&lossy, 1);
     assert_eq!(a.summary_json(), a2.summary_json());
-    assert!(a.sim.packets.random_drops > 0);
+    assert!(a.sim.fabric.packets.random_drops > 0);
 }
 
 #[test]
@@ -363,7 +363,7 @@ fn dumbbell_fills_the_bottleneck() {
     let bottleneck = s.queues.iter().find(|q| q.name == "left->right").unwrap();
     assert!(bottleneck.max_packets > 100);
     // Packet conservation with drops.
-    let p = r.sim.packets;
+    let p = r.sim.fabric.packets;
     assert_eq!(p.created, p.delivered + p.queue_drops + p.random_drops + r.sim.packets_inside());
 }
 
@@ -448,7 +448,7 @@ fn taps_write_pcapng_and_the_capture_trace() {
     assert!(r.sim.capture_error().is_none());
     let cap = r.sim.traces.capture.as_ref().expect("capture trace");
     let n = cap.time_s.len() as u64;
-    let tap = r.sim.taps.iter().find(|t| t.name == "bottleneck").unwrap();
+    let tap = r.sim.observers.taps.iter().find(|t| t.name == "bottleneck").unwrap();
     assert_eq!(n, tap.packets);
     // Every data segment of both TCP flows crossed the bottleneck: at least 2 × 2 MB / 1460.
     let data: u64 = cap.dir.iter().zip(&cap.len).filter(|(d, l)| **d == 0 && **l > 0).count() as u64;

@@ -1,0 +1,457 @@
+//! The forwarding fabric: the pipes, the routes through them and the per-route hop tables,
+//! the pass-on and merge planning that lets a packet cross several pipes per event, the
+//! forwarding itself and the network-wide packet counters. It schedules its own events
+//! (`NetEvent`) in the run's queue under their canonical keys and hands back the packets that
+//! reach their destination; it knows nothing of flows, endpoints or observers beyond the
+//! `PipeObserver` it tells when an observed pipe changed.
+
+use serde::Serialize;
+
+use crate::engine::order::{Key, Order, Rank};
+use crate::engine::queue::Lane;
+use crate::engine::EventQueue;
+use crate::net::merge::Merge;
+use crate::net::packet::{Packet, RouteId};
+use crate::net::pipe::{Offer, Pipe, PipeId, PipeWake};
+use crate::units::{SimDuration, SimTime};
+
+/// The fabric's events.
+#[derive(Clone, Copy, Debug)]
+pub enum NetEvent {
+    /// An event-driven pipe's transmitter finishes a packet.
+    TxDone(PipeId),
+    /// A pipe's next packet reaches its far end.
+    Arrive(PipeId),
+    /// A merge admits the packets it holds that are due (see `Fabric::plan`).
+    Flush(u32),
+}
+
+impl NetEvent {
+    /// The event's place among events at the same instant (`engine::order`).
+    #[inline(always)]
+    pub fn key(self, order: &Order, t: SimTime) -> Key {
+        match self {
+            NetEvent::TxDone(p) => order.key(t, Rank::TxDone, p.0),
+            NetEvent::Arrive(p) => order.key(t, Rank::Arrive, p.0),
+            NetEvent::Flush(m) => order.key(t, Rank::Flush, m),
+        }
+    }
+}
+
+/// Told when an observed pipe (a tap, a traced queue) accepted, dropped or sent a packet.
+pub trait PipeObserver {
+    /// Pipe `p` changed at `now`.
+    fn pipe_changed(&mut self, now: SimTime, p: PipeId, pipe: &mut Pipe);
+}
+
+/// An observed pipe that changed, and when (see `Fabric::forward`).
+pub type Touched = Option<(SimTime, PipeId)>;
+
+#[inline(always)]
+fn schedule<E: From<NetEvent> + Copy>(q: &mut EventQueue<E>, order: &Order, lane: Lane, t: SimTime, ev: NetEvent) {
+    q.schedule(lane, ev.key(order, t), E::from(ev));
+}
+
+/// One hop of a route as the forwarding loop sees it.
+#[derive(Clone, Copy, Debug)]
+struct Hop {
+    pipe: PipeId,
+    /// How the packets this pipe accepts reach the next hop's pipe.
+    next: NextHop,
+    /// With `NextHop::Merge`: the next pipe's merge, and this pipe's feeder slot in it.
+    merge: u32,
+    merge_slot: u16,
+}
+
+/// How packets get from one hop's pipe to the next (see `plan_pass_on`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NextHop {
+    /// Through an arrival event (or this is the last hop).
+    Event,
+    /// Straight into the next pipe at their arrival time.
+    PassOn,
+    /// Registered with the next pipe's merge.
+    Merge,
+}
+
+/// Network-wide packet counters (conservation checks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PacketCounters {
+    /// Packets handed to the network by hosts.
+    pub created: u64,
+    /// Packets that reached their destination host.
+    pub delivered: u64,
+    /// Packets dropped by full queues.
+    pub queue_drops: u64,
+    /// Packets dropped by random loss.
+    pub random_drops: u64,
+    /// Copies made by emulators that duplicate: created + duplicated = delivered + drops +
+    /// packets inside.
+    pub duplicated: u64,
+}
+
+impl PacketCounters {
+    /// Count a packet a pipe refused.
+    pub fn count_drop(&mut self, drop: Offer) {
+        match drop {
+            Offer::QueueDrop => self.queue_drops += 1,
+            Offer::RandomDrop => self.random_drops += 1,
+            Offer::Accepted => {}
+        }
+    }
+}
+
+/// The pipes, routes and forwarding state of one run.
+#[derive(Debug)]
+pub struct Fabric {
+    /// All pipes.
+    pub pipes: Vec<Pipe>,
+    routes: Vec<Vec<PipeId>>,
+    /// Per route, per hop: the pipe and how the packets it accepts reach the next hop's pipe
+    /// (an arrival event, passed straight on, or through a merge; see `plan`).
+    hops: Vec<Box<[Hop]>>,
+    planned: bool,
+    /// Merges of multi-feeder pipes (see `plan`).
+    merges: Vec<Merge>,
+    /// Per pipe: an observer watches it (it takes an event per packet and is never passed
+    /// over).
+    observed: Vec<bool>,
+    /// Nothing arriving after the stop time is admitted ahead of its event.
+    stop_time: Option<SimTime>,
+    order: Order,
+    /// Packet counters.
+    pub packets: PacketCounters,
+}
+
+impl Fabric {
+    /// An empty fabric for a run that stops at `stop_time` (if set) with event order `order`.
+    pub fn new(stop_time: Option<SimTime>, order: Order) -> Self {
+        Fabric {
+            pipes: Vec::new(),
+            routes: Vec::new(),
+            hops: Vec::new(),
+            planned: false,
+            merges: Vec::new(),
+            observed: Vec::new(),
+            stop_time,
+            order,
+            packets: PacketCounters::default(),
+        }
+    }
+
+    /// Add a pipe.
+    pub fn add_pipe(&mut self, pipe: Pipe) -> PipeId {
+        let id = PipeId(self.pipes.len() as u32);
+        self.pipes.push(pipe);
+        self.observed.push(false);
+        id
+    }
+
+    /// Add a route (the pipes from a source host to a destination host).
+    pub fn add_route(&mut self, pipes: Vec<PipeId>) -> RouteId {
+        assert!(!pipes.is_empty() && pipes.len() < u16::MAX as usize, "a route has 1..65535 pipes");
+        self.routes.push(pipes);
+        RouteId(self.routes.len() as u32 - 1)
+    }
+
+    /// The pipes of a route, from its source host.
+    pub fn route_pipes(&self, r: RouteId) -> &[PipeId] {
+        &self.routes[r.0 as usize]
+    }
+
+    /// An observer watches pipe `p` (call before planning).
+    pub fn observe(&mut self, p: PipeId) {
+        self.observed[p.0 as usize] = true;
+    }
+
+    /// True once `plan` or `hop_by_hop` has built the hop tables.
+    pub fn is_planned(&self) -> bool {
+        self.planned
+    }
+
+    /// The network-wide packet counters, emulators' copies included.
+    pub fn packet_counters(&self) -> PacketCounters {
+        PacketCounters { duplicated: self.pipes.iter().map(Pipe::duplicated).sum(), ..self.packets }
+    }
+
+    /// Packets currently inside the network (queued, in service, propagating or held by a
+    /// merge).
+    pub fn packets_inside(&self) -> u64 {
+        self.pipes.iter().map(|p| p.packets_inside()).sum::<u64>() + self.merges.iter().map(|m| m.len() as u64).sum::<u64>()
+    }
+
+    /// A host hands `pkt` (hop 0 of its route) to the network at `now`.
+    #[inline]
+    #[must_use = "an observed pipe that changed must be reported to its observers"]
+    pub fn inject<E: From<NetEvent> + Copy>(&mut self, now: SimTime, pkt: Packet, q: &mut EventQueue<E>) -> Touched {
+        self.packets.created += 1;
+        self.forward(now, pkt, q)
+    }
+
+    /// Pipe `p`'s transmitter finished a packet at `now`.
+    pub fn tx_done<E: From<NetEvent> + Copy>(&mut self, now: SimTime, p: PipeId, q: &mut EventQueue<E>, obs: &mut impl PipeObserver) {
+        let mut wake = PipeWake::default();
+        self.pipes[p.0 as usize].tx_done(now, &mut wake);
+        self.wake(p, wake, q);
+        if self.observed[p.0 as usize] {
+            obs.pipe_changed(now, p, &mut self.pipes[p.0 as usize]);
+        }
+    }
+
+    /// Pipe `p`'s next packet reaches its far end at `now`. Returns the packet, its hop moved
+    /// on (`None` if it was lost in the pipe), and the key of the pipe's next arrival, which
+    /// the caller schedules as `NetEvent::Arrive(p)` or handles at once if nothing precedes it.
+    #[inline]
+    pub fn arrive(&mut self, now: SimTime, p: PipeId) -> (Option<Packet>, Option<Key>) {
+        let mut wake = PipeWake::default();
+        let arrived = self.pipes[p.0 as usize].arrive(now, &mut wake);
+        debug_assert!(wake.tx_done.is_none(), "an arrival starts no transmission");
+        let next = wake.arrival.map(|t| NetEvent::Arrive(p).key(&self.order, t));
+        (
+            arrived.map(|mut pkt| {
+                pkt.hop += 1;
+                pkt
+            }),
+            next,
+        )
+    }
+
+    /// True when `pkt` (as `arrive` returned it) has crossed its route's last pipe; count it.
+    #[inline]
+    pub fn reached_destination(&mut self, pkt: &Packet) -> bool {
+        let done = pkt.hop as usize >= self.hops[pkt.route.0 as usize].len();
+        self.packets.delivered += done as u64;
+        done
+    }
+
+    fn wake<E: From<NetEvent> + Copy>(&mut self, p: PipeId, w: PipeWake, q: &mut EventQueue<E>) {
+        if let Some(t) = w.tx_done {
+            schedule(q, &self.order, Lane::Busy, t, NetEvent::TxDone(p));
+        }
+        if let Some(t) = w.arrival {
+            schedule(q, &self.order, Lane::Busy, t, NetEvent::Arrive(p));
+        }
+    }
+
+    /// Give every hop its own arrival event (no pass-on, no merges; see `plan_pass_on`): the
+    /// reference behaviour, for checks and benchmarks. Call before running.
+    pub fn hop_by_hop(&mut self) {
+        self.merges.clear();
+        self.set_pass_on(&vec![false; self.pipes.len()], &[]);
+    }
+
+    /// Build the per-route hop tables from the per-pipe pass-on decision and the merges'
+    /// feeders (`feeders[m]`: the pipes feeding `self.merges[m]`, in slot order).
+    fn set_pass_on(&mut self, pass_on: &[bool], feeders: &[Vec<PipeId>]) {
+        self.planned = true;
+        let mut merge_of = vec![None; self.pipes.len()];
+        for (m, merge) in self.merges.iter().enumerate() {
+            merge_of[merge.pipe.0 as usize] = Some(m as u32);
+        }
+        self.hops = self
+            .routes
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .enumerate()
+                    .map(|(h, &p)| {
+                        let next = r.get(h + 1);
+                        let merge = next.and_then(|n| merge_of[n.0 as usize]);
+                        let slot = merge.map_or(0, |m| feeders[m as usize].iter().position(|&f| f == p).expect("a merge lists its feeders"));
+                        let slot = u16::try_from(slot).expect("a merge has under 65536 feeders");
+                        let how = if merge.is_some() {
+                            NextHop::Merge
+                        } else if next.is_some_and(|n| pass_on[n.0 as usize]) {
+                            NextHop::PassOn
+                        } else {
+                            NextHop::Event
+                        };
+                        Hop { pipe: p, next: how, merge: merge.unwrap_or(0), merge_slot: slot }
+                    })
+                    .collect()
+            })
+            .collect();
+    }
+
+    /// Decide which pipes take packets straight from their upstream pipe, and which take them
+    /// through a merge.
+    ///
+    /// **Pass-on.** A pipe qualifies when every route that uses it enters it from one and the
+    /// same upstream pipe (never from a host), that upstream pipe fixes each packet's arrival
+    /// time when it accepts the packet and keeps FIFO order, and the pipe itself is unobserved
+    /// (no tap, no queue trace) and decides on admission too. Its admissions then come from a
+    /// single FIFO in non-decreasing time, so admitting a packet at its (future) arrival time
+    /// the moment the upstream pipe accepts it gives the same drops and the same times as an
+    /// arrival event would — one event per packet for the whole chain instead of one per hop.
+    ///
+    /// **Merges.** A pipe that several pipes feed (a switch port shared by many senders) can't
+    /// do that: its packets must be admitted in time order across feeders. It qualifies for a
+    /// merge (`net::merge`) when it is unobserved and decides on admission, and on every route
+    /// that uses it the packet gets there from its host without any event: every pipe before it
+    /// decides on admission, keeps order and is unobserved, and all but the first are pass-on
+    /// pipes. A packet is then registered, with its arrival time, when its host sends it, at
+    /// least `lead` (the smallest sum of propagation delays in front of the pipe) before it
+    /// arrives, so a flush at time g admits every arrival before g + lead in exact time order.
+    /// Nothing sees the pipe's state but its own later admissions, and whatever it sends on
+    /// arrives after its delay, so a flush may wait until the earliest held packet's arrival
+    /// plus the pipe's delay: one event per batch instead of one per packet. Equal arrival
+    /// times are admitted in the order the packets entered the network.
+    ///
+    /// Arrivals after the stop time are left to events or held, so every counter at the stop
+    /// is the same; only the order of events at the very same picosecond may differ. A run
+    /// that stops when its flows are done stops at an instant nobody knows in advance, so
+    /// there the queue counters could run ahead of it: such runs keep one event per hop.
+    pub fn plan(&mut self, stops_when_flows_done: bool) {
+        if stops_when_flows_done {
+            self.hop_by_hop();
+            return;
+        }
+        const HOST: u32 = u32::MAX;
+        const MANY: u32 = u32::MAX - 1;
+        let n = self.pipes.len();
+        let mut feeder: Vec<Option<u32>> = vec![None; n];
+        let mut from_host = vec![false; n];
+        for route in &self.routes {
+            from_host[route[0].0 as usize] = true;
+            for (h, p) in route.iter().enumerate() {
+                let from = if h == 0 { HOST } else { route[h - 1].0 };
+                let f = &mut feeder[p.0 as usize];
+                *f = match *f {
+                    None => Some(from),
+                    Some(x) if x == from => Some(x),
+                    Some(_) => Some(MANY),
+                };
+            }
+        }
+        let steady = |p: usize| {
+            let pipe = &self.pipes[p];
+            pipe.decides_on_admission() && pipe.keeps_order() && !self.observed[p]
+        };
+        let pass_on: Vec<bool> = (0..n)
+            .map(|p| match feeder[p] {
+                Some(u) if u != HOST && u != MANY => steady(u as usize) && self.pipes[p].decides_on_admission() && !self.observed[p],
+                _ => false,
+            })
+            .collect();
+        self.merges.clear();
+        let mut feeders: Vec<Vec<PipeId>> = Vec::new();
+        for p in 0..n {
+            if pass_on[p] || from_host[p] || feeder[p].is_none() || !self.pipes[p].decides_on_admission() || self.observed[p] {
+                continue;
+            }
+            let mut lead = SimDuration(u64::MAX);
+            let mut fed_by: Vec<PipeId> = Vec::new();
+            let mut eligible = true;
+            for route in &self.routes {
+                for h in (1..route.len()).filter(|&h| route[h].0 as usize == p) {
+                    let chain = &route[..h];
+                    eligible &= chain.iter().all(|q| steady(q.0 as usize)) && chain[1..].iter().all(|q| pass_on[q.0 as usize]);
+                    lead = lead.min(SimDuration(chain.iter().map(|q| self.pipes[q.0 as usize].delay().as_ps()).sum()));
+                    if !fed_by.contains(&chain[h - 1]) {
+                        fed_by.push(chain[h - 1]);
+                    }
+                }
+            }
+            let pipe = &self.pipes[p];
+            // A rate-limited pipe sends nothing on before arrival + serialization + delay; an
+            // unlimited one before arrival + delay: the flush must come strictly earlier.
+            let hold = match pipe.rate() {
+                Some(_) => Some(pipe.delay()),
+                None => pipe.delay().as_ps().checked_sub(1).map(SimDuration),
+            };
+            match hold {
+                Some(hold) if eligible && lead.as_ps() + hold.as_ps() >= 1 => {
+                    self.merges.push(Merge::new(PipeId(p as u32), fed_by.clone(), lead, hold, self.order));
+                    feeders.push(fed_by);
+                }
+                _ => {}
+            }
+        }
+        self.set_pass_on(&pass_on, &feeders);
+    }
+
+    /// Admit a merge's packets that are due at `now` (a flush event), and schedule the next.
+    pub fn flush_merge<E: From<NetEvent> + Copy>(&mut self, now: SimTime, m: usize, q: &mut EventQueue<E>, obs: &mut impl PipeObserver) {
+        let Some(before) = self.merges[m].begin_flush(now) else { return };
+        // Never admit a packet that arrives after the stop: the counters at the stop must be
+        // those of a run with an event per hop (such packets stay held, inside the network).
+        let before = self.stop_time.map_or(before, |s| before.min(s + SimDuration(1)));
+        self.admit_held(m, before, q, obs);
+        if let Some(t) = self.merges[m].end_flush() {
+            schedule(q, &self.order, Lane::Busy, t, NetEvent::Flush(m as u32));
+        }
+    }
+
+    /// At the stop time: admit every held packet that arrives by then, so the counters at the
+    /// stop are those of a run with an event per hop.
+    pub fn settle_merges<E: From<NetEvent> + Copy>(&mut self, stop: SimTime, q: &mut EventQueue<E>, obs: &mut impl PipeObserver) {
+        for m in 0..self.merges.len() {
+            self.admit_held(m, stop + SimDuration(1), q, obs);
+        }
+    }
+
+    /// Send on a merge's held packets that arrive before `before`, in order.
+    fn admit_held<E: From<NetEvent> + Copy>(&mut self, m: usize, before: SimTime, q: &mut EventQueue<E>, obs: &mut impl PipeObserver) {
+        while let Some((at, pkt)) = self.merges[m].pop_before(before) {
+            if let Some((t, p)) = self.forward(at, pkt, q) {
+                obs.pipe_changed(t, p, &mut self.pipes[p.0 as usize]);
+            }
+        }
+    }
+
+    /// Offer `pkt` (at hop `pkt.hop` of its route) at `now` and carry it through the pass-on
+    /// chain that follows. Returns the pipe where it stopped and when, if that pipe is
+    /// observed (the caller tells the observers: the fabric holds no reference to them).
+    #[must_use = "an observed pipe that changed must be reported to its observers"]
+    pub fn forward<E: From<NetEvent> + Copy>(&mut self, mut now: SimTime, mut pkt: Packet, q: &mut EventQueue<E>) -> Touched {
+        let hops = &self.hops[pkt.route.0 as usize];
+        let mut wake = PipeWake::default();
+        let p = loop {
+            let hop = hops[pkt.hop as usize];
+            let pipe = &mut self.pipes[hop.pipe.0 as usize];
+            if matches!(hop.next, NextHop::Merge) {
+                self.register_in_merge(now, pkt, hop, q);
+                return None;
+            }
+            if matches!(hop.next, NextHop::Event) {
+                match pipe.offer(now, pkt, &mut wake) {
+                    Offer::Accepted => {}
+                    drop => self.packets.count_drop(drop),
+                }
+                break hop.pipe;
+            }
+            match pipe.offer_through(now, pkt.size) {
+                Ok(at) if self.stop_time.is_none_or(|s| at <= s) => {
+                    // Straight into the next pipe at its arrival time.
+                    now = at;
+                    pkt.hop += 1;
+                }
+                Ok(at) => {
+                    pipe.keep_in_line(at, pkt, &mut wake);
+                    break hop.pipe;
+                }
+                Err(drop) => {
+                    self.packets.count_drop(drop);
+                    break hop.pipe;
+                }
+            }
+        };
+        self.wake(p, wake, q);
+        self.observed[p.0 as usize].then_some((now, p))
+    }
+
+    /// Offer a packet to `hop`'s pipe and, if accepted, register it with the next pipe's merge
+    /// (admitted there in time order by a flush).
+    #[inline(never)]
+    fn register_in_merge<E: From<NetEvent> + Copy>(&mut self, now: SimTime, mut pkt: Packet, hop: Hop, q: &mut EventQueue<E>) {
+        match self.pipes[hop.pipe.0 as usize].offer_through(now, pkt.size) {
+            Ok(at) => {
+                pkt.hop += 1;
+                if let Some(t) = self.merges[hop.merge as usize].push(hop.merge_slot as u32, at, pkt) {
+                    schedule(q, &self.order, Lane::Busy, t, NetEvent::Flush(hop.merge));
+                }
+            }
+            Err(drop) => self.packets.count_drop(drop),
+        }
+    }
+}

@@ -1,0 +1,588 @@
+//! The simulation: owns the clock and the event queue and dispatches events by `match` on a
+//! closed enum to the parts that own the state: the forwarding fabric (`net::fabric`: pipes,
+//! routes, forwarding, packet counters), the flows (their TCP endpoints and applications, here),
+//! the observers (`observe`: taps and traces), the remedies (`decp`) and the summary
+//! (`summary`). The fabric hands back the packets that reach a host; the simulation gives them
+//! to their flow. No globals: everything a run touches lives in one `Simulation` value.
+
+mod decp;
+mod flows;
+mod observe;
+mod summary;
+
+pub use decp::Coordinator;
+pub use flows::{Flow, FlowEngine, FlowInfo, TcpFlow, UdpFlow};
+pub use observe::{Observers, Tap};
+pub use summary::{event_codes, FlowSummary, QueueSummary, RunSummary};
+
+pub use crate::net::fabric::PacketCounters;
+
+use serde::Serialize;
+
+/// The observers as the fabric sees them (a `PipeObserver` borrowing only the observers, the
+/// flows and the traces, so the fabric and the event queue stay free).
+macro_rules! view {
+    ($s:ident) => {
+        observe::PipeView { observers: &mut $s.observers, flows: &$s.flows, traces: &mut $s.traces }
+    };
+}
+
+use crate::engine::order::{Key, Order, Rank};
+use crate::engine::queue::Lane;
+use crate::engine::EventQueue;
+use crate::net::fabric::{Fabric, NetEvent, Touched};
+use crate::net::packet::{Body, End, FlowId, Packet, RouteId, IPV4_HEADER, UDP_HEADER};
+use crate::net::pipe::{Pipe, PipeId};
+use crate::tcp::Output;
+use crate::trace::pcap::WireIdentity;
+use crate::trace::Traces;
+use crate::units::{SimDuration, SimTime};
+
+/// Why a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    /// It has not ended yet.
+    Running,
+    /// The stop time (`run.duration`) was reached.
+    Duration,
+    /// Every flow finished.
+    FlowsDone,
+    /// No event was pending: nothing more could happen (with `flows-done`, some flow could not
+    /// finish).
+    Idle,
+    /// A run with no stop time reached `units::MAX_TIME` of simulated time before its stop
+    /// condition held (a flow that could not finish, or a run that never goes idle).
+    TimeLimit,
+}
+
+/// When a run ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum StopRule {
+    /// At `Simulation::stop_time`.
+    Duration,
+    /// When every flow has finished (or at the stop time, if one is set).
+    FlowsDone,
+    /// When no event is pending (or at the stop time, if one is set).
+    Idle,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// The forwarding fabric's events.
+    Net(NetEvent),
+    Timer {
+        flow: u32,
+        end: u8,
+        gen: u32,
+    },
+    Start(u32),
+    AppStop(u32),
+    Cbr(u32),
+    Sample,
+    Coordinate(u32),
+}
+
+impl From<NetEvent> for Event {
+    #[inline(always)]
+    fn from(e: NetEvent) -> Event {
+        Event::Net(e)
+    }
+}
+
+impl Event {
+    /// The event's place among events at the same instant (`engine::order`): its kind and its
+    /// source (a pipe, a flow, a flow's endpoint as `2·flow + end`, a merge, a coordinator).
+    #[inline(always)]
+    fn key(self, order: &Order, t: SimTime) -> Key {
+        let (rank, id) = match self {
+            Event::Net(e) => return e.key(order, t),
+            Event::Timer { flow, end, .. } => (Rank::Timer, flow << 1 | end as u32),
+            Event::Start(f) => (Rank::Start, f),
+            Event::AppStop(f) => (Rank::AppStop, f),
+            Event::Cbr(f) => (Rank::Cbr, f),
+            Event::Sample => (Rank::Sample, 0),
+            Event::Coordinate(c) => (Rank::Coordinate, c),
+        };
+        order.key(t, rank, id)
+    }
+}
+
+/// One simulation run.
+#[derive(Debug)]
+pub struct Simulation {
+    q: EventQueue<Event>,
+    /// The canonical order of simultaneous events (salted by the seed).
+    order: Order,
+    /// The pipes, routes and forwarding state, and the packet counters.
+    pub fabric: Fabric,
+    /// Pipes reported as queues (rate-limited ones), in report order.
+    pub queue_pipes: Vec<PipeId>,
+    /// All flows.
+    pub flows: Vec<Flow>,
+    /// Recorded traces.
+    pub traces: Traces,
+    sample_interval: Option<SimDuration>,
+    stop_rule: StopRule,
+    stop_time: Option<SimTime>,
+    finished: bool,
+    stop_reason: StopReason,
+    flows_done: usize,
+    out: Output,
+    /// Taps, the queue trace's per-pipe state and the flows' wire identities.
+    pub observers: Observers,
+    /// Stream coordinators.
+    pub coordinators: Vec<Coordinator>,
+}
+
+impl Simulation {
+    /// An empty simulation with a stop rule, an optional stop time and the salt of its event
+    /// order (which of several simultaneous events goes first; derive it from the seed).
+    pub fn new(stop_rule: StopRule, stop_time: Option<SimTime>, order_salt: u64) -> Self {
+        Simulation {
+            q: EventQueue::new(),
+            order: Order::new(order_salt),
+            fabric: Fabric::new(stop_time, Order::new(order_salt)),
+            queue_pipes: Vec::new(),
+            flows: Vec::new(),
+            traces: Traces::default(),
+            sample_interval: None,
+            stop_rule,
+            stop_time,
+            finished: false,
+            stop_reason: StopReason::Running,
+            flows_done: 0,
+            out: Output::default(),
+            observers: Observers::default(),
+            coordinators: Vec::new(),
+        }
+    }
+
+    /// Add a coordinator; it first acts one interval after time zero.
+    pub fn add_coordinator(&mut self, c: Coordinator) {
+        let id = self.coordinators.len() as u32;
+        self.schedule(Lane::Timer, SimTime::ZERO + c.interval, Event::Coordinate(id));
+        self.coordinators.push(c);
+    }
+
+    fn coordinate(&mut self, now: SimTime, id: usize) {
+        for f in self.coordinators[id].act(&mut self.flows) {
+            self.record_cwnd(now, f);
+        }
+        let next = now + self.coordinators[id].interval;
+        if self.stop_time.is_none_or(|s| next <= s) {
+            self.schedule(Lane::Timer, next, Event::Coordinate(id as u32));
+        }
+    }
+
+    /// Add a tap observing `pipes` (each with its interface number in the pcapng file).
+    pub fn add_tap(&mut self, tap: Tap, pipes: &[(PipeId, u32)]) {
+        self.observers.add_tap(tap, pipes, &mut self.traces);
+        for &(p, _) in pipes {
+            self.fabric.pipes[p.0 as usize].set_tapped();
+            self.fabric.observe(p);
+        }
+    }
+
+    /// The first error writing a capture file, if any (the run goes on without that file).
+    pub fn capture_error(&self) -> Option<&str> {
+        self.observers.capture_error()
+    }
+
+    /// Flush every capture file (call when the run is over).
+    pub fn flush_captures(&mut self) {
+        self.observers.flush_captures();
+    }
+
+    /// Add a pipe; `report_as_queue` lists it among the queues of the summary.
+    pub fn add_pipe(&mut self, pipe: Pipe, report_as_queue: bool) -> PipeId {
+        let id = self.fabric.add_pipe(pipe);
+        self.observers.add_pipe(report_as_queue.then_some(self.queue_pipes.len() as u32));
+        if report_as_queue {
+            self.queue_pipes.push(id);
+        }
+        id
+    }
+
+    /// Add a route (the pipes from a source host to a destination host).
+    pub fn add_route(&mut self, pipes: Vec<PipeId>) -> RouteId {
+        self.fabric.add_route(pipes)
+    }
+
+    /// The pipes of a route, from its source host.
+    pub fn route_pipes(&self, r: RouteId) -> &[PipeId] {
+        self.fabric.route_pipes(r)
+    }
+
+    /// Add a flow (with its wire identity for captures) and schedule its start.
+    pub fn add_flow(&mut self, flow: Flow, wire: WireIdentity) -> FlowId {
+        assert!(self.flows.len() < 1 << 31, "at most 2^31 flows (timer keys hold 2·flow + end)");
+        let id = self.flows.len() as u32;
+        self.observers.wire_ids.push(wire);
+        self.schedule(Lane::Timer, flow.info.start, Event::Start(id));
+        self.flows.push(flow);
+        FlowId(id)
+    }
+
+    /// Turn on the throughput trace with this bin length.
+    pub fn trace_throughput(&mut self, interval: SimDuration) {
+        self.traces.throughput = Some(Default::default());
+        self.sample_interval = Some(interval);
+        self.schedule(Lane::Timer, SimTime::ZERO + interval, Event::Sample);
+    }
+
+    /// Schedule `ev` at `t` under its canonical key.
+    #[inline(always)]
+    fn schedule(&mut self, lane: Lane, t: SimTime, ev: Event) {
+        self.q.schedule(lane, ev.key(&self.order, t), ev);
+    }
+
+    /// Turn on the cwnd trace.
+    pub fn trace_cwnd(&mut self) {
+        self.traces.cwnd = Some(Default::default());
+    }
+
+    /// Turn on the TCP event trace.
+    pub fn trace_events(&mut self) {
+        self.traces.events = Some(Default::default());
+    }
+
+    /// Trace the occupancy of a queue pipe.
+    pub fn trace_queue(&mut self, p: PipeId) {
+        self.observers.trace_queue(p, &mut self.traces);
+        self.fabric.pipes[p.0 as usize].set_event_driven();
+        self.fabric.observe(p);
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> SimTime {
+        self.q.now()
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.q.popped()
+    }
+
+    /// The stop time, if any.
+    pub fn stop_time(&self) -> Option<SimTime> {
+        self.stop_time
+    }
+
+    /// True once the stop condition holds.
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Why the run ended (`Running` until it has).
+    pub fn stop_reason(&self) -> StopReason {
+        self.stop_reason
+    }
+
+    /// The network-wide packet counters, emulators' copies included.
+    pub fn packet_counters(&self) -> PacketCounters {
+        self.fabric.packet_counters()
+    }
+
+    /// Packets currently inside the network (queued, in service or propagating).
+    pub fn packets_inside(&self) -> u64 {
+        self.fabric.packets_inside()
+    }
+
+    /// Run until simulated time reaches `until` or the stop condition holds; returns
+    /// `finished()`.
+    pub fn advance(&mut self, until: SimTime) -> bool {
+        if !self.fabric.is_planned() {
+            self.fabric.plan(self.stop_rule == StopRule::FlowsDone);
+        }
+        let time_limit = SimTime::ZERO + crate::units::MAX_TIME;
+        let limit = until.min(self.stop_time.unwrap_or(time_limit));
+        while !self.finished {
+            match self.q.pop_until(limit) {
+                Some((now, ev)) => self.dispatch(now, ev, limit),
+                None => {
+                    self.flush_captures();
+                    if self.q.is_empty() && self.stop_rule != StopRule::Duration {
+                        self.finished = true; // Nothing more can happen.
+                        self.stop_reason = StopReason::Idle;
+                    } else if let Some(s) = self.stop_time.filter(|&s| limit >= s) {
+                        self.fabric.settle_merges(s, &mut self.q, &mut view!(self));
+                        self.q.advance_to(limit);
+                        self.finished = true;
+                        self.stop_reason = StopReason::Duration;
+                    } else if self.stop_time.is_none() && limit >= time_limit {
+                        self.q.advance_to(limit);
+                        self.finished = true;
+                        self.stop_reason = StopReason::TimeLimit;
+                    } else {
+                        self.q.advance_to(limit);
+                    }
+                    break;
+                }
+            }
+        }
+        self.finished
+    }
+
+    /// Give every hop its own arrival event (no pass-on, no merges): the reference behaviour,
+    /// for checks and benchmarks. Call before running.
+    pub fn hop_by_hop(&mut self) {
+        self.fabric.hop_by_hop();
+    }
+
+    /// Run to the stop condition.
+    pub fn run(&mut self) {
+        self.advance(SimTime::MAX);
+        self.flush_captures();
+    }
+
+    /// Handle one event popped at `now` (`limit`: the end of the current `advance`).
+    fn dispatch(&mut self, now: SimTime, ev: Event, limit: SimTime) {
+        match ev {
+            Event::Net(NetEvent::TxDone(p)) => self.fabric.tx_done(now, p, &mut self.q, &mut view!(self)),
+            Event::Net(NetEvent::Arrive(p)) => self.arrivals(now, p, limit),
+            Event::Net(NetEvent::Flush(m)) => self.fabric.flush_merge(now, m as usize, &mut self.q, &mut view!(self)),
+            Event::Timer { flow, end, gen } => self.on_timer(now, flow as usize, end as usize, gen),
+            Event::Start(f) => self.start_flow(now, f as usize),
+            Event::AppStop(f) => {
+                self.pump(now, f as usize);
+                self.emit(now, f as usize, 0);
+                self.resched(f as usize, 0);
+            }
+            Event::Cbr(f) => self.cbr_send(now, f as usize),
+            Event::Sample => self.sample(now),
+            Event::Coordinate(c) => self.coordinate(now, c as usize),
+        }
+    }
+
+    /// Packets of pipe `p` reach its far end, the first at `now`. Back-to-back arrivals that
+    /// no other event precedes are handled here in turn, without going through the event
+    /// queue; each is handled exactly where its arrival event would pop.
+    fn arrivals(&mut self, mut now: SimTime, p: PipeId, limit: SimTime) {
+        loop {
+            let (arrived, next) = self.fabric.arrive(now, p);
+            if let Some(pkt) = arrived {
+                if self.fabric.reached_destination(&pkt) {
+                    self.deliver(now, pkt);
+                } else {
+                    let touched = self.fabric.forward(now, pkt, &mut self.q);
+                    self.tell_observers(touched);
+                }
+            }
+            let Some(next) = next else { return };
+            if !self.finished {
+                if let Some(t) = self.q.take_if_next(next, limit) {
+                    now = t;
+                    continue;
+                }
+            }
+            self.q.schedule(Lane::Busy, next, Event::Net(NetEvent::Arrive(p)));
+            return;
+        }
+    }
+
+    /// Tell the observers of a pipe the fabric reported as changed.
+    #[inline(always)]
+    fn tell_observers(&mut self, touched: Touched) {
+        if let Some((t, p)) = touched {
+            self.observers.pipe_changed(t, p, &mut self.fabric.pipes[p.0 as usize], &self.flows, &mut self.traces);
+        }
+    }
+
+    fn deliver(&mut self, now: SimTime, pkt: Packet) {
+        let f = pkt.flow.0 as usize;
+        match (&mut self.flows[f].engine, pkt.body) {
+            (FlowEngine::Tcp(t), Body::Tcp(h)) => {
+                let e = if pkt.to == End::Dst { 1 } else { 0 };
+                t.ends[e].on_segment(now, &h, &mut self.out);
+                self.after_conn(now, f, e);
+            }
+            (FlowEngine::Udp(u), Body::Udp { len, .. }) => {
+                u.received += 1;
+                u.bytes_received += len as u64;
+            }
+            _ => unreachable!("a packet's body always matches its flow's kind"),
+        }
+    }
+
+    fn after_conn(&mut self, now: SimTime, f: usize, e: usize) {
+        if e == 0 {
+            self.pump(now, f);
+        } else {
+            self.close_dst_if_peer_closed(now, f);
+        }
+        self.emit(now, f, e);
+        self.resched(f, e);
+        if e == 0 {
+            self.record_cwnd(now, f);
+        }
+    }
+
+    fn close_dst_if_peer_closed(&mut self, now: SimTime, f: usize) {
+        let flow = &mut self.flows[f];
+        let FlowEngine::Tcp(t) = &mut flow.engine else { return };
+        if !t.dst_closed && t.ends[1].peer_closed() {
+            t.dst_closed = true;
+            t.ends[1].close(now, &mut self.out);
+            if flow.finish.is_none() {
+                flow.finish = Some(now);
+                self.flow_done();
+            }
+        }
+    }
+
+    fn flow_done(&mut self) {
+        self.flows_done += 1;
+        if self.stop_rule == StopRule::FlowsDone && self.flows_done == self.flows.len() {
+            self.finished = true;
+            self.stop_reason = StopReason::FlowsDone;
+        }
+    }
+
+    fn pump(&mut self, now: SimTime, f: usize) {
+        let FlowEngine::Tcp(t) = &mut self.flows[f].engine else { return };
+        let conn = &mut t.ends[0];
+        loop {
+            let want = t.app.wants(now);
+            let space = conn.send_space();
+            if want == 0 || space == 0 {
+                break;
+            }
+            if want < space && conn.writes_are_quiet() {
+                // More than one write to go, and they only queue bytes: make them one.
+                let n = t.app.fill(now, space);
+                conn.write(now, n, &mut self.out);
+                break;
+            }
+            let n = conn.write(now, want, &mut self.out);
+            t.app.wrote(n);
+            if n < want {
+                break;
+            }
+        }
+        if t.app.finished_writing(now) && t.app.mark_closed() {
+            conn.close(now, &mut self.out);
+        }
+    }
+
+    fn emit(&mut self, now: SimTime, f: usize, e: usize) {
+        if self.out.segments.is_empty() && self.out.events.is_empty() {
+            return;
+        }
+        let flow = &self.flows[f];
+        let (route, class) = (flow.routes[e], flow.class);
+        let to = if e == 0 { End::Dst } else { End::Src };
+        if let Some(tr) = self.traces.events.as_mut() {
+            for ev in &self.out.events {
+                tr.time_s.push(now.as_secs_f64());
+                tr.flow.push(f as u32);
+                tr.kind.push(ev.kind as u32);
+                tr.seq.push(ev.seq);
+            }
+        }
+        self.out.events.clear();
+        let mut segs = std::mem::take(&mut self.out.segments);
+        for h in segs.drain(..) {
+            let pkt = Packet { flow: FlowId(f as u32), to, route, hop: 0, class, size: h.ip_len(), created: now, body: Body::Tcp(h) };
+            let touched = self.fabric.inject(now, pkt, &mut self.q);
+            self.tell_observers(touched);
+        }
+        self.out.segments = segs;
+    }
+
+    fn resched(&mut self, f: usize, e: usize) {
+        let FlowEngine::Tcp(t) = &mut self.flows[f].engine else { return };
+        let Some(d) = t.ends[e].next_deadline() else { return };
+        if t.sched[e].is_none_or(|(s, _)| d < s) {
+            t.gen[e] = t.gen[e].wrapping_add(1);
+            let d = d.max(self.q.now());
+            t.sched[e] = Some((d, t.gen[e]));
+            let ev = Event::Timer { flow: f as u32, end: e as u8, gen: t.gen[e] };
+            self.q.schedule(Lane::Timer, ev.key(&self.order, d), ev);
+        }
+    }
+
+    fn on_timer(&mut self, now: SimTime, f: usize, e: usize, gen: u32) {
+        let FlowEngine::Tcp(t) = &mut self.flows[f].engine else { return };
+        if t.sched[e].is_none_or(|(_, g)| g != gen) {
+            return; // Stale: superseded by an earlier deadline.
+        }
+        t.sched[e] = None;
+        if t.ends[e].next_deadline().is_some_and(|d| d <= now) {
+            t.ends[e].on_timer(now, &mut self.out);
+            self.after_conn(now, f, e);
+        } else {
+            self.resched(f, e);
+        }
+    }
+
+    fn start_flow(&mut self, now: SimTime, f: usize) {
+        match &mut self.flows[f].engine {
+            FlowEngine::Tcp(t) => {
+                t.ends[1].listen();
+                t.ends[0].connect(now, &mut self.out);
+                if let Some(s) = t.app.stop_at {
+                    let ev = Event::AppStop(f as u32);
+                    self.q.schedule(Lane::Timer, ev.key(&self.order, s.max(now)), ev);
+                }
+                self.after_conn(now, f, 0);
+            }
+            FlowEngine::Udp(u) => {
+                if let Some(t) = u.src.next_time() {
+                    let ev = Event::Cbr(f as u32);
+                    self.q.schedule(Lane::Busy, ev.key(&self.order, t.max(now)), ev);
+                } else {
+                    self.flows[f].finish = Some(now);
+                    self.flow_done();
+                }
+            }
+        }
+    }
+
+    fn cbr_send(&mut self, now: SimTime, f: usize) {
+        let flow = &mut self.flows[f];
+        let FlowEngine::Udp(u) = &mut flow.engine else { return };
+        let size = u.src.packet_size;
+        let seq = u.src.sent;
+        u.src.sent += 1;
+        let next = u.src.next_time();
+        let pkt = Packet {
+            flow: FlowId(f as u32),
+            to: End::Dst,
+            route: flow.routes[0],
+            hop: 0,
+            class: flow.class,
+            size,
+            created: now,
+            body: Body::Udp { seq, len: size - IPV4_HEADER - UDP_HEADER },
+        };
+        match next {
+            Some(t) => {
+                let ev = Event::Cbr(f as u32);
+                self.q.schedule(Lane::Busy, ev.key(&self.order, t), ev);
+            }
+            None => {
+                flow.finish = Some(now);
+                self.flow_done();
+            }
+        }
+        let touched = self.fabric.inject(now, pkt, &mut self.q);
+        self.tell_observers(touched);
+    }
+
+    fn record_cwnd(&mut self, now: SimTime, f: usize) {
+        if let Some(tr) = self.traces.cwnd.as_mut() {
+            observe::record_cwnd(tr, now, f, &mut self.flows[f]);
+        }
+    }
+
+    fn sample(&mut self, now: SimTime) {
+        let Some(interval) = self.sample_interval else { return };
+        let tr = self.traces.throughput.as_mut().expect("sampling implies the trace");
+        observe::sample_throughput(tr, now, interval, &mut self.flows);
+        let next = now + interval;
+        if self.stop_time.is_none_or(|s| next <= s) {
+            self.schedule(Lane::Timer, next, Event::Sample);
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! Observation: taps (pcapng files and the `capture` trace), the queue-occupancy trace, the
+//! cwnd trace and the throughput samples. Observers read the network and the flows and write
+//! only their own state and the traces; they never change what they observe (the canonical
+//! event order makes an observed pipe's event-driven path give the lazy path's results).
+
+use super::{Flow, FlowEngine};
+use crate::net::fabric::PipeObserver;
+use crate::net::packet::{Body, End, Packet};
+use crate::net::pipe::{Pipe, PipeId};
+use crate::trace::pcap::{PcapWriter, WireIdentity};
+use crate::trace::{CwndTrace, ThroughputTrace, Traces};
+use crate::units::{SimDuration, SimTime};
+
+/// An observation point on one or more pipes: writes pcapng and/or the `capture` trace.
+#[derive(Debug)]
+pub struct Tap {
+    /// Tap name.
+    pub name: String,
+    /// The pcapng writer, if a file is written.
+    pub writer: Option<PcapWriter>,
+    /// Also record the `capture` trace.
+    pub record_trace: bool,
+    /// Timestamp resolution, ps.
+    pub resolution_ps: u64,
+    /// Packets written.
+    pub packets: u64,
+}
+
+/// The observers as the fabric sees them.
+pub(super) struct PipeView<'a> {
+    pub observers: &'a mut Observers,
+    pub flows: &'a [Flow],
+    pub traces: &'a mut Traces,
+}
+
+impl PipeObserver for PipeView<'_> {
+    #[inline]
+    fn pipe_changed(&mut self, now: SimTime, p: PipeId, pipe: &mut Pipe) {
+        self.observers.pipe_changed(now, p, pipe, self.flows, self.traces);
+    }
+}
+
+/// The observers' per-pipe and per-tap state.
+#[derive(Debug, Default)]
+pub struct Observers {
+    /// Taps.
+    pub taps: Vec<Tap>,
+    /// Per pipe: the (tap, interface) observing it.
+    pipe_taps: Vec<Option<(u32, u32)>>,
+    /// Per flow: its addresses and ISNs on the wire.
+    pub wire_ids: Vec<WireIdentity>,
+    tap_scratch: Vec<(SimTime, Packet)>,
+    capture_error: Option<String>,
+    /// Per pipe: its index among the summary's queues, if it is one.
+    queue_index: Vec<Option<u32>>,
+    /// Per pipe: the queue trace follows it.
+    queue_traced: Vec<bool>,
+    /// Per pipe: the (packets, bytes) last written to the queue trace, if any.
+    queue_last: Vec<Option<(u64, u64)>>,
+}
+
+impl Observers {
+    /// A new pipe, reported as the `queue_index`-th queue if it is one.
+    pub(super) fn add_pipe(&mut self, queue_index: Option<u32>) {
+        self.queue_index.push(queue_index);
+        self.queue_traced.push(false);
+        self.queue_last.push(None);
+        self.pipe_taps.push(None);
+    }
+
+    /// A tap on `pipes` (each with its pcapng interface number).
+    pub(super) fn add_tap(&mut self, tap: Tap, pipes: &[(PipeId, u32)], traces: &mut Traces) {
+        let t = self.taps.len() as u32;
+        if tap.record_trace && traces.capture.is_none() {
+            traces.capture = Some(Default::default());
+        }
+        self.taps.push(tap);
+        for &(p, iface) in pipes {
+            self.pipe_taps[p.0 as usize] = Some((t, iface));
+        }
+    }
+
+    /// Follow pipe `p`'s occupancy in the queue trace.
+    pub(super) fn trace_queue(&mut self, p: PipeId, traces: &mut Traces) {
+        if traces.queue.is_none() {
+            traces.queue = Some(Default::default());
+        }
+        self.queue_traced[p.0 as usize] = true;
+    }
+
+    /// The first error writing a capture file, if any (the run goes on without that file).
+    pub fn capture_error(&self) -> Option<&str> {
+        self.capture_error.as_deref()
+    }
+
+    /// Flush every capture file.
+    pub(super) fn flush_captures(&mut self) {
+        for tap in &mut self.taps {
+            if let Some(w) = tap.writer.as_mut() {
+                if let Err(e) = w.flush() {
+                    self.capture_error.get_or_insert_with(|| format!("tap {}: {e}", tap.name));
+                    tap.writer = None;
+                }
+            }
+        }
+    }
+
+    /// Pipe `p` (`pipe`) accepted, dropped or sent a packet at `now`: record its occupancy if
+    /// traced, and write what its tap saw.
+    #[inline]
+    pub(super) fn pipe_changed(&mut self, now: SimTime, p: PipeId, pipe: &mut Pipe, flows: &[Flow], traces: &mut Traces) {
+        self.trace_queue_len(now, p, pipe, traces);
+        if self.pipe_taps[p.0 as usize].is_some() {
+            self.drain_tap(p, pipe, flows, traces);
+        }
+    }
+
+    fn trace_queue_len(&mut self, now: SimTime, p: PipeId, pipe: &Pipe, traces: &mut Traces) {
+        if !self.queue_traced[p.0 as usize] {
+            return;
+        }
+        let (Some(tr), Some(qi)) = (traces.queue.as_mut(), self.queue_index[p.0 as usize]) else { return };
+        let q = &pipe.queue;
+        let (n, b) = (q.len_packets(), q.len_bytes());
+        // Record only changes, per queue (kept per pipe: no search back through the trace).
+        let last = &mut self.queue_last[p.0 as usize];
+        if *last == Some((n, b)) {
+            return;
+        }
+        *last = Some((n, b));
+        tr.time_s.push(now.as_secs_f64());
+        tr.queue.push(qi);
+        tr.packets.push(n);
+        tr.bytes.push(b);
+    }
+
+    fn drain_tap(&mut self, p: PipeId, pipe: &mut Pipe, flows: &[Flow], traces: &mut Traces) {
+        let Some((t, iface)) = self.pipe_taps[p.0 as usize] else { return };
+        let mut seen = std::mem::take(&mut self.tap_scratch);
+        pipe.take_tapped(&mut seen);
+        let tap = &mut self.taps[t as usize];
+        for (time, pkt) in seen.drain(..) {
+            let f = pkt.flow.0 as usize;
+            let from = if pkt.to == End::Dst { 0 } else { 1 };
+            tap.packets += 1;
+            if let Some(w) = tap.writer.as_mut() {
+                let mut id = self.wire_ids[f];
+                if let FlowEngine::Tcp(tf) = &flows[f].engine {
+                    id.wscale = [tf.ends[0].window_shift(), tf.ends[1].window_shift()];
+                }
+                if let Err(e) = w.write(iface, time, &pkt, from, &id) {
+                    self.capture_error.get_or_insert_with(|| format!("tap {}: {e}", tap.name));
+                    tap.writer = None;
+                }
+            }
+            if tap.record_trace {
+                let tr = traces.capture.as_mut().expect("enabled with the tap");
+                let q = time.0 / tap.resolution_ps * tap.resolution_ps;
+                tr.time_s.push(SimTime(q).as_secs_f64());
+                tr.tap.push(t);
+                tr.flow.push(f as u32);
+                tr.dir.push(from as u32);
+                tr.ip_len.push(pkt.size);
+                match pkt.body {
+                    Body::Tcp(h) => {
+                        tr.seq.push(h.seq);
+                        tr.ack.push(h.ack);
+                        tr.len.push(h.len);
+                        tr.flags.push(h.flags as u32);
+                        tr.window.push(h.window);
+                        tr.sack_blocks.push(h.sack_count() as u32);
+                        tr.retransmit.push(h.retransmit as u32);
+                    }
+                    Body::Udp { seq, len } => {
+                        tr.seq.push(seq);
+                        tr.ack.push(0);
+                        tr.len.push(len);
+                        tr.flags.push(0);
+                        tr.window.push(0);
+                        tr.sack_blocks.push(0);
+                        tr.retransmit.push(0);
+                    }
+                }
+            }
+        }
+        self.tap_scratch = seen;
+    }
+}
+
+/// Record flow `f`'s sender window in the cwnd trace if (cwnd, ssthresh) changed.
+pub(super) fn record_cwnd(tr: &mut CwndTrace, now: SimTime, f: usize, flow: &mut Flow) {
+    let FlowEngine::Tcp(t) = &mut flow.engine else { return };
+    let c = &t.ends[0];
+    let key = (c.cwnd(), c.ssthresh());
+    if key == t.last_cwnd {
+        return;
+    }
+    t.last_cwnd = key;
+    tr.time_s.push(now.as_secs_f64());
+    tr.flow.push(f as u32);
+    tr.cwnd_bytes.push(key.0);
+    tr.ssthresh_bytes.push(key.1);
+    tr.srtt_s.push(c.srtt().map_or(0.0, |d| d.as_secs_f64()));
+    tr.inflight_bytes.push(c.inflight());
+}
+
+/// One throughput bin ending at `now`: every flow's bytes delivered since the last bin.
+pub(super) fn sample_throughput(tr: &mut ThroughputTrace, now: SimTime, interval: SimDuration, flows: &mut [Flow]) {
+    for (i, flow) in flows.iter_mut().enumerate() {
+        let d = flow.delivered();
+        let bytes = d - flow.last_sample_bytes;
+        flow.last_sample_bytes = d;
+        tr.time_s.push(now.as_secs_f64());
+        tr.flow.push(i as u32);
+        tr.bytes.push(bytes);
+        tr.bps.push(bytes as f64 * 8.0 / interval.as_secs_f64());
+    }
+}

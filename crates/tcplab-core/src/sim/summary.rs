@@ -1,0 +1,167 @@
+//! The summary of a run: per-flow and per-queue results and the network-wide counters, read
+//! from the simulation's state at any moment (the Python layer turns it into DataFrames).
+
+use serde::Serialize;
+
+use super::{FlowEngine, PacketCounters, Simulation, StopReason};
+use crate::net::packet::{IPV4_HEADER, UDP_HEADER};
+use crate::tcp::TcpEventKind;
+
+impl Simulation {
+    /// The summary of the run so far.
+    pub fn summary(&self) -> RunSummary {
+        let now = self.now();
+        let flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let end = f.finish.unwrap_or(now);
+                let span = end.since(f.info.start).as_secs_f64();
+                let delivered = f.delivered();
+                let mut s = FlowSummary {
+                    id: i as u32,
+                    name: f.info.name.clone(),
+                    kind: f.info.kind,
+                    src: f.info.src.clone(),
+                    dst: f.info.dst.clone(),
+                    cc: f.info.cc,
+                    start_s: f.info.start.as_secs_f64(),
+                    finish_s: f.finish.map(|t| t.as_secs_f64()),
+                    bytes_delivered: delivered,
+                    goodput_bps: if span > 0.0 { delivered as f64 * 8.0 / span } else { 0.0 },
+                    ..FlowSummary::default()
+                };
+                match &f.engine {
+                    FlowEngine::Tcp(t) => {
+                        let c = &t.ends[0];
+                        s.segments_sent = c.stats.segments_sent;
+                        s.bytes_sent = c.stats.bytes_sent;
+                        s.retransmits = c.stats.retransmits;
+                        s.timeouts = c.stats.timeouts;
+                        s.fast_retransmits = c.stats.fast_retransmits;
+                        s.dupacks_received = c.stats.dupacks_received;
+                        s.srtt_s = c.srtt().map(|d| d.as_secs_f64());
+                        s.cwnd_bytes = c.cwnd();
+                    }
+                    FlowEngine::Udp(u) => {
+                        s.segments_sent = u.src.sent;
+                        s.bytes_sent = u.src.sent * (u.src.packet_size - IPV4_HEADER - UDP_HEADER) as u64;
+                        s.packets_received = u.received;
+                    }
+                }
+                s
+            })
+            .collect();
+        let queues = self
+            .queue_pipes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let pipe = &self.fabric.pipes[p.0 as usize];
+                let st = pipe.queue_stats(now);
+                QueueSummary {
+                    id: i as u32,
+                    name: pipe.name.clone(),
+                    enqueued: st.enqueued,
+                    dropped: st.dropped,
+                    departed: st.departed,
+                    max_packets: st.max_packets,
+                    max_bytes: st.max_bytes,
+                    random_drops: pipe.stats.random_drops,
+                    bytes_transmitted: pipe.transmitted_by(now).1,
+                }
+            })
+            .collect();
+        RunSummary { sim_time_s: now.as_secs_f64(), stop_reason: self.stop_reason, events: self.events(), flows, queues, packets: self.packet_counters() }
+    }
+}
+
+/// Per-flow results.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowSummary {
+    /// Flow id (index).
+    pub id: u32,
+    /// Name.
+    pub name: String,
+    /// `"tcp"` or `"udp-cbr"`.
+    pub kind: &'static str,
+    /// Source host.
+    pub src: String,
+    /// Destination host.
+    pub dst: String,
+    /// Congestion controller (`"none"` for UDP).
+    pub cc: &'static str,
+    /// Start time, s.
+    pub start_s: f64,
+    /// Completion time at the receiver, s (null while running).
+    pub finish_s: Option<f64>,
+    /// Payload bytes delivered in order.
+    pub bytes_delivered: u64,
+    /// bytes_delivered·8 / (finish or now − start).
+    pub goodput_bps: f64,
+    /// Data segments (UDP: datagrams) sent, retransmissions included.
+    pub segments_sent: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    /// Retransmitted segments, bare FINs included (`segments_sent` counts only segments
+    /// with payload).
+    pub retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Fast retransmits.
+    pub fast_retransmits: u64,
+    /// Duplicate ACKs received by the sender.
+    pub dupacks_received: u64,
+    /// Final smoothed RTT, s.
+    pub srtt_s: Option<f64>,
+    /// Final congestion window, bytes.
+    pub cwnd_bytes: u64,
+    /// UDP datagrams received.
+    pub packets_received: u64,
+}
+
+/// Per-queue results.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct QueueSummary {
+    /// Queue id (index).
+    pub id: u32,
+    /// Name, e.g. `"sw->b"`.
+    pub name: String,
+    /// Packets accepted.
+    pub enqueued: u64,
+    /// Packets tail-dropped.
+    pub dropped: u64,
+    /// Packets that left for the wire.
+    pub departed: u64,
+    /// Largest occupancy, packets.
+    pub max_packets: u64,
+    /// Largest occupancy, bytes.
+    pub max_bytes: u64,
+    /// Packets dropped by random loss (emulators).
+    pub random_drops: u64,
+    /// IP bytes transmitted.
+    pub bytes_transmitted: u64,
+}
+
+/// Results of a run (the scenario layer adds version, seed and hash).
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSummary {
+    /// Simulated time reached, s.
+    pub sim_time_s: f64,
+    /// Why the run ended.
+    pub stop_reason: StopReason,
+    /// Events processed.
+    pub events: u64,
+    /// Per-flow results.
+    pub flows: Vec<FlowSummary>,
+    /// Per-queue results.
+    pub queues: Vec<QueueSummary>,
+    /// Network-wide packet counters.
+    pub packets: PacketCounters,
+}
+
+/// Names of the event codes used in the `events` trace.
+pub fn event_codes() -> Vec<(u32, &'static str)> {
+    TcpEventKind::ALL.iter().map(|k| (*k as u32, k.name())).collect()
+}
