@@ -44,8 +44,25 @@ pub trait PipeObserver {
     fn pipe_changed(&mut self, now: SimTime, p: PipeId, pipe: &mut Pipe);
 }
 
-/// An observed pipe that changed, and when (see `Fabric::forward`).
-pub type Touched = Option<(SimTime, PipeId)>;
+/// An observed pipe that changed, and when (see `Fabric::forward`); or none. Two words, so it
+/// comes back in registers (an `Option<(SimTime, PipeId)>` is three and goes through memory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Touched {
+    at: SimTime,
+    /// The pipe, or `u32::MAX` for none.
+    pipe: u32,
+}
+
+impl Touched {
+    /// No observed pipe changed.
+    pub const NONE: Touched = Touched { at: SimTime::ZERO, pipe: u32::MAX };
+
+    /// The observed pipe that changed, and when.
+    #[inline(always)]
+    pub fn get(self) -> Option<(SimTime, PipeId)> {
+        (self.pipe != u32::MAX).then_some((self.at, PipeId(self.pipe)))
+    }
+}
 
 #[inline(always)]
 fn schedule<E: From<NetEvent> + Copy>(q: &mut EventQueue<E>, order: &Order, lane: Lane, t: SimTime, ev: NetEvent) {
@@ -393,7 +410,7 @@ impl Fabric {
     /// Send on a merge's held packets that arrive before `before`, in order.
     fn admit_held<E: From<NetEvent> + Copy>(&mut self, m: usize, before: SimTime, q: &mut EventQueue<E>, obs: &mut impl PipeObserver) {
         while let Some((at, pkt)) = self.merges[m].pop_before(before) {
-            if let Some((t, p)) = self.forward(at, pkt, q) {
+            if let Some((t, p)) = self.forward(at, pkt, q).get() {
                 obs.pipe_changed(t, p, &mut self.pipes[p.0 as usize]);
             }
         }
@@ -404,24 +421,26 @@ impl Fabric {
     /// observed (the caller tells the observers: the fabric holds no reference to them).
     #[must_use = "an observed pipe that changed must be reported to its observers"]
     pub fn forward<E: From<NetEvent> + Copy>(&mut self, mut now: SimTime, mut pkt: Packet, q: &mut EventQueue<E>) -> Touched {
-        let hops = &self.hops[pkt.route.0 as usize];
+        // Split borrows: the loop touches only these, so they stay in registers.
+        let Fabric { pipes, hops, packets, stop_time, .. } = self;
+        let hops = &hops[pkt.route.0 as usize];
         let mut wake = PipeWake::default();
         let p = loop {
             let hop = hops[pkt.hop as usize];
-            let pipe = &mut self.pipes[hop.pipe.0 as usize];
-            if matches!(hop.next, NextHop::Merge) {
-                self.register_in_merge(now, pkt, hop, q);
-                return None;
+            let pipe = &mut pipes[hop.pipe.0 as usize];
+            if hop.next == NextHop::Merge {
+                self.register_in_merge(now, pkt, q);
+                return Touched::NONE;
             }
-            if matches!(hop.next, NextHop::Event) {
+            if hop.next == NextHop::Event {
                 match pipe.offer(now, pkt, &mut wake) {
                     Offer::Accepted => {}
-                    drop => self.packets.count_drop(drop),
+                    drop => packets.count_drop(drop),
                 }
                 break hop.pipe;
             }
             match pipe.offer_through(now, pkt.size) {
-                Ok(at) if self.stop_time.is_none_or(|s| at <= s) => {
+                Ok(at) if stop_time.is_none_or(|s| at <= s) => {
                     // Straight into the next pipe at its arrival time.
                     now = at;
                     pkt.hop += 1;
@@ -431,19 +450,24 @@ impl Fabric {
                     break hop.pipe;
                 }
                 Err(drop) => {
-                    self.packets.count_drop(drop);
+                    packets.count_drop(drop);
                     break hop.pipe;
                 }
             }
         };
         self.wake(p, wake, q);
-        self.observed[p.0 as usize].then_some((now, p))
+        if self.observed[p.0 as usize] {
+            Touched { at: now, pipe: p.0 }
+        } else {
+            Touched::NONE
+        }
     }
 
     /// Offer a packet to `hop`'s pipe and, if accepted, register it with the next pipe's merge
     /// (admitted there in time order by a flush).
     #[inline(never)]
-    fn register_in_merge<E: From<NetEvent> + Copy>(&mut self, now: SimTime, mut pkt: Packet, hop: Hop, q: &mut EventQueue<E>) {
+    fn register_in_merge<E: From<NetEvent> + Copy>(&mut self, now: SimTime, mut pkt: Packet, q: &mut EventQueue<E>) {
+        let hop = self.hops[pkt.route.0 as usize][pkt.hop as usize];
         match self.pipes[hop.pipe.0 as usize].offer_through(now, pkt.size) {
             Ok(at) => {
                 pkt.hop += 1;

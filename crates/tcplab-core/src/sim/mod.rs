@@ -384,7 +384,7 @@ impl Simulation {
     /// Tell the observers of a pipe the fabric reported as changed.
     #[inline(always)]
     fn tell_observers(&mut self, touched: Touched) {
-        if let Some((t, p)) = touched {
+        if let Some((t, p)) = touched.get() {
             self.observers.pipe_changed(t, p, &mut self.fabric.pipes[p.0 as usize], &self.flows, &mut self.traces);
         }
     }
