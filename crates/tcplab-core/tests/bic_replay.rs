@@ -126,6 +126,8 @@ fn ack(now: SimTime, cwnd: u32) -> AckSample {
         after_timeout: false,
         open: true,
         round: 0,
+        timestamps: None,
+        ts_tick: SimDuration::from_millis(1),
     }
 }
 

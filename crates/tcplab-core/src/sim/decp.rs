@@ -1,9 +1,11 @@
 //! A DECP-like cooperative window controller (study 000's remedy): every `interval` it pulls
 //! the windows of the coordinated TCP flows that stand above (1 + tolerance)·mean back to the
-//! mean. It sees the flows' senders only, through `Connection::clamp_window`.
+//! mean. It sees the flows' senders only, and their windows through
+//! `Connection::window_for_remedy`; the controllers know nothing of it.
 
 use super::{Flow, FlowEngine};
 use crate::net::packet::FlowId;
+use crate::tcp::cc::WindowState;
 use crate::tcp::State;
 use crate::units::SimDuration;
 
@@ -43,7 +45,9 @@ impl Coordinator {
             for &(f, w) in &windows {
                 if w as f64 > limit {
                     if let FlowEngine::Tcp(t) = &mut flows[f].engine {
-                        t.ends[0].clamp_window(mean as u64);
+                        if let Some(w) = t.ends[0].window_for_remedy() {
+                            clamp(w, mean as u64);
+                        }
                         clamped.push(f);
                     }
                 }
@@ -51,5 +55,55 @@ impl Coordinator {
         }
         self.actions += clamped.len() as u64;
         clamped
+    }
+}
+
+/// Pull a window down to at most `bytes` (at least one segment), ssthresh following so that
+/// it does not slow-start straight back; a window already below is left alone, and so is a
+/// packet window's ACK counter then.
+pub fn clamp(w: WindowState<'_>, bytes: u64) {
+    match w {
+        WindowState::Bytes { cwnd, ssthresh } => {
+            *cwnd = (*cwnd).min(bytes.max(1));
+            *ssthresh = (*ssthresh).min(*cwnd);
+        }
+        WindowState::Packets(w) => {
+            let segs = ((bytes / w.mss) as u32).max(1);
+            if segs < w.cwnd {
+                w.cwnd = segs;
+                w.cwnd_cnt = 0;
+            }
+            w.ssthresh = w.ssthresh.min(w.cwnd);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::cc::PacketWindow;
+
+    #[test]
+    fn a_byte_window_is_lowered_with_its_ssthresh() {
+        let (mut cwnd, mut ssthresh) = (30_000u64, u64::MAX);
+        clamp(WindowState::Bytes { cwnd: &mut cwnd, ssthresh: &mut ssthresh }, 20_000);
+        assert_eq!((cwnd, ssthresh), (20_000, 20_000));
+        clamp(WindowState::Bytes { cwnd: &mut cwnd, ssthresh: &mut ssthresh }, 25_000);
+        assert_eq!((cwnd, ssthresh), (20_000, 20_000), "never raised");
+        clamp(WindowState::Bytes { cwnd: &mut cwnd, ssthresh: &mut ssthresh }, 0);
+        assert_eq!((cwnd, ssthresh), (1, 1), "at least one byte");
+    }
+
+    #[test]
+    fn a_packet_window_is_lowered_in_whole_segments() {
+        let mut w = PacketWindow::new(100 * 1000, 80 * 1000, 1000);
+        w.cwnd_cnt = 7;
+        clamp(WindowState::Packets(&mut w), 42_999);
+        assert_eq!((w.cwnd, w.ssthresh, w.cwnd_cnt), (42, 42, 0));
+        w.cwnd_cnt = 5;
+        clamp(WindowState::Packets(&mut w), 60_000);
+        assert_eq!((w.cwnd, w.ssthresh, w.cwnd_cnt), (42, 42, 5), "a window already below keeps its count");
+        clamp(WindowState::Packets(&mut w), 10);
+        assert_eq!((w.cwnd, w.ssthresh), (1, 1), "at least one segment");
     }
 }

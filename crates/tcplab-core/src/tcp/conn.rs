@@ -12,7 +12,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::net::packet::{flags, TcpHeader, MAX_SACK_BLOCKS};
-use crate::tcp::cc::{AckSample, CongestionControl, CongestionEvent, Controller, RecoveryExit, TimeoutEvent};
+use crate::tcp::cc::{AckSample, CongestionControl, CongestionEvent, Controller, RecoveryExit, TimeoutEvent, WindowState};
 use crate::tcp::config::{InitialWindowRule, RcvWindowRule, RecoveryKind, TcpConfig};
 use crate::tcp::ranges::{RangeSet, SackRecency};
 use crate::tcp::rtt::RttEstimator;
@@ -405,12 +405,10 @@ impl Connection {
         earlier(earlier(self.rto_at, self.delack_at), self.persist_at)
     }
 
-    /// Pull the congestion window down to at most `bytes` (external window coordination).
-    /// Ignored during fast recovery, whose window the connection manages.
-    pub fn clamp_window(&mut self, bytes: u64) {
-        if self.recovery.is_none() {
-            self.cc.clamp_window(bytes);
-        }
+    /// The controller's window for a remedy acting from outside (external window
+    /// coordination); `None` during fast recovery, whose window the connection manages.
+    pub fn window_for_remedy(&mut self) -> Option<WindowState<'_>> {
+        self.recovery.is_none().then(|| self.cc.window())
     }
 
     /// Have the application read received data as soon as it arrives (the default, as iperf
@@ -613,10 +611,8 @@ impl Connection {
                 self.recovery_kind
             } else if self.sack_ok {
                 RecoveryKind::Sack
-            } else if self.cc.name() == "reno" {
-                RecoveryKind::Reno
             } else {
-                RecoveryKind::NewReno
+                self.cfg.cc.recovery_without_sack()
             };
         }
         // The effective MSS is known only now: rebuild the controller for it.
@@ -811,6 +807,8 @@ impl Connection {
                         inflight_before,
                         cwnd_limited: !self.cfg.cwnd_validation || inflight_before + self.smss as u64 > cwnd_before,
                         after_timeout: self.sb.loss_point().is_some(),
+                        timestamps: if self.ts_ok { seg.timestamps } else { None },
+                        ts_tick: self.cfg.ts_tick,
                     };
                     self.cc.on_ack(&ack);
                 }

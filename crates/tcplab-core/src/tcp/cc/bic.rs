@@ -6,7 +6,7 @@
 //! that `bictcp_update` recomputes at most every HZ/32 jiffies, and `delayed_ack` is the EWMA
 //! of packets per ACK kept ×16 (so BIC's per-RTT increments hold with delayed ACKs).
 
-use super::window::PacketWindow;
+use super::window::{PacketWindow, WindowState};
 use super::{AckSample, CongestionControl, CongestionEvent, RecoveryExit, TimeoutEvent};
 use crate::units::SimTime;
 
@@ -222,8 +222,8 @@ impl CongestionControl for Bic {
         self.w.exit_recovery(ev);
         self.bytes_acked = 0;
     }
-    fn clamp_window(&mut self, bytes: u64) {
-        self.w.clamp(bytes);
+    fn window(&mut self) -> WindowState<'_> {
+        WindowState::Packets(&mut self.w)
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         // tcp_enter_loss: ssthresh from the controller once per loss episode, then the
@@ -277,6 +277,8 @@ mod tests {
             after_timeout: false,
             open,
             round: 0,
+            timestamps: None,
+            ts_tick: SimDuration::from_millis(1),
         }
     }
 

@@ -3,7 +3,7 @@
 //! kernel: W(t) = C·(t − K)³ + W_max with C = 41·10/1024 ≈ 0.4 (bic_scale) and β = 717/1024.
 //! Time `t` is in 1/1024 s and includes the minimum delay, as in the kernel.
 
-use super::window::PacketWindow;
+use super::window::{PacketWindow, WindowState};
 use super::{AckSample, CongestionControl, CongestionEvent, RecoveryExit, TimeoutEvent};
 use crate::units::{SimDuration, SimTime};
 
@@ -291,8 +291,8 @@ impl CongestionControl for Cubic {
     fn on_recovery_exit(&mut self, ev: &RecoveryExit) {
         self.w.exit_recovery(ev);
     }
-    fn clamp_window(&mut self, bytes: u64) {
-        self.w.clamp(bytes);
+    fn window(&mut self) -> WindowState<'_> {
+        WindowState::Packets(&mut self.w)
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         if ev.backoffs <= 1 {
@@ -324,6 +324,8 @@ mod tests {
             after_timeout: false,
             open: true,
             round,
+            timestamps: None,
+            ts_tick: SimDuration::from_millis(1),
         }
     }
 

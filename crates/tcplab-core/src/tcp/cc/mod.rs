@@ -8,11 +8,13 @@ pub mod cubic;
 pub mod reno;
 pub mod window;
 
-use crate::units::{BitRate, SimDuration, SimTime};
+use crate::tcp::config::RecoveryKind;
+use crate::units::{SimDuration, SimTime};
 
 pub use bic::{Bic, BicConfig};
 pub use cubic::{Cubic, CubicConfig};
 pub use reno::{Reno, RenoConfig};
+pub use window::{PacketWindow, WindowState};
 
 /// An ACK that acknowledged new data, delivered to the controller outside fast recovery.
 #[derive(Clone, Copy, Debug)]
@@ -43,6 +45,12 @@ pub struct AckSample {
     /// Packet-timed round trips completed so far (a round ends when data sent after it began
     /// is acknowledged); lets controllers act per round without seeing sequence numbers.
     pub round: u64,
+    /// The ACK's timestamps when both ends use them: TSval (the peer's clock, in ticks of its
+    /// timestamp clock) and TSecr (the echo of ours, in ticks of `ts_tick`). Their difference
+    /// is a one-way-delay sample up to a constant clock offset (TCP-LP, Linux `tcp_lp`).
+    pub timestamps: Option<(u32, u32)>,
+    /// Our timestamp clock's tick (Linux: 1 ms, `TCP_TS_HZ` = 1000).
+    pub ts_tick: SimDuration,
 }
 
 /// Loss detected by duplicate ACKs or SACK: the connection enters fast recovery.
@@ -105,13 +113,10 @@ pub trait CongestionControl {
     fn on_recovery_exit(&mut self, ev: &RecoveryExit);
     /// A retransmission timeout.
     fn on_timeout(&mut self, ev: &TimeoutEvent);
-    /// An external coordinator (DECP-like cooperative window control) pulls the window down
-    /// to at most `bytes`; ssthresh follows so the window does not slow-start straight back.
-    fn clamp_window(&mut self, bytes: u64);
-    /// Pacing rate, if the controller paces.
-    fn pacing_rate(&self) -> Option<BitRate> {
-        None
-    }
+    /// The window itself (cwnd, ssthresh and their counters, in the unit the controller keeps
+    /// them), for a remedy that acts on it from outside the controller (a coordinator lowering
+    /// it; see `sim::decp`). The controller continues from whatever it is left with.
+    fn window(&mut self) -> WindowState<'_>;
 }
 
 /// Which controller a connection uses, with its parameters.
@@ -135,6 +140,15 @@ impl CcConfig {
             CcConfig::NewReno(_) => "newreno",
             CcConfig::Bic(_) => "bic",
             CcConfig::Cubic(_) => "cubic",
+        }
+    }
+
+    /// The recovery a connection uses without SACK when its recovery is `auto`: Reno fast
+    /// recovery for Reno (RFC 5681 §3.2), NewReno (RFC 6582) for every other controller.
+    pub fn recovery_without_sack(&self) -> RecoveryKind {
+        match self {
+            CcConfig::Reno(_) => RecoveryKind::Reno,
+            CcConfig::NewReno(_) | CcConfig::Bic(_) | CcConfig::Cubic(_) => RecoveryKind::NewReno,
         }
     }
 }
@@ -198,11 +212,8 @@ impl CongestionControl for Controller {
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         dispatch!(self, c => c.on_timeout(ev))
     }
-    fn clamp_window(&mut self, bytes: u64) {
-        dispatch!(self, c => c.clamp_window(bytes))
-    }
-    fn pacing_rate(&self) -> Option<BitRate> {
-        dispatch!(self, c => c.pacing_rate())
+    fn window(&mut self) -> WindowState<'_> {
+        dispatch!(self, c => c.window())
     }
 }
 
@@ -216,6 +227,16 @@ mod tests {
         for cfg in [CcConfig::Reno(RenoConfig::default()), CcConfig::NewReno(RenoConfig::default()), CcConfig::Bic(BicConfig::default()), CcConfig::Cubic(CubicConfig::default())] {
             let c = Controller::new(&cfg, 14_600, u64::MAX, 1460);
             assert_eq!(c.name(), cfg.name());
+        }
+    }
+
+    #[test]
+    fn only_reno_recovers_the_reno_way_without_sack() {
+        // RFC 5681 §3.2 leaves recovery at the first new ACK; every other controller here uses
+        // RFC 6582's NewReno when SACK is off (the config decides, not the name).
+        assert_eq!(CcConfig::Reno(RenoConfig::default()).recovery_without_sack(), RecoveryKind::Reno);
+        for cfg in [CcConfig::NewReno(RenoConfig::default()), CcConfig::Bic(BicConfig::default()), CcConfig::Cubic(CubicConfig::default())] {
+            assert_eq!(cfg.recovery_without_sack(), RecoveryKind::NewReno, "{}", cfg.name());
         }
     }
 }

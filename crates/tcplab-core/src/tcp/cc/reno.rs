@@ -3,7 +3,7 @@
 //! ssthresh = max(FlightSize/2, 2·SMSS), a timeout also sets cwnd = 1 SMSS (the loss window).
 //! The recovery procedures themselves (Reno, NewReno, SACK) live in the connection.
 
-use super::{AckSample, CongestionControl, CongestionEvent, RecoveryExit, TimeoutEvent};
+use super::{AckSample, CongestionControl, CongestionEvent, RecoveryExit, TimeoutEvent, WindowState};
 
 /// Parameters of the Reno window rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,9 +62,8 @@ impl CongestionControl for Reno {
     fn on_recovery_exit(&mut self, _ev: &RecoveryExit) {
         self.cwnd = self.ssthresh; // RFC 6582 §3.2 step 3, the "simply ssthresh" option.
     }
-    fn clamp_window(&mut self, bytes: u64) {
-        self.cwnd = self.cwnd.min(bytes.max(1));
-        self.ssthresh = self.ssthresh.min(self.cwnd);
+    fn window(&mut self) -> WindowState<'_> {
+        WindowState::Bytes { cwnd: &mut self.cwnd, ssthresh: &mut self.ssthresh }
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         if ev.backoffs <= 1 {
@@ -78,7 +77,7 @@ impl CongestionControl for Reno {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::SimTime;
+    use crate::units::{SimDuration, SimTime};
 
     fn ack(bytes: u64, limited: bool) -> AckSample {
         AckSample {
@@ -94,6 +93,8 @@ mod tests {
             after_timeout: false,
             open: true,
             round: 0,
+            timestamps: None,
+            ts_tick: SimDuration::from_millis(1),
         }
     }
 

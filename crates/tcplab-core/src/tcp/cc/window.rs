@@ -1,6 +1,7 @@
 //! The window in packets, as Linux keeps it (`snd_cwnd`, `snd_ssthresh`, `snd_cwnd_cnt`),
 //! shared by the controllers ported from the kernel (BIC, CUBIC), with the core's own rules
-//! around them: leaving recovery, external clamping, the loss window after a timeout.
+//! around them: leaving recovery, the loss window after a timeout. `WindowState` is the window
+//! as a remedy outside the controller sees it, in either unit.
 
 use super::RecoveryExit;
 
@@ -47,19 +48,23 @@ impl PacketWindow {
         self.cwnd_cnt = 0;
     }
 
-    /// External coordination: at most `bytes`, with ssthresh following.
-    pub fn clamp(&mut self, bytes: u64) {
-        let segs = ((bytes / self.mss) as u32).max(1);
-        if segs < self.cwnd {
-            self.cwnd = segs;
-            self.cwnd_cnt = 0;
-        }
-        self.ssthresh = self.ssthresh.min(self.cwnd);
-    }
-
     /// After a timeout: the loss window of one segment.
     pub fn loss_window(&mut self) {
         self.cwnd = 1;
         self.cwnd_cnt = 0;
     }
+}
+
+/// A controller's window, borrowed for a remedy acting from outside the controller.
+#[derive(Debug)]
+pub enum WindowState<'a> {
+    /// Kept in bytes (Reno, NewReno).
+    Bytes {
+        /// Congestion window, bytes.
+        cwnd: &'a mut u64,
+        /// Slow-start threshold, bytes (`u64::MAX` = unlimited).
+        ssthresh: &'a mut u64,
+    },
+    /// Kept in segments, as Linux does (BIC, CUBIC).
+    Packets(&'a mut PacketWindow),
 }
