@@ -10,7 +10,7 @@ MATURIN := VIRTUAL_ENV=$(VENV_ABS) $(VENV)/bin/maturin
 BUILD_INPUTS := pyproject.toml Cargo.toml Cargo.lock \
 	$(shell find crates -name '*.rs' -o -name Cargo.toml -o -name build.rs)
 
-.PHONY: demo test bench bench-memory bench-ns3 tshark
+.PHONY: demo test test-wheel bench bench-memory bench-ns3 tshark
 
 demo: $(VENV)/.built
 	$(VENV)/bin/tcplab run scenarios/dumbbell/dumbbell.toml
@@ -21,6 +21,12 @@ test: $(VENV)/.built-dev tshark
 	# Property tests run a fixed case set (PROPTEST_RNG_SEED=N on the command line explores others).
 	PROPTEST_RNG_SEED=$${PROPTEST_RNG_SEED:-0} cargo test --profile ci --workspace --exclude tcplab-py
 	$(VPY) -m pytest -q tests
+	$(MAKE) --no-print-directory test-wheel
+
+# The wheel installed into a throwaway venv outside the source tree; `tcplab reproduce p0
+# --quick` run from outside the repository must exit 0 and write report.md (see .ci/test-wheel).
+test-wheel: $(VENV)/.built
+	VIRTUAL_ENV=$(VENV_ABS) .ci/test-wheel "$(PYTHON)" "$(VENV_ABS)/bin/maturin"
 
 # Wireshark's tshark judges the capture files in the tests; install it where it is missing.
 tshark:

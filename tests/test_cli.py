@@ -249,8 +249,8 @@ def test_usage_errors(smoke_path, tmp_path):
 def test_reproduce_exit_status_follows_the_papers_findings(monkeypatch, tmp_path, paper_passed, beyond_passed, status):
     import argparse
 
-    from tcplab import reproduce_cli
-    from tcplab.reproduce.p0 import Check
+    from tcplab.cli import reproduce as reproduce_cli
+    from tcplab.reproduce.findings import Check
 
     class Study:
         @staticmethod

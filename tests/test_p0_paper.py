@@ -60,7 +60,8 @@ def test_buffer_sweeps_cover_the_bottleneck_buffer(start):
 
     sweep = load_sweep(p0.SCENARIOS / f"sweep_buffer_{start}.toml")
     assert sweep.seeds == (1, 2, 3, 4, 5)
-    labels = [lab[f"links.{p0.BOTTLENECK_LINK}.queue_a"] for _, lab in sweep.points()]
+    bottleneck = p0.bottleneck_buffer_path(start)
+    labels = [lab[bottleneck] for _, lab in sweep.points()]
     assert labels == [100, 200, 300, 500, 1000]
-    overrides = [o[f"links.{p0.BOTTLENECK_LINK}.queue_a"] for o, _ in sweep.points()]
+    overrides = [o[bottleneck] for o, _ in sweep.points()]
     assert "500pkts" in overrides and p0.shipped_buffer() == "500pkts"

@@ -15,9 +15,9 @@ import polars as pl
 import pytest
 import tcplab
 from polars.testing import assert_frame_equal
-from tcplab.sweep_metrics import parse_metric
 from tcplab.analysis.stats import t_quantile
-from tcplab.sweep_stats import sweep_summary
+from tcplab.sweeps.metrics import parse_metric
+from tcplab.sweeps.stats import sweep_summary
 from tcplab.sweeps import (
     CRASH_MESSAGE,
     SweepError,
@@ -609,3 +609,64 @@ def test_a_store_of_another_version_is_not_reused(smoke_path, tmp_path, monkeypa
     assert len(run_files(out)) == 4
     versions = {pl.read_parquet(p)["version"][0] for p in run_files(out)}
     assert versions == {tcplab.__version__, "0.0.0-other"}
+
+
+# --------------------------------------------------------------------------------------------
+# Dask is an optional extra
+
+
+DASK_MISSING = (
+    "error: running a sweep on a Dask cluster needs Dask, an optional extra of tcplab: "
+    "pip install 'tcplab[dask]'\n"
+)
+
+WITHOUT_DASK = """
+import sys
+sys.modules["dask"] = None          # what `import dask` finds when Dask is not installed
+sys.modules["distributed"] = None
+from tcplab.cli import main
+status = main(sys.argv[1:])
+assert "dask" not in sys.modules or sys.modules["dask"] is None
+raise SystemExit(status)
+"""
+
+
+def test_a_cluster_sweep_without_dask_is_one_line_naming_the_extra(smoke_path, tmp_path):
+    sweep_path = write_sweep(tmp_path, smoke_path, "seeds = 1\n")
+    out = tmp_path / "out"
+    without = [sys.executable, "-c", WITHOUT_DASK, "sweep", str(sweep_path), "--out", str(out)]
+    proc = subprocess.run(
+        [*without, "--cluster", "tcp://127.0.0.1:1", "--quiet"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr == DASK_MISSING
+    assert proc.stdout == ""
+    assert not out.exists()
+    # The local pool needs no Dask.
+    local = subprocess.run(
+        [*without, "--workers", "1", "--quiet"], cwd=tmp_path, capture_output=True, text=True,
+        timeout=120,
+    )
+    assert local.returncode == 0, local.stderr
+    assert (out / "results.parquet").is_file()
+
+
+def test_the_python_api_without_dask_raises_an_import_error_naming_the_extra(
+    smoke_path, tmp_path, monkeypatch
+):
+    from tcplab.sweeps import DaskNotInstalled
+
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(DaskNotInstalled, match=r"pip install 'tcplab\[dask\]'") as caught:
+        tcplab.sweep(smoke_path, cluster="tcp://127.0.0.1:1", out=tmp_path / "out")
+    assert isinstance(caught.value, ImportError)
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+    assert not (tmp_path / "out").exists()
+
+
+def test_importing_tcplab_does_not_import_dask():
+    code = "import sys, tcplab, tcplab.cli; print(sorted({'dask', 'distributed'} & set(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "[]\n"

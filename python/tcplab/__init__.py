@@ -12,9 +12,7 @@ from tcplab._core import version as _core_version
 from tcplab.result import Result
 from tcplab.run import run
 from tcplab.scenario import ScenarioError, load_scenario
-from tcplab.sweep_plot import sweep_plot
-from tcplab.sweep_stats import sweep_summary
-from tcplab.sweeps import Sweep, SweepError, load_sweep, sweep
+from tcplab.sweeps import Sweep, SweepError, load_sweep, sweep, sweep_plot, sweep_summary
 
 __version__: str = _core_version()
 

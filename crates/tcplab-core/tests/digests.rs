@@ -49,7 +49,9 @@ fn results_of_shipped_and_bench_scenarios_are_locked() {
         files.retain(|f| f.ends_with("smoke/smoke.toml"));
     }
     for f in &files {
-        let rel = f.canonicalize().unwrap().strip_prefix(root.canonicalize().unwrap()).unwrap().to_string_lossy().replace('\\', "/");
+        // Lexically, not canonicalized: `scenarios` is a symlink to python/tcplab/scenarios, and
+        // the keys stay the paths the repository shows.
+        let rel = f.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
         got.insert(rel, digests(f));
     }
     let render = |m: &BTreeMap<String, [String; 3]>| -> String {

@@ -1,9 +1,41 @@
-"""Reproductions of the studies tcplab was built for: one module per paper (`p0`, …), each
-running the shipped scenarios of `scenarios/pN_*/` and writing figures and a report."""
+"""Reproductions of the studies tcplab was built for, and the framework they share.
+
+One module per study (`p0`, …) runs the study's shipped scenarios (`scenarios/pN_*/`, found
+in the installed package) and writes figures and a report. The shared pieces:
+
+| module | what it gives a study |
+|---|---|
+| `findings` | `Check`, one finding of the paper beside the measurement; `verdict` |
+| `report` | `Report`, a Markdown builder for report.md; `write_results_json` |
+| `figures` | `write_figures` (PNG and SVG per figure), `new_figure` |
+| `scenarios` | `study_dir`, `study_scenario`; `queue_override` (a buffer by queue name) |
+
+A study module provides `reproduce(out, quick=False, progress=...) -> list[Check]` (see
+`Study`) and is registered in `STUDIES`, which `tcplab reproduce` offers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
 
 from tcplab.reproduce import p0
+from tcplab.reproduce.findings import Check, verdict
 
-STUDIES = {"p0": p0}
+__all__ = ["STUDIES", "Check", "Study", "p0", "verdict"]
+
+
+class Study(Protocol):
+    """What `tcplab reproduce` needs of a study module."""
+
+    def reproduce(
+        self, out: str | Path, quick: bool = False, progress: Callable[[str], None] = ...
+    ) -> list[Check]:
+        """Run the study, write its figures, report.md and results.json into `out`, and
+        return its checks; `quick` runs a shorter plan, `progress` is told what runs."""
+        ...
+
+
+STUDIES: dict[str, Study] = {"p0": p0}
 """Study name → module with `reproduce(out, quick=False, progress=...)`."""
-
-__all__ = ["STUDIES", "p0"]

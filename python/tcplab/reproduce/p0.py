@@ -9,9 +9,7 @@ measured result with pass/fail. `checks(...)` returns the same verdicts for test
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,20 +18,24 @@ import numpy as np
 import polars as pl
 
 from tcplab import analysis, plots
+from tcplab.reproduce.figures import new_figure, write_figures
+from tcplab.reproduce.findings import Check
+from tcplab.reproduce.report import Report, write_results_json
+from tcplab.reproduce.scenarios import queue_override, scenario_value, study_dir
 from tcplab.result import Result
 from tcplab.run import run
 
-SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios" / "p0_parallel_bic"
-"""The shipped scenario directory."""
+__all__ = ["BOTTLENECK", "RTT_S", "SCENARIOS", "Check", "Plan", "bottleneck_buffer_path",
+           "checks", "experiment", "reproduce", "shipped_buffer", "write_report"]
+
+SCENARIOS = study_dir("p0_parallel_bic")
+"""The shipped scenario directory (inside the installed package)."""
 
 RTT_S = 0.300
-"""Base round-trip time of the testbed (2 × 150 ms)."""
+"""Base round-trip time of the testbed (2 × 150 ms), seconds."""
 
 BOTTLENECK = "sw_recv->sw_1g"
-"""Name of the bottleneck queue."""
-
-BOTTLENECK_LINK = 6
-"""Index of the bottleneck link in the scenario's `[[links]]` (for buffer overrides)."""
+"""Name of the bottleneck queue (the 1 Gb/s egress towards the receivers)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,23 +57,15 @@ class Plan:
         return Plan((1, 2, 3, 4, 5), 100.0, (9.9, 99.9), (20, 50, 100, 200, 500, 1000), 15.0)
 
 
-@dataclasses.dataclass
-class Check:
-    """One finding of the paper set beside the measurement."""
-
-    figure: str
-    claim: str
-    measured: str
-    passed: bool
-    paper: bool = True
-    """True for a finding of the paper (these decide the exit status of `tcplab reproduce`);
-    False for a comparison beyond it (the remedies the paper cites, CUBIC)."""
+def bottleneck_buffer_path(name: str = "simultaneous") -> str:
+    """The override path of the bottleneck buffer in shipped scenario `name`, found by the
+    queue's name (`links.6.queue_a` in `simultaneous.toml`)."""
+    return queue_override(SCENARIOS / f"{name}.toml", BOTTLENECK)
 
 
 def shipped_buffer() -> str:
     """The bottleneck buffer the shipped scenarios use (e.g. "500pkts")."""
-    with open(SCENARIOS / "simultaneous.toml", "rb") as f:
-        return str(tomllib.load(f)["links"][BOTTLENECK_LINK]["queue_a"])
+    return str(scenario_value(SCENARIOS / "simultaneous.toml", bottleneck_buffer_path()))
 
 
 def _run(name: str, seed: int, duration_s: float, overrides: dict[str, Any] | None = None) -> Result:
@@ -147,10 +141,11 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None) -> 
         rows.append(st)
     out["cubic_staggered"] = rows
     rows = []
+    buffer_path = bottleneck_buffer_path("simultaneous")
     for buf in plan.buffers:
         for seed in plan.seeds:
             progress(f"buffer {buf} seed {seed}")
-            r = _run("simultaneous", seed, plan.duration_s, {f"links.{BOTTLENECK_LINK}.queue_a": f"{buf}pkts"})
+            r = _run("simultaneous", seed, plan.duration_s, {buffer_path: f"{buf}pkts"})
             st = _window_stats(r, plan.window)
             st.update(seed=seed, buffer_pkts=buf)
             rows.append(st)
@@ -181,6 +176,7 @@ def checks(data: dict[str, Any]) -> list[Check]:
             f"Simultaneous start: the streams diverge and stay apart ({win[0]:g}–{win[1]:g} s)",
             "Jain " + ", ".join(f"{r['jain']:.3f}" for r in sim) + f" (< 0.95 in {len(unfair)}/{len(sim)} seeds)",
             len(unfair) * 2 > len(sim),
+            values={"jain": [r["jain"] for r in sim], "unfair_seeds": len(unfair)},
         )
     )
     taus = [r["later_lose_first"] for r in sim if not math.isnan(r["later_lose_first"])]
@@ -192,6 +188,7 @@ def checks(data: dict[str, Any]) -> list[Check]:
             + ", ".join(f"{t:+.2f}" for t in taus)
             + f"; mean {np.mean(taus):+.2f}" if taus else "no losses",
             bool(taus) and float(np.mean(taus)) > 0,
+            values={"kendall_tau": taus},
         )
     )
     gaps = _gap_growth(data["simultaneous_capture"].trace("capture"), data["simultaneous_capture"].flows)
@@ -205,6 +202,7 @@ def checks(data: dict[str, Any]) -> list[Check]:
             "The send-time gap between the first and last stream grows over the early RTTs",
             f"{g0 * 1e3:.2f} ms in RTTs 0–1 → {g1 * 1e3:.2f} ms in RTTs 8–12",
             not math.isnan(g1) and g1 > 3 * g0 > 0,
+            values={"gap_s_rtts_0_1": g0, "gap_s_rtts_8_12": g1},
         )
     )
     first_rtt = g0
@@ -214,6 +212,7 @@ def checks(data: dict[str, Any]) -> list[Check]:
             "In the first RTT the streams start sending ~2 ms apart",
             f"{first_rtt * 1e3:.2f} ms between the first and last stream (start skew up to 2 ms)",
             0.2e-3 < first_rtt < 3e-3,
+            values={"gap_s_rtts_0_1": first_rtt},
         )
     )
     res.append(
@@ -222,6 +221,7 @@ def checks(data: dict[str, Any]) -> list[Check]:
             "Staggered start (i·RTT/4): every run fair (Jain ≥ 0.98)",
             "Jain " + ", ".join(f"{r['jain']:.4f}" for r in stag),
             all(r["jain"] >= 0.98 for r in stag),
+            values={"jain": [r["jain"] for r in stag]},
         )
     )
     res.append(
@@ -230,6 +230,7 @@ def checks(data: dict[str, Any]) -> list[Check]:
             "Staggered start: the 1 Gb/s link used close to 100 % (≥ 95 %)",
             "goodput / 1 Gb/s " + ", ".join(f"{r['util']:.3f}" for r in stag),
             all(r["util"] >= 0.95 for r in stag),
+            values={"utilisation": [r["util"] for r in stag]},
         )
     )
     cub = data["cubic_staggered"]
@@ -247,13 +248,12 @@ def _fairness_check(figure: str, claim: str, rows: list[dict[str, Any]]) -> Chec
     reports utilisation."""
     measured = "Jain " + ", ".join(f"{r['jain']:.4f}" for r in rows)
     measured += "; utilisation " + ", ".join(f"{r['util']:.3f}" for r in rows)
-    return Check(figure, claim, measured, all(r["jain"] >= 0.98 for r in rows), paper=False)
+    values = {"jain": [r["jain"] for r in rows], "utilisation": [r["util"] for r in rows]}
+    return Check(figure, claim, measured, all(r["jain"] >= 0.98 for r in rows), paper=False, values=values)
 
 
-def _figure_first_rtt(capture: pl.DataFrame, title: str):
+def _figure_first_rtt(capture: pl.DataFrame, title: str) -> Any:
     """Fig. 6/10: each stream's data packets in one RTT window, as a raster."""
-    from tcplab.plots._common import new_figure
-
     order = analysis.send_order_per_rtt(capture, RTT_S)
     fig, (ax,) = new_figure()
     data = capture.filter((pl.col("dir") == 0) & (pl.col("len") > 0))
@@ -288,8 +288,6 @@ def write_report(data: dict[str, Any], out: Path) -> list[Check]:
         start = max(0.0, round(t - 0.6, 2))
         figs["fig7_bursts_10ms"] = plots.throughput(cap, 0.010, start_s=start, end_s=start + 0.9, title="Fig. 7: 10 ms bins around the first loss")
     gaps = _gap_growth(cap, data["simultaneous_capture"].flows)
-    from tcplab.plots._common import new_figure
-
     fig, (ax,) = new_figure()
     ax.plot(gaps["rtt_index"], gaps["gap_s"] * 1e3, "o-")
     ax.set_xlabel("RTT index since the first data packet")
@@ -309,67 +307,61 @@ def write_report(data: dict[str, Any], out: Path) -> list[Check]:
         buf, "buffer_pkts", "util", xlabel="bottleneck buffer (packets)", ylabel="goodput / 1 Gb/s", logx=True,
         title="Utilisation vs bottleneck buffer (simultaneous start)",
     )
-    for name, fig in figs.items():
-        fig.savefig(out / f"{name}.png", dpi=110)
-        fig.savefig(out / f"{name}.svg")
+    write_figures(figs, out)
     result = checks(data)
-    _write_markdown(data, result, figs, out / "report.md")
-    _write_json(data, result, out / "results.json")
+    _report(data, result, figs).write(out / "report.md")
+    write_results_json(data, result, out / "results.json")
     return result
 
 
-def _write_markdown(data: dict[str, Any], result: list[Check], figs: dict[str, Any], path: Path) -> None:
+def _report(data: dict[str, Any], result: list[Check], figs: dict[str, Any]) -> Report:
+    """report.md: the paper's findings, the comparisons beyond it, every run, the buffer
+    sensitivity and the list of figures."""
     plan = data["plan"]
-    lines = [
-        "# Study 000 reproduced: parallel BIC streams on a long fat pipe",
-        "",
+    report = Report("Study 000 reproduced: parallel BIC streams on a long fat pipe")
+    report.paragraph(
         f"Seeds {', '.join(map(str, plan['seeds']))}; {plan['duration_s']:g} s simulated per run; "
         f"fairness and utilisation over {plan['window'][0]:g}–{plan['window'][1]:g} s; bottleneck buffer {shipped_buffer()} "
-        "(the paper does not give it: see the sensitivity table). Scenarios: `scenarios/p0_parallel_bic/`.",
-        "",
-        "## The paper's findings",
-        "",
-        "| figure | the paper | measured | |",
-        "|---|---|---|---|",
-    ]
-    lines += [_check_row(c) for c in result if c.paper]
-    lines += ["", "## Beyond the paper", ""]
+        "(the paper does not give it: see the sensitivity table). Scenarios: `scenarios/p0_parallel_bic/`."
+    )
+    report.heading("The paper's findings")
+    report.checks([c for c in result if c.paper])
+    report.heading("Beyond the paper")
     full = Plan.make(quick=False)
     if plan["duration_s"] < full.duration_s:
         span, full_span = plan["window"][1] - plan["window"][0], full.window[1] - full.window[0]
-        lines += [
+        report.paragraph(
             f"Quick run: the remedies are judged over {span:g} s, less than they need to settle (the full run "
-            f"judges {full_span:g} s); `tcplab reproduce` exits 0 on the paper's findings alone.",
-            "",
-        ]
-    lines += ["| section | remedy | measured | |", "|---|---|---|---|"]
-    lines += [_check_row(c) for c in result if not c.paper]
-    lines += ["", "## Per run", "", "| experiment | seed | Jain | utilisation | per-stream Mb/s | start order | first-loss order |", "|---|---|---|---|---|---|---|"]
+            f"judges {full_span:g} s); `tcplab reproduce` exits 0 on the paper's findings alone."
+        )
+    report.checks([c for c in result if not c.paper], header=("section", "remedy", "measured", ""))
+    report.heading("Per run")
+    runs = []
     for name in ("simultaneous", "staggered", "decp", "harmonizer"):
         for r in data[name]:
-            lines.append(
-                f"| {name} | {r['seed']} | {r['jain']:.4f} | {r['util']:.3f} | "
-                f"{', '.join(f'{m:.0f}' for m in r['means_mbps'])} | {r['start_order']} | {r['first_loss_order']} |"
+            runs.append(
+                (name, r["seed"], f"{r['jain']:.4f}", f"{r['util']:.3f}", _mbps(r), r["start_order"], r["first_loss_order"])
             )
     for r in data["cubic_staggered"]:
-        lines.append(f"| staggered, CUBIC | {r['seed']} | {r['jain']:.4f} | {r['util']:.3f} | {', '.join(f'{m:.0f}' for m in r['means_mbps'])} | | |")
-    lines += ["", "## Buffer sensitivity (simultaneous start)", "", "| buffer (pkts) | Jain per seed | utilisation per seed |", "|---|---|---|"]
+        runs.append(("staggered, CUBIC", r["seed"], f"{r['jain']:.4f}", f"{r['util']:.3f}", _mbps(r), "", ""))
+    report.table(
+        ("experiment", "seed", "Jain", "utilisation", "per-stream Mb/s", "start order", "first-loss order"), runs
+    )
+    report.heading("Buffer sensitivity (simultaneous start)")
     buf = pl.DataFrame(data["buffers"])
+    sizes = []
     for b in sorted(buf["buffer_pkts"].unique().to_list()):
         part = buf.filter(pl.col("buffer_pkts") == b).sort("seed")
-        lines.append(f"| {b} | {', '.join(f'{x:.3f}' for x in part['jain'])} | {', '.join(f'{x:.3f}' for x in part['util'])} |")
-    lines += ["", "## Figures", ""] + [f"- `{name}.png` / `.svg`" for name in figs]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        sizes.append((b, ", ".join(f"{x:.3f}" for x in part["jain"]), ", ".join(f"{x:.3f}" for x in part["util"])))
+    report.table(("buffer (pkts)", "Jain per seed", "utilisation per seed"), sizes)
+    report.heading("Figures")
+    report.bullets(f"`{name}.png` / `.svg`" for name in figs)
+    return report
 
 
-def _check_row(c: Check) -> str:
-    return f"| {c.figure} | {c.claim} | {c.measured} | {'pass' if c.passed else '**FAIL**'} |"
-
-
-def _write_json(data: dict[str, Any], result: list[Check], path: Path) -> None:
-    plain = {k: v for k, v in data.items() if not isinstance(v, Result)}
-    plain["checks"] = [dataclasses.asdict(c) for c in result]
-    path.write_text(json.dumps(plain, indent=2, default=float), encoding="utf-8")
+def _mbps(row: dict[str, Any]) -> str:
+    """A run's per-stream mean throughputs, Mb/s, comma-separated."""
+    return ", ".join(f"{m:.0f}" for m in row["means_mbps"])
 
 
 def reproduce(out: str | Path, quick: bool = False, progress: Callable[[str], None] = lambda _: None) -> list[Check]:

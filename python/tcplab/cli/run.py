@@ -1,9 +1,10 @@
-"""The `tcplab` command line.
-
-Usage:
+"""`tcplab run SCENARIO`: simulate one scenario and print per-flow and per-queue summaries.
 
     tcplab run SCENARIO [--seed N] [--set PATH=VALUE ...] [--out DIR] [--quiet]
-    tcplab reproduce PAPER [--out DIR] [--quick]
+
+Exit status: 0 after a run (written to --out when given), 1 when the run succeeded but its
+output could not be written, 2 for an unreadable or invalid scenario or an --out directory that
+cannot be used (checked before the run).
 """
 
 from __future__ import annotations
@@ -11,27 +12,18 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tcplab import __version__, plot_cli, reproduce_cli, sweep_cli
+from tcplab.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, error, stdout_console
 from tcplab.outdir import check_output, make_staging, output_path
 from tcplab.result import Result
 from tcplab.run import run
 from tcplab.scenario import ScenarioError
 
-__all__ = ["main"]
-
-EXIT_FAILURE = 1
-"""Exit status when the run succeeded but its output could not be written."""
-
-EXIT_BAD_INPUT = 2
-"""Exit status for a bad command line, an unreadable scenario file, an invalid scenario or an
-output directory that cannot be used (checked before the run)."""
+__all__ = ["add_parser"]
 
 _STOP_NOTES = {
     "time-limit": "the run stopped at the simulated-time limit (1000000 s) before its flows "
@@ -40,38 +32,19 @@ _STOP_NOTES = {
 }
 """What the CLI tells the user when a run ended before its flows finished, by stop reason."""
 
-PIPE_WIDTH = 200
-"""Console width when stdout is not a terminal, so that tables are not cut to 80 columns."""
 
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line with `argv` (default: `sys.argv[1:]`) and return the exit status."""
-    args = _parser().parse_args(argv)
-    try:
-        return args.handler(args)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-
-
-def _parser() -> argparse.ArgumentParser:
-    """The argument parser with one sub-parser per command."""
-    parser = argparse.ArgumentParser(
-        prog="tcplab", description="Deterministic packet-level TCP simulator."
-    )
-    parser.add_argument("--version", action="version", version=f"tcplab {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    run_parser = commands.add_parser(
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Register the `run` sub-command on `commands` (the `tcplab` sub-parsers)."""
+    parser = commands.add_parser(
         "run",
         help="run one scenario and print per-flow and per-queue summaries",
         description="Run one scenario and print per-flow and per-queue summaries.",
     )
-    run_parser.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
-    run_parser.add_argument(
+    parser.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    parser.add_argument(
         "--seed", type=_seed, help="random seed (default: the scenario's run.seed, else 1)"
     )
-    run_parser.add_argument(
+    parser.add_argument(
         "--set",
         dest="overrides",
         action="append",
@@ -80,15 +53,11 @@ def _parser() -> argparse.ArgumentParser:
         help="override a scenario value, e.g. flows.0.tcp.mss=9000 or run.duration=5s "
         "(VALUE is read as TOML if it parses, else as a string); repeatable",
     )
-    run_parser.add_argument(
+    parser.add_argument(
         "--out", metavar="DIR", help="write summary, resolved scenario and traces to DIR"
     )
-    run_parser.add_argument("--quiet", action="store_true", help="do not show a progress bar")
-    run_parser.set_defaults(handler=_cmd_run)
-    plot_cli.add_parser(commands)
-    sweep_cli.add_parser(commands)
-    reproduce_cli.add_parser(commands)
-    return parser
+    parser.add_argument("--quiet", action="store_true", help="do not show a progress bar")
+    parser.set_defaults(handler=_cmd_run)
 
 
 def _seed(text: str) -> int:
@@ -114,7 +83,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             staging = make_staging(target)
         except OSError as e:
             reason = f"cannot create {e.filename}: {e.strerror}" if e.filename else str(e)
-            _error(f"out: {reason}")
+            error(f"out: {reason}")
             return EXIT_BAD_INPUT
     try:
         return _run_and_report(args, staging)
@@ -134,10 +103,10 @@ def _run_and_report(args: argparse.Namespace, staging: Path | None) -> int:
             capture_dir=staging,
         )
     except (ScenarioError, OSError) as e:
-        _error(e)
+        error(e)
         return EXIT_BAD_INPUT
 
-    console = Console() if sys.stdout.isatty() else Console(width=PIPE_WIDTH)
+    console = stdout_console()
     console.print(_flow_table(result))
     console.print(_queue_table(result))
     summary = result.summary
@@ -160,7 +129,7 @@ def _run_and_report(args: argparse.Namespace, staging: Path | None) -> int:
         try:
             path = result.save(args.out)
         except OSError as e:
-            _error(e)
+            error(e)
             return EXIT_FAILURE
         console.print(f"wrote {path}", highlight=False, markup=False)
     return 0
@@ -207,12 +176,3 @@ def _queue_table(result: Result) -> Table:
             Text(q["name"]), f"{q['enqueued']:,}", f"{q['dropped']:,}", f"{q['max_packets']:,}"
         )
     return table
-
-
-def _error(e: Exception) -> None:
-    """Print `error: <message>` for `e` to stderr."""
-    if isinstance(e, OSError) and e.strerror and e.filename is not None:
-        message = f"{e.filename}: {e.strerror}"
-    else:
-        message = str(e)
-    print(f"error: {message}", file=sys.stderr)

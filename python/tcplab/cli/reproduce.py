@@ -1,14 +1,20 @@
-"""`tcplab reproduce PAPER [--out DIR] [--quick]`: rerun a study and write its report."""
+"""`tcplab reproduce PAPER [--out DIR] [--quick]`: rerun a study and write its report.
+
+Exit status: 0 when every finding of the paper holds, 1 when one does not (comparisons beyond
+the paper are reported but do not decide).
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
 from rich.console import Console
 
-from tcplab.reproduce import STUDIES
+from tcplab.cli.common import EXIT_FAILURE
+from tcplab.reproduce import STUDIES, verdict
+
+__all__ = ["add_parser"]
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -37,7 +43,6 @@ def _cmd(args: argparse.Namespace) -> int:
         mark = "[green]pass[/]" if c.passed else "[red]FAIL[/]"
         kind = "" if c.paper else " (beyond the paper)"
         console.print(f"{mark}  {c.figure}{kind}: {c.claim}\n      {c.measured}")
-    paper = [c for c in checks if c.paper]
-    held = sum(c.passed for c in paper)
-    console.print(f"the paper's findings: {held} of {len(paper)} hold; wrote {out}/report.md in {time.perf_counter() - started:.0f} s")
-    return 0 if held == len(paper) else 1
+    held, total = verdict(checks)
+    console.print(f"the paper's findings: {held} of {total} hold; wrote {out}/report.md in {time.perf_counter() - started:.0f} s")
+    return 0 if held == total else EXIT_FAILURE

@@ -3,6 +3,9 @@
 Usage:
 
     tcplab plot RESULT_DIR [--out DIR] [--format png,svg] [--bin SECONDS]
+
+Exit status: 0 when the figures were written, 1 when nothing could be plotted or written, 2 for
+a directory that is not a tcplab result or a bad option.
 """
 
 from __future__ import annotations
@@ -11,15 +14,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from tcplab.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE
+
 __all__ = ["add_parser"]
 
-EXIT_FAILURE = 1
-"""Exit status when nothing could be plotted or written."""
-
-EXIT_BAD_INPUT = 2
-"""Exit status for a directory that is not a tcplab result, or a bad option."""
-
 FORMATS = ("png", "svg", "pdf")
+"""The file formats --format accepts."""
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:

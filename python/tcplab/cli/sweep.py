@@ -4,8 +4,9 @@
                        [--retry-failed] [--quiet]
 
 Exit status: 0 when every run succeeded, 1 when a run failed (or the sweep stopped on an error
-after it started), 2 for a bad sweep file, output directory or cluster address (nothing is
-run), 130 when interrupted (finished runs are kept; rerun to resume).
+after it started), 2 for a bad sweep file, output directory or cluster address, or --cluster
+without Dask installed (nothing is run), 130 when interrupted (finished runs are kept; rerun to
+resume).
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ import sys
 from typing import Any
 
 import polars as pl
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tcplab.sweep_stats import axis_columns, metric_columns, sweep_summary
+from tcplab.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, error, stdout_console
+from tcplab.cli.common import EXIT_FAILURE as EXIT_RUN_FAILED
 from tcplab.sweeps import (
     ClusterError,
     ClusterLost,
+    DaskNotInstalled,
     StoreError,
     SweepError,
     SweepOutcome,
@@ -31,19 +33,15 @@ from tcplab.sweeps import (
     load_sweep,
     run_sweep,
 )
+from tcplab.sweeps.stats import axis_columns, metric_columns, sweep_summary
 
 __all__ = ["add_parser"]
-
-EXIT_RUN_FAILED = 1
-EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 130
 
 MAX_POINTS_SHOWN = 40
 """Axis points printed in the summary table (all of them are in results.parquet)."""
 
 MAX_ERRORS_SHOWN = 10
-
-PIPE_WIDTH = 200
+"""Failed runs printed, one line each, after the table (all of them are in the table)."""
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -55,7 +53,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "seeds, metrics) on a local process pool or a Dask cluster. With --out, finished runs "
         "are stored and a rerun skips them.",
     )
-    parser.add_argument("sweep", metavar="SWEEP", help="sweep TOML file (see docs/sweeps.md)")
+    parser.add_argument(
+        "sweep", metavar="SWEEP", help="sweep TOML file (format: tcplab docs sweeps)"
+    )
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--workers",
@@ -66,7 +66,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     where.add_argument(
         "--cluster",
         metavar="ADDRESS",
-        help="run on the Dask cluster whose scheduler is at ADDRESS, e.g. tcp://10.0.0.1:8786",
+        help="run on the Dask cluster whose scheduler is at ADDRESS, e.g. tcp://10.0.0.1:8786 "
+        "(needs the dask extra: pip install 'tcplab[dask]')",
     )
     parser.add_argument(
         "--out",
@@ -90,6 +91,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def _positive(text: str) -> int:
+    """Parse --workers: an integer ≥ 1."""
     try:
         value = int(text)
     except ValueError:
@@ -102,12 +104,12 @@ def _positive(text: str) -> int:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     """`tcplab sweep`: validate, run, print a summary per axis point."""
     if args.traces and args.out is None:
-        _error("--traces needs --out DIR")
+        error("--traces needs --out DIR")
         return EXIT_BAD_INPUT
     try:
         spec = load_sweep(args.sweep)
     except (SweepError, OSError) as e:
-        _error(e)
+        error(e)
         return EXIT_BAD_INPUT
 
     previous = signal.signal(signal.SIGTERM, _terminate)
@@ -121,8 +123,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             retry_failed=args.retry_failed,
             progress=not args.quiet,
         )
-    except (SweepError, StoreError, ClusterError) as e:
-        _error(e)
+    except (SweepError, StoreError, ClusterError, DaskNotInstalled) as e:
+        error(e)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         kept = f"; finished runs are kept in {args.out}, rerun to resume" if args.out else ""
@@ -130,7 +132,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     except (ClusterLost, WorkerMismatch, OSError) as e:
         kept = f" (finished runs are kept in {args.out}, rerun to resume)" if args.out else ""
-        _error(f"{e}{kept}")
+        error(f"{e}{kept}")
         return EXIT_RUN_FAILED
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -146,7 +148,7 @@ def _terminate(signum: int, frame: Any) -> None:
 
 def _report(outcome: SweepOutcome) -> None:
     """Print the per-point table, the failures and a closing line."""
-    console = Console() if sys.stdout.isatty() else Console(width=PIPE_WIDTH)
+    console = stdout_console()
     table = outcome.table
     console.print(_points_table(table))
     failures = table.filter(pl.col("error").is_not_null())
@@ -200,17 +202,10 @@ def _points_table(table: pl.DataFrame) -> Table:
 
 
 def _cell(row: dict[str, Any]) -> str:
+    """A table cell: `mean ± ci` (4 and 2 significant digits), `–` without a mean."""
     if row["mean"] is None:
         return "–"
     text = f"{row['mean']:.4g}"
     if row["ci"] is not None:
         text += f" ± {row['ci']:.2g}"
     return text
-
-
-def _error(e: object) -> None:
-    if isinstance(e, OSError) and e.strerror and e.filename is not None:
-        message = f"{e.filename}: {e.strerror}"
-    else:
-        message = str(e)
-    print(f"error: {message}", file=sys.stderr)

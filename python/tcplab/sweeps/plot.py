@@ -6,7 +6,7 @@ from typing import Any
 
 import polars as pl
 
-from tcplab.sweep_stats import axis_columns, sweep_summary
+from tcplab.sweeps.stats import axis_columns, sweep_summary
 
 __all__ = ["sweep_plot"]
 

@@ -16,22 +16,19 @@ import multiprocessing.context
 import os
 import signal
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from tcplab import _core
+from tcplab.sweeps.records import describe, failure
 
 __all__ = [
     "CRASH_MESSAGE",
     "MAIN_GUARD_MESSAGE",
     "MAIN_REIMPORT_EXIT",
     "LocalPool",
-    "describe",
-    "failure",
     "refuse_in_worker_bootstrap",
 ]
 
@@ -44,6 +41,7 @@ MAIN_GUARD_MESSAGE = (
     'sweep(): put the call under `if __name__ == "__main__":` (with whatever else the '
     "script does), so that importing the script does not run it"
 )
+"""The RuntimeError's message when workers exit with MAIN_REIMPORT_EXIT."""
 
 
 def refuse_in_worker_bootstrap() -> None:
@@ -87,31 +85,6 @@ def _ended(process: multiprocessing.process.BaseProcess) -> bool:
         return False
 
 
-def describe(error: BaseException) -> str:
-    """`Type: message` for a failed run."""
-    message = str(error)
-    return f"{type(error).__name__}: {message}" if message else type(error).__name__
-
-
-
-
-def failure(task: dict[str, Any], message: str) -> dict[str, Any]:
-    """A run record for a task whose worker did not return one."""
-    return {
-        "key": task["key"],
-        "scenario_hash": task["scenario_hash"],
-        "seed": task["seed"],
-        "version": _core.version(),
-        "error": message,
-        "wall_time_s": None,
-        "summary": None,
-        "exec_id": uuid.uuid4().hex,
-        "host": None,
-        "pid": None,
-        "finished_at": time.time(),
-    }
-
-
 def _ignore_sigint() -> None:
     """Pool worker initializer: Ctrl-C is handled by the parent, which stops the workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -121,6 +94,7 @@ CRASH_MESSAGE = (
     "WorkerCrash: the worker process died while running this run "
     "(killed, out of memory, or an abort in the core)"
 )
+"""The error recorded for a run whose worker process died again when run alone."""
 
 
 class LocalPool:

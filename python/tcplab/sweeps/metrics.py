@@ -26,6 +26,7 @@ from typing import Any
 __all__ = ["AGGREGATES", "DEFAULT_METRICS", "Metric", "MetricError", "parse_metric"]
 
 AGGREGATES = ("sum", "mean", "min", "max", "count", "jain")
+"""The aggregate functions a metric may apply to flows.FIELD or queues.FIELD."""
 
 DEFAULT_METRICS = (
     "sim_time_s",

@@ -1,0 +1,71 @@
+"""Sweeps: one base scenario run over a grid of overrides and seeds, on a local process pool or
+a Dask cluster, with a result store that resumes.
+
+A sweep is described by a TOML file (`load_sweep`) or by the arguments of `sweep`. Each run is
+the base scenario with the overrides of one axis point, simulated with one seed. Runs are keyed
+by sha256(scenario hash, seed, tcplab version); a store directory keeps one Parquet file per
+finished run, so rerunning a sweep skips what is done. See `tcplab docs sweeps`
+(docs/sweeps.md).
+
+| module | concept |
+|---|---|
+| `spec` | the `Sweep` description: loading a sweep file, validating, `build_sweep` |
+| `axes` | one axis's values: lists, ranges with units, zipped paths |
+| `metrics` | metric expressions that pick one number out of a run summary |
+| `plan` | one row per (axis point, seed), each with its run key |
+| `records` | one run's record, as a worker returns it (`execute`) |
+| `pool` | the local process pool, and what a worker's death means |
+| `cluster` | Dask distributed (the optional extra `tcplab[dask]`) |
+| `store` | the output directory that makes a rerun resume |
+| `table` | the sweep table built from the plan and the records |
+| `runner` | `run_sweep` and `sweep`: everything above, in order |
+| `stats` | mean and confidence interval over seeds (`sweep_summary`) |
+| `plot` | a metric against an axis with its interval (`sweep_plot`) |
+| `errors` | the errors a sweep raises |
+"""
+
+from tcplab.sweeps.axes import Axis
+from tcplab.sweeps.errors import (
+    ClusterError,
+    ClusterLost,
+    DaskNotInstalled,
+    StoreError,
+    SweepError,
+    WorkerMismatch,
+)
+from tcplab.sweeps.metrics import DEFAULT_METRICS, Metric, MetricError, parse_metric
+from tcplab.sweeps.plan import run_key
+from tcplab.sweeps.plot import sweep_plot
+from tcplab.sweeps.pool import CRASH_MESSAGE
+from tcplab.sweeps.records import execute
+from tcplab.sweeps.runner import SweepOutcome, run_sweep, sweep
+from tcplab.sweeps.spec import RESERVED_COLUMNS, Sweep, build_sweep, load_sweep
+from tcplab.sweeps.stats import sweep_summary
+from tcplab.sweeps.store import STORE_MARKER
+
+__all__ = [
+    "CRASH_MESSAGE",
+    "DEFAULT_METRICS",
+    "RESERVED_COLUMNS",
+    "STORE_MARKER",
+    "Axis",
+    "ClusterError",
+    "ClusterLost",
+    "DaskNotInstalled",
+    "Metric",
+    "MetricError",
+    "StoreError",
+    "Sweep",
+    "SweepError",
+    "SweepOutcome",
+    "WorkerMismatch",
+    "build_sweep",
+    "execute",
+    "load_sweep",
+    "parse_metric",
+    "run_key",
+    "run_sweep",
+    "sweep",
+    "sweep_plot",
+    "sweep_summary",
+]

@@ -1,0 +1,184 @@
+"""The result store of a sweep: the output directory that makes a rerun resume.
+
+Every file is written to a temporary name and renamed into place, so a reader (or a crash)
+sees the old file or the new one, never a partial one.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tcplab.outdir import make_staging
+from tcplab.sweeps.errors import StoreError
+from tcplab.sweeps.records import RECORD_SCHEMA
+from tcplab.sweeps.spec import Sweep
+
+__all__ = ["STORE_MARKER", "Store"]
+
+STORE_MARKER = "store.json"
+"""File that marks a directory as a sweep store."""
+
+
+class Store:
+    """A sweep's output directory.
+
+    `store.json` marks it; `sweep.json` (and `sweep.toml`, `base.toml` when the sweep came from
+    files) describe the last sweep run in it; `runs/<key>.parquet` holds one row per finished
+    run; `runs.log` one JSON line per run executed; `traces/<key>/` the traces of a run when
+    asked; `results.parquet` the sweep table. Every file is written to a temporary name and
+    renamed into place. A lock file keeps two sweeps from using one store at once.
+    """
+
+    def __init__(self, root: Path):
+        """A store at `root` (absolute); use `Store.open` to create or reopen one."""
+        self.root = root
+        self.runs = root / "runs"
+        self.traces = root / "traces"
+        self._lock: Any = None
+
+    @classmethod
+    def check(cls, out: str | os.PathLike[str]) -> Path:
+        """The store's absolute path; StoreError if it is something else."""
+        root = Path(os.path.abspath(out))
+        if root.exists():
+            if not root.is_dir():
+                raise StoreError(f"{root}: exists and is not a directory")
+            if any(root.iterdir()) and not (root / STORE_MARKER).is_file():
+                raise StoreError(f"{root}: exists and is not a tcplab sweep store")
+        return root
+
+    @classmethod
+    def open(cls, out: str | os.PathLike[str], sweep: Sweep) -> Store:
+        """Create or reopen the store, lock it, and record the sweep's description."""
+        store = cls(cls.check(out))
+        try:
+            store.root.mkdir(parents=True, exist_ok=True)
+            store.runs.mkdir(exist_ok=True)
+            lock = open(store.root / ".lock", "a")  # noqa: SIM115 - held until close()
+        except OSError as e:
+            raise StoreError(f"out: cannot create {e.filename}: {e.strerror}") from None
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            raise StoreError(f"{store.root}: another sweep is using this store") from None
+        store._lock = lock
+        try:
+            for directory in (store.root, store.runs):
+                for stale in directory.glob(".*.tmp-*"):
+                    stale.unlink(missing_ok=True)
+            _write_text(
+                store.root / STORE_MARKER,
+                json.dumps({"created_by": "tcplab-sweep", "format": 1}) + "\n",
+            )
+            _write_text(store.root / "sweep.json", json.dumps(sweep.to_json(), indent=2) + "\n")
+            if sweep.source_text is not None:
+                _write_text(store.root / "sweep.toml", sweep.source_text)
+            if sweep.base_path is not None:
+                _write_text(
+                    store.root / "base.toml", Path(sweep.base_path).read_text(encoding="utf-8")
+                )
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        """Release the lock."""
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    def run_path(self, key: str) -> Path:
+        """The run file of run `key`: `runs/<key>.parquet`."""
+        return self.runs / f"{key}.parquet"
+
+    def read(self, key: str) -> dict[str, Any] | None:
+        """The stored record of run `key`, or None (absent or unreadable)."""
+        path = self.run_path(key)
+        if not path.is_file():
+            return None
+        try:
+            rows = pl.read_parquet(path).to_dicts()
+        except Exception:
+            return None
+        return rows[0] if len(rows) == 1 else None
+
+    def has_traces(self, key: str) -> bool:
+        """Whether the traces of run `key` are saved (`traces/<key>/metadata.json` exists)."""
+        return (self.traces / key / "metadata.json").is_file()
+
+    def write(
+        self,
+        record: dict[str, Any],
+        result: Any = None,
+        captures: Mapping[str, bytes] | None = None,
+    ) -> None:
+        """Store a finished run: its traces first (if any), then its run file, then a log line.
+
+        `result` is the run's Result (saved to `traces/<key>/`), `captures` the bytes of its
+        pcapng files, which are written beside it.
+        """
+        key = record["key"]
+        if result is not None:
+            staging = make_staging(self.traces / key)  # beside it, not in /tmp
+            try:
+                result.captures = {}
+                for name, data in (captures or {}).items():
+                    path = staging / f"{name}.pcapng"
+                    path.write_bytes(data)
+                    result.captures[name] = path
+                result.save(self.traces / key)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+        frame = pl.DataFrame([{k: record.get(k) for k in RECORD_SCHEMA}], schema=RECORD_SCHEMA)
+        _write_parquet_atomic(frame, self.run_path(key))
+        line = {
+            "key": key,
+            "exec_id": record["exec_id"],
+            "finished_at": record["finished_at"],
+            "error": record["error"] is not None,
+        }
+        with open(self.root / "runs.log", "a", encoding="utf-8") as log:
+            log.write(json.dumps(line) + "\n")
+
+    def write_results(self, table: pl.DataFrame) -> Path:
+        """Write the sweep table to `results.parquet` atomically."""
+        path = self.root / "results.parquet"
+        _write_parquet_atomic(table, path)
+        return path
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file and a rename."""
+    temporary = path.with_name(f".{path.name}.tmp-{secrets.token_hex(6)}")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _write_parquet_atomic(frame: pl.DataFrame, path: Path) -> None:
+    """Write `frame` to `path` through a synced temporary file and a rename: a reader (or a
+    crash) sees the old file or the new one, never a partial one."""
+    temporary = path.with_name(f".{path.name}.tmp-{secrets.token_hex(6)}")
+    try:
+        with open(temporary, "wb") as f:
+            frame.write_parquet(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

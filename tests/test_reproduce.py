@@ -1,0 +1,101 @@
+"""The framework the study reproductions share: checks and verdicts, report.md and
+results.json, figures, and finding a study's scenarios and a queue's buffer by name."""
+
+import json
+
+import pytest
+import tcplab
+from tcplab.reproduce import STUDIES, p0
+from tcplab.reproduce.figures import new_figure, write_figures
+from tcplab.reproduce.findings import Check, verdict
+from tcplab.reproduce.report import Report, write_results_json
+from tcplab.reproduce.scenarios import queue_override, scenario_value, study_dir, study_scenario
+from tcplab.scenario import load_scenario
+
+
+def test_verdict_counts_the_papers_findings_only():
+    checks = [
+        Check("Fig. 1", "a", "m", True),
+        Check("Fig. 2", "b", "m", False),
+        Check("§5", "c", "m", False, paper=False),
+    ]
+    assert verdict(checks) == (1, 2)
+    assert verdict([]) == (0, 0)
+
+
+def test_report_markdown():
+    report = Report("Study 9 reproduced")
+    report.paragraph("Seeds 1, 2.")
+    report.heading("The paper's findings")
+    report.checks(
+        [Check("Fig. 1", "it holds", "0.9", True), Check("Fig. 2", "it fails", "0.1", False)]
+    )
+    report.table(("experiment", "seed", "order", ""), [("x", 1, [0, 1], ""), ("y", 2, [], "")])
+    report.bullets(["`a.png` / `.svg`", "`b.png` / `.svg`"])
+    assert report.text() == (
+        "# Study 9 reproduced\n\nSeeds 1, 2.\n\n## The paper's findings\n\n"
+        "| figure | the paper | measured | |\n|---|---|---|---|\n"
+        "| Fig. 1 | it holds | 0.9 | pass |\n| Fig. 2 | it fails | 0.1 | **FAIL** |\n\n"
+        "| experiment | seed | order | |\n|---|---|---|---|\n"
+        "| x | 1 | [0, 1] | |\n| y | 2 | [] | |\n\n"
+        "- `a.png` / `.svg`\n- `b.png` / `.svg`\n"
+    )
+
+
+def test_results_json_keeps_data_and_checks_but_not_results(smoke_path, tmp_path):
+    result = tcplab.run(smoke_path)
+    check = Check("Fig. 1", "a", "m", True, values={"jain": [0.5, float("nan")]})
+    path = write_results_json({"plan": {"seeds": [1]}, "run": result}, [check], tmp_path / "r.json")
+    text = path.read_text(encoding="utf-8")
+    data = json.loads(text)
+    assert set(data) == {"plan", "checks"}
+    assert data["checks"] == [
+        {"figure": "Fig. 1", "claim": "a", "measured": "m", "passed": True, "paper": True,
+         "values": {"jain": [0.5, pytest.approx(float("nan"), nan_ok=True)]}}
+    ]
+
+
+def test_figures_are_written_as_png_and_svg(tmp_path):
+    fig, (ax,) = new_figure()
+    ax.plot([0, 1], [1, 0])
+    written = write_figures({"one": fig}, tmp_path)
+    assert written == [tmp_path / "one.png", tmp_path / "one.svg"]
+    assert all(p.stat().st_size > 0 for p in written)
+
+
+def test_study_scenarios_are_found_in_the_package():
+    assert study_dir("p0_parallel_bic") == p0.SCENARIOS
+    assert study_scenario("p0_parallel_bic", "simultaneous") == p0.SCENARIOS / "simultaneous.toml"
+    with pytest.raises(FileNotFoundError, match=r"'p9_nothing'.*shipped: .*p0_parallel_bic"):
+        study_dir("p9_nothing")
+    with pytest.raises(FileNotFoundError, match="no such scenario"):
+        study_scenario("p0_parallel_bic", "nothing")
+    assert set(STUDIES) == {"p0"}
+
+
+def test_a_queue_is_found_by_name_in_either_direction():
+    assert queue_override(p0.SCENARIOS / "simultaneous.toml", "sw_recv->sw_1g") == "links.6.queue_a"
+    assert queue_override(p0.SCENARIOS / "simultaneous.toml", "sw_1g->sw_recv") == "links.6.queue_b"
+    # harmonizer.toml has one link more before the bottleneck.
+    assert p0.bottleneck_buffer_path("harmonizer") == "links.7.queue_a"
+    assert p0.bottleneck_buffer_path() == "links.6.queue_a"
+    assert scenario_value(p0.SCENARIOS / "simultaneous.toml", "links.6.queue_a") == "500pkts"
+    with pytest.raises(KeyError, match="links.6.queue_b"):
+        scenario_value(p0.SCENARIOS / "simultaneous.toml", "links.6.queue_b")
+    with pytest.raises(ValueError, match="no link between s0 and r0"):
+        queue_override(p0.SCENARIOS / "simultaneous.toml", "s0->r0")
+    with pytest.raises(ValueError, match="not a queue name"):
+        queue_override(p0.SCENARIOS / "simultaneous.toml", "sw_recv")
+
+
+@pytest.mark.parametrize("queue", ["sw1->emu", "emu->sw1"])
+def test_the_override_found_by_name_sets_that_queue(smoke_path, queue):
+    # One packet of buffer at the named queue: the summary's queue of that name holds at most
+    # one packet, and the others are untouched.
+    spec = load_scenario(smoke_path)
+    spec["defaults"]["queue"] = "1000pkts"
+    spec["links"][1].pop("queue_a")
+    path = queue_override(spec, queue)
+    queues = {q["name"]: q for q in tcplab.run(spec, overrides={path: "1pkts"}).summary["queues"]}
+    assert queues[queue]["max_packets"] <= 1
+    assert max(q["max_packets"] for name, q in queues.items() if name != queue) > 1
