@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::app::{BulkApp, CbrSource};
+use crate::app::{Application, BulkSender, CbrSource, Sink, Socket};
 use crate::engine::SeedTree;
 use crate::net::harmonizer::{Harmonizer, HarmonizerConfig};
 use crate::net::impair::ImpairConfig;
@@ -919,24 +919,26 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
             let late = if *skew > SimDuration::ZERO { SimDuration(rng.below(skew.as_ps())) } else { SimDuration::ZERO };
             let start = SimTime::ZERO + f.start.expect("resolved").0 + late;
             let stop_at = f.stop.map(|d| SimTime::ZERO + d.0);
-            let (engine, cc) = match f.kind {
+            let id = sim.flows.len() as u32;
+            let (src, dst) = (Socket { flow: id, end: 0 }, Socket { flow: id, end: 1 });
+            // The flow's applications: a bulk sender and a sink, or a CBR source.
+            let (engine, cc, apps) = match f.kind {
                 FlowKind::Tcp => {
                     let cfg = tcp_config(&f.tcp, &format!("flows[{i}].tcp"))?;
                     let cc = cfg.cc.name();
-                    let app = BulkApp::new(f.write_size.expect("resolved").0, f.bytes.map(|b| b.0), stop_at);
-                    let t = TcpFlow::new(Connection::new(cfg.clone()), Connection::new(cfg), app);
-                    (FlowEngine::Tcp(Box::new(t)), cc)
+                    let app = BulkSender::new(src, f.write_size.expect("resolved").0, f.bytes.map(|b| b.0), stop_at);
+                    let t = TcpFlow::new(Connection::new(cfg.clone()), Connection::new(cfg));
+                    (FlowEngine::Tcp(Box::new(t)), cc, vec![Application::Bulk(app), Application::Sink(Sink::new(dst))])
                 }
                 FlowKind::UdpCbr => {
-                    let src = CbrSource { rate: f.rate.expect("resolved").0, packet_size: f.packet_size.expect("resolved").0 as u32, start, stop_at, sent: 0 };
-                    (FlowEngine::Udp(UdpFlow { src, received: 0, bytes_received: 0 }), "none")
+                    let app = CbrSource { socket: src, rate: f.rate.expect("resolved").0, packet_size: f.packet_size.expect("resolved").0 as u32, start, stop_at, sent: 0 };
+                    (FlowEngine::Udp(UdpFlow::default()), "none", vec![Application::Cbr(app)])
                 }
             };
             let kind = match f.kind {
                 FlowKind::Tcp => "tcp",
                 FlowKind::UdpCbr => "udp-cbr",
             };
-            let id = sim.flows.len() as u32;
             let (sip, smac) = host_address(host_index[f.src.as_str()]);
             let (dip, dmac) = host_address(host_index[f.dst.as_str()]);
             let mut isn = seeds.stream(&format!("flows/{name}/isn"));
@@ -949,6 +951,14 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
             };
             let info = FlowInfo { name, src: f.src.clone(), dst: f.dst.clone(), kind, cc, start };
             sim.add_flow(Flow::new(info, [fwd, rev], f.class.expect("resolved"), engine), wire);
+            for app in apps {
+                // The sender opens the flow at its start; the sink waits for it.
+                let (socket, start) = match &app {
+                    Application::Sink(_) => (dst, None),
+                    _ => (src, Some(start)),
+                };
+                sim.add_app(app, &[socket], start);
+            }
         }
     }
     // Coordinators, over the expanded flow names.
