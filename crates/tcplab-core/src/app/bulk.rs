@@ -2,7 +2,7 @@
 //! writes `write_size` chunks as fast as the socket accepts them until a byte count or a stop
 //! time, then closes.
 
-use super::{Notice, Socket, Sockets};
+use super::{Milestone, Notice, Socket, Sockets};
 use crate::units::SimTime;
 
 /// A bulk sender: writes `write_size` chunks as fast as the socket accepts them.
@@ -64,6 +64,7 @@ impl BulkSender {
         }
         if self.finished_writing(now) && self.mark_closed() {
             io.close(s);
+            io.milestone(s, Milestone::Written, self.written);
         }
     }
 
@@ -129,7 +130,7 @@ mod tests {
 
     #[test]
     fn bulk_writes_in_chunks_until_total() {
-        let mut a = BulkSender::new(Socket { flow: 0, end: 0 }, 100, Some(250), None);
+        let mut a = BulkSender::new(Socket::new(0, 0), 100, Some(250), None);
         assert_eq!(a.wants(SimTime::ZERO), 100);
         a.wrote(60);
         assert_eq!(a.wants(SimTime::ZERO), 40, "a write completes before the next starts");
@@ -171,7 +172,7 @@ mod tests {
             fills in proptest::collection::vec((0u64..8, 0u64..300), 1..12),
         ) {
             let stop_at = stop.map(SimTime);
-            let mut a = BulkSender::new(Socket { flow: 0, end: 0 }, write_size, total, stop_at);
+            let mut a = BulkSender::new(Socket::new(0, 0), write_size, total, stop_at);
             let mut b = a.clone();
             for (t, space) in fills {
                 let now = SimTime(t);

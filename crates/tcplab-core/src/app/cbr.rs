@@ -1,7 +1,7 @@
 //! A constant-bit-rate UDP source: one datagram of `packet_size` IP bytes every
 //! `packet_size·8/rate` seconds from its start, timed from the start so the rate never drifts.
 
-use super::{Notice, Socket, Sockets};
+use super::{Milestone, Notice, Socket, Sockets};
 use crate::units::{BitRate, SimDuration, SimTime};
 
 /// A constant-bit-rate UDP source.
@@ -46,7 +46,10 @@ impl CbrSource {
         }
         match self.next_time() {
             Some(t) => io.set_timer(t.max(io.now())),
-            None => io.finish_flow(self.socket),
+            None => {
+                io.finish_flow(self.socket);
+                io.milestone(self.socket, Milestone::Sent, self.sent);
+            }
         }
     }
 
@@ -62,7 +65,7 @@ mod tests {
 
     #[test]
     fn cbr_timing_is_exact() {
-        let c = CbrSource { socket: Socket { flow: 0, end: 0 }, rate: BitRate(10_000_000), packet_size: 1250, start: SimTime(5), stop_at: Some(SimTime(3_000_000_005)), sent: 0 };
+        let c = CbrSource { socket: Socket::new(0, 0), rate: BitRate(10_000_000), packet_size: 1250, start: SimTime(5), stop_at: Some(SimTime(3_000_000_005)), sent: 0 };
         assert_eq!(c.interval(), SimDuration::from_millis(1));
         assert_eq!(c.time_of(1000), SimTime(1_000_000_000_005));
         let mut c = c;

@@ -16,14 +16,42 @@ pub use bulk::BulkSender;
 pub use cbr::CbrSource;
 pub use sink::Sink;
 
-/// A socket: one end of a flow (`end` 0: the flow's source, the active opener; 1: its
-/// destination).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Socket {
+/// A socket: one end of a flow (end 0: the flow's source, the active opener; 1: its
+/// destination), held as `2·flow + end` so that it fits a register.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Socket(u32);
+
+impl Socket {
+    /// End `end` (0 or 1) of flow `flow` (below 2^31).
+    #[inline]
+    pub fn new(flow: u32, end: u8) -> Self {
+        debug_assert!(flow < 1 << 31 && end < 2, "a socket is end 0 or 1 of a flow below 2^31");
+        Socket(flow << 1 | (end & 1) as u32)
+    }
+
     /// The flow.
-    pub flow: u32,
+    #[inline]
+    pub fn flow(self) -> usize {
+        (self.0 >> 1) as usize
+    }
+
     /// The end: 0 source, 1 destination.
-    pub end: u8,
+    #[inline]
+    pub fn end(self) -> usize {
+        (self.0 & 1) as usize
+    }
+
+    /// The other end of the same flow.
+    #[inline]
+    pub fn peer(self) -> Socket {
+        Socket(self.0 ^ 1)
+    }
+}
+
+impl std::fmt::Debug for Socket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Socket(flow {}, end {})", self.flow(), self.end())
+    }
 }
 
 /// What an application is told.
@@ -36,6 +64,33 @@ pub enum Notice {
     /// One of its sockets processed a segment or a timer: there may be room to write, bytes to
     /// read, or a closed peer (ask the socket; notices are level-triggered, like `poll`).
     Socket(Socket),
+}
+
+/// What an application reports as done (the `milestones` trace).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Milestone {
+    /// A sender has written everything it will write (its byte count, or its stop time came);
+    /// bytes: written.
+    Written = 0,
+    /// A receiver has everything its peer sent (the peer closed); bytes: received.
+    Received = 1,
+    /// A datagram source sent its last datagram; bytes: datagrams sent.
+    Sent = 2,
+}
+
+impl Milestone {
+    /// Every milestone, in code order.
+    pub const ALL: [Milestone; 3] = [Milestone::Written, Milestone::Received, Milestone::Sent];
+
+    /// Name as in traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            Milestone::Written => "written",
+            Milestone::Received => "received",
+            Milestone::Sent => "sent",
+        }
+    }
 }
 
 /// Which socket notices an application needs (the simulation tells it no others).
@@ -76,6 +131,8 @@ pub trait Sockets {
     /// The transfer on `s`'s flow is complete: its finish time is now (the first time), and a
     /// run that stops when the flows are done counts it.
     fn finish_flow(&mut self, s: Socket);
+    /// Report a milestone concerning socket `s` (recorded when the `milestones` trace is on).
+    fn milestone(&mut self, s: Socket, kind: Milestone, bytes: u64);
 }
 
 /// A built-in application.
@@ -133,6 +190,7 @@ pub(crate) mod fake {
         Datagram(Socket, u32),
         Timer(SimTime),
         Finish(Socket),
+        Milestone(Socket, Milestone, u64),
     }
 
     /// Sockets with a fixed send space, peer state and received count.
@@ -182,6 +240,9 @@ pub(crate) mod fake {
         }
         fn finish_flow(&mut self, s: Socket) {
             self.did.push(Did::Finish(s));
+        }
+        fn milestone(&mut self, s: Socket, kind: Milestone, bytes: u64) {
+            self.did.push(Did::Milestone(s, kind, bytes));
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The receiving end of a bulk transfer: the connection reads everything as it arrives (as
 //! iperf's server does); once the peer has closed, it closes too and the transfer is complete.
 
-use super::{Notice, Socket, Sockets};
+use super::{Milestone, Notice, Socket, Sockets};
 
 /// A sink on one socket.
 #[derive(Clone, Debug)]
@@ -23,6 +23,7 @@ impl Sink {
             self.closed = true;
             io.close(self.socket);
             io.finish_flow(self.socket);
+            io.milestone(self.socket, Milestone::Received, io.received(self.socket));
         }
     }
 }
@@ -30,20 +31,21 @@ impl Sink {
 #[cfg(test)]
 mod tests {
     use super::super::fake::{Did, FakeSockets};
+    use super::super::Milestone;
     use super::*;
 
     #[test]
     fn closes_once_after_the_peer_and_finishes_the_flow() {
-        let s = Socket { flow: 3, end: 1 };
+        let s = Socket::new(3, 1);
         let mut sink = Sink::new(s);
         let mut io = FakeSockets::default();
         sink.on(Notice::Socket(s), &mut io);
         assert!(io.did.is_empty(), "the peer is still open");
         io.peer_closed = true;
-        sink.on(Notice::Socket(Socket { flow: 4, end: 1 }), &mut io);
+        sink.on(Notice::Socket(Socket::new(4, 1)), &mut io);
         assert!(io.did.is_empty(), "another socket's notice");
         sink.on(Notice::Socket(s), &mut io);
         sink.on(Notice::Socket(s), &mut io);
-        assert_eq!(io.did, vec![Did::Close(s), Did::Finish(s)]);
+        assert_eq!(io.did, vec![Did::Close(s), Did::Finish(s), Did::Milestone(s, Milestone::Received, 0)]);
     }
 }

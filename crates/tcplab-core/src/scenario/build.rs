@@ -8,6 +8,7 @@ use crate::app::{Application, BulkSender, CbrSource, Sink, Socket};
 use crate::engine::SeedTree;
 use crate::net::harmonizer::{Harmonizer, HarmonizerConfig};
 use crate::net::impair::ImpairConfig;
+use crate::net::link_layer::LinkLayer;
 use crate::net::packet::{IPV4_HEADER, UDP_HEADER};
 use crate::net::pipe::Pipe;
 use crate::net::queue::Queue;
@@ -559,6 +560,9 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
             return err(format!("links[{i}].framing"), format!("{} bytes per packet is more than the {MAX_FRAMING} any link layer adds", framing.0));
         }
         l.framing = Some(framing);
+        if framing.0 > 0 && l.link_layer.is_some_and(|k| k != LinkLayerSpec::Ip) {
+            return err(format!("links[{i}].framing"), "AAL5 has its own overhead (the trailer, padding and cell headers); framing applies only to link_layer = \"ip\"");
+        }
     }
     let total_delay =
         r.links.iter().map(|l| l.delay.expect("resolved").0.as_ps() as u128).sum::<u128>() + r.emulators.iter().map(|e| e.delay.expect("resolved").0.as_ps() as u128).sum::<u128>();
@@ -766,9 +770,16 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
     for l in &r.links {
         let (a, b) = (&l.between[0], &l.between[1]);
         let delay = l.delay.expect("resolved").0;
-        let framing = l.framing.expect("resolved").0 as u32;
+        let link = match l.link_layer.unwrap_or_default() {
+            LinkLayerSpec::Ip => match l.framing.expect("resolved").0 as u32 {
+                0 => LinkLayer::Ip,
+                b => LinkLayer::Framing(b),
+            },
+            LinkLayerSpec::Aal5 => LinkLayer::AAL5_LLC,
+            LinkLayerSpec::Aal5VcMux => LinkLayer::AAL5_VC_MUX,
+        };
         let mk = |from: &str, to: &str, q: &QueueSpec| {
-            Pipe::new(format!("{from}->{to}"), Some(l.rate.0), delay, 0.0, seeds.stream(&format!("links/{from}->{to}")), queue_of(q)).with_framing(framing)
+            Pipe::new(format!("{from}->{to}"), Some(l.rate.0), delay, 0.0, seeds.stream(&format!("links/{from}->{to}")), queue_of(q)).with_link_layer(link)
         };
         let ab = sim.add_pipe(mk(a, b, l.queue_a.as_ref().expect("resolved")), true);
         let ba = sim.add_pipe(mk(b, a, l.queue_b.as_ref().expect("resolved")), true);
@@ -822,6 +833,9 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
     }
     if r.trace.events {
         sim.trace_events();
+    }
+    if r.trace.milestones {
+        sim.trace_milestones();
     }
     match &r.trace.queues {
         QueueSelection::All(_) => {
@@ -920,7 +934,7 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
             let start = SimTime::ZERO + f.start.expect("resolved").0 + late;
             let stop_at = f.stop.map(|d| SimTime::ZERO + d.0);
             let id = sim.flows.len() as u32;
-            let (src, dst) = (Socket { flow: id, end: 0 }, Socket { flow: id, end: 1 });
+            let (src, dst) = (Socket::new(id, 0), Socket::new(id, 1));
             // The flow's applications: a bulk sender and a sink, or a CBR source.
             let (engine, cc, apps) = match f.kind {
                 FlowKind::Tcp => {

@@ -5,10 +5,11 @@
 
 use super::flows::NO_APP;
 use super::{Event, FlowEngine, Simulation};
-use crate::app::{Application, Interest, Notice, Socket, Sockets};
+use crate::app::{Application, Interest, Milestone, Notice, Socket, Sockets};
 use crate::engine::queue::Lane;
 use crate::net::packet::{Body, End, FlowId, Packet, IPV4_HEADER, UDP_HEADER};
 use crate::tcp::{Connection, Output};
+use crate::trace::MilestoneRow;
 use crate::units::SimTime;
 
 use super::Flow;
@@ -37,6 +38,8 @@ pub(super) struct Effects {
     pub timer: Option<SimTime>,
     /// Flows whose transfer just completed.
     pub finished: u32,
+    /// Milestones reported: the socket, the kind, the bytes.
+    pub milestones: Vec<(Socket, Milestone, u64)>,
     /// Set by anything beyond writing to the socket the notice was about (which is sent as
     /// usual afterwards): the slow path then carries the effects out.
     pub dirty: bool,
@@ -72,8 +75,8 @@ impl SocketCtx<'_> {
     }
 
     fn conn(&self, s: Socket) -> &Connection {
-        match &self.flows[s.flow as usize].engine {
-            FlowEngine::Tcp(t) => &t.ends[s.end as usize],
+        match &self.flows[s.flow()].engine {
+            FlowEngine::Tcp(t) => &t.ends[s.end()],
             FlowEngine::Udp(_) => panic!("{s:?} belongs to a UDP flow; TCP calls need a TCP flow"),
         }
     }
@@ -82,8 +85,8 @@ impl SocketCtx<'_> {
 /// The connection of a TCP socket.
 #[inline]
 fn tcp_end(flows: &mut [Flow], s: Socket) -> &mut Connection {
-    match &mut flows[s.flow as usize].engine {
-        FlowEngine::Tcp(t) => &mut t.ends[s.end as usize],
+    match &mut flows[s.flow()].engine {
+        FlowEngine::Tcp(t) => &mut t.ends[s.end()],
         FlowEngine::Udp(_) => panic!("{s:?} belongs to a UDP flow; TCP calls need a TCP flow"),
     }
 }
@@ -95,7 +98,7 @@ impl Sockets for SocketCtx<'_> {
     fn connect(&mut self, s: Socket) {
         let now = self.now;
         self.note(s);
-        tcp_end(self.flows, Socket { end: 1 - s.end, ..s }).listen();
+        tcp_end(self.flows, s.peer()).listen();
         tcp_end(self.flows, s).connect(now, self.out);
     }
     #[inline(always)]
@@ -131,8 +134,12 @@ impl Sockets for SocketCtx<'_> {
         self.fx.timer = Some(at);
         self.fx.dirty = true;
     }
+    fn milestone(&mut self, s: Socket, kind: Milestone, bytes: u64) {
+        self.fx.milestones.push((s, kind, bytes));
+        self.fx.dirty = true;
+    }
     fn finish_flow(&mut self, s: Socket) {
-        let f = &mut self.flows[s.flow as usize];
+        let f = &mut self.flows[s.flow()];
         if f.finish.is_none() {
             f.finish = Some(self.now);
             self.fx.finished += 1;
@@ -149,11 +156,11 @@ impl Simulation {
         let id = self.apps.len() as u32;
         assert!(id != NO_APP, "too many applications");
         for s in sockets {
-            let owner = &mut self.flows[s.flow as usize].owners[s.end as usize];
+            let owner = &mut self.flows[s.flow()].owners[s.end()];
             assert!(owner.0 == NO_APP, "{s:?} already has an application");
             *owner = (id, app.interest());
         }
-        let order_id = sockets.first().map_or(id, |s| s.flow);
+        let order_id = sockets.first().map_or(id, |s| s.flow() as u32);
         if let Some(t) = start {
             self.schedule(Lane::Timer, t, Event::AppStart { app: id, order: order_id });
         }
@@ -192,7 +199,7 @@ impl Simulation {
     /// needs to know, then send what the connection and the application produced.
     #[inline]
     pub(super) fn after_conn(&mut self, now: SimTime, f: usize, e: usize) {
-        let s = Socket { flow: f as u32, end: e as u8 };
+        let s = Socket::new(f as u32, e as u8);
         let (owner, interest) = self.flows[f].owners[e];
         let peer_fin = std::mem::take(&mut self.out.peer_fin);
         let tell = match interest {
@@ -224,6 +231,12 @@ impl Simulation {
         for _ in 0..std::mem::take(&mut self.effects.finished) {
             self.flow_done();
         }
+        if let Some(tr) = self.traces.milestones.as_mut() {
+            for &(s, kind, bytes) in &self.effects.milestones {
+                tr.push(MilestoneRow { time_s: now.as_secs_f64(), app: a as u32, flow: s.flow() as u32, kind: kind as u32, bytes });
+            }
+        }
+        self.effects.milestones.clear();
         if self.effects.runs.is_empty() {
             if let Some(s) = about {
                 self.sent_by(now, s);
@@ -255,7 +268,7 @@ impl Simulation {
     /// a sender's window.
     #[inline]
     fn sent_by(&mut self, now: SimTime, s: Socket) {
-        let (f, e) = (s.flow as usize, s.end as usize);
+        let (f, e) = (s.flow(), s.end());
         self.emit(now, f, e);
         self.resched(f, e);
         if e == 0 {
@@ -265,15 +278,15 @@ impl Simulation {
 
     /// One UDP datagram of `size` IP bytes from socket `s`.
     fn send_datagram(&mut self, now: SimTime, s: Socket, size: u32) {
-        let f = s.flow as usize;
+        let f = s.flow();
         let flow = &mut self.flows[f];
         let FlowEngine::Udp(u) = &mut flow.engine else { panic!("{s:?} belongs to a TCP flow; datagrams need a UDP flow") };
         let len = size - IPV4_HEADER - UDP_HEADER;
         let seq = u.sent;
         u.sent += 1;
         u.bytes_sent += len as u64;
-        let to = if s.end == 0 { End::Dst } else { End::Src };
-        let pkt = Packet { flow: FlowId(f as u32), to, route: flow.routes[s.end as usize], hop: 0, class: flow.class, size, created: now, body: Body::Udp { seq, len } };
+        let to = if s.end() == 0 { End::Dst } else { End::Src };
+        let pkt = Packet { flow: FlowId(f as u32), to, route: flow.routes[s.end()], hop: 0, class: flow.class, size, created: now, body: Body::Udp { seq, len } };
         let touched = self.fabric.inject(now, pkt, &mut self.q);
         self.tell_observers(touched);
     }
@@ -282,12 +295,12 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use crate::app::fake::{Did, FakeSockets};
-    use crate::app::{BulkSender, CbrSource, Notice, Socket};
+    use crate::app::{BulkSender, CbrSource, Milestone, Notice, Socket};
     use crate::units::{BitRate, SimTime};
 
     #[test]
     fn a_bulk_sender_connects_arms_its_stop_and_writes_until_closed() {
-        let s = Socket { flow: 2, end: 0 };
+        let s = Socket::new(2, 0);
         let mut b = BulkSender::new(s, 100, Some(250), Some(SimTime(50)));
         let mut io = FakeSockets { now: SimTime(10), space: 180, ..FakeSockets::default() };
         b.on(Notice::Start, &mut io);
@@ -295,7 +308,11 @@ mod tests {
         io.did.clear();
         io.space = 1000;
         b.on(Notice::Socket(s), &mut io);
-        assert_eq!(io.did, vec![Did::Write(s, 20), Did::Write(s, 50), Did::Close(s)], "the rest of the chunk, the last chunk, then FIN");
+        assert_eq!(
+            io.did,
+            vec![Did::Write(s, 20), Did::Write(s, 50), Did::Close(s), Did::Milestone(s, Milestone::Written, 250)],
+            "the rest of the chunk, the last chunk, then FIN"
+        );
         io.did.clear();
         b.on(Notice::Timer, &mut io);
         assert!(io.did.is_empty(), "closed once");
@@ -303,7 +320,7 @@ mod tests {
 
     #[test]
     fn a_bulk_sender_finishes_its_write_and_closes_after_its_stop_time() {
-        let s = Socket { flow: 0, end: 0 };
+        let s = Socket::new(0, 0);
         let mut b = BulkSender::new(s, 100, None, Some(SimTime(50)));
         let mut io = FakeSockets { now: SimTime(0), space: 0, ..FakeSockets::default() };
         b.on(Notice::Start, &mut io);
@@ -313,12 +330,12 @@ mod tests {
         assert!(io.did.is_empty(), "the write begun before the stop time is still in progress");
         io.space = 1000;
         b.on(Notice::Socket(s), &mut io);
-        assert_eq!(io.did, vec![Did::Write(s, 100), Did::Close(s)], "it completes, no other starts, then FIN");
+        assert_eq!(io.did, vec![Did::Write(s, 100), Did::Close(s), Did::Milestone(s, Milestone::Written, 100)], "it completes, no other starts, then FIN");
     }
 
     #[test]
     fn a_cbr_source_sends_one_datagram_per_timer_and_finishes_after_the_last() {
-        let s = Socket { flow: 1, end: 0 };
+        let s = Socket::new(1, 0);
         let mut c = CbrSource { socket: s, rate: BitRate(8_000), packet_size: 100, start: SimTime(7), stop_at: Some(SimTime(7 + 250_000_000_000)), sent: 0 };
         let mut io = FakeSockets::default();
         c.on(Notice::Start, &mut io);
@@ -332,7 +349,7 @@ mod tests {
         assert!(io.did.is_empty(), "a CBR source ignores its socket");
         c.on(Notice::Timer, &mut io);
         c.on(Notice::Timer, &mut io);
-        assert_eq!(io.did, vec![Did::Datagram(s, 100), Did::Timer(SimTime(7 + 200_000_000_000)), Did::Datagram(s, 100), Did::Finish(s)]);
+        assert_eq!(io.did, vec![Did::Datagram(s, 100), Did::Timer(SimTime(7 + 200_000_000_000)), Did::Datagram(s, 100), Did::Finish(s), Did::Milestone(s, Milestone::Sent, 3)]);
         assert_eq!(c.sent, 3);
     }
 }

@@ -15,7 +15,7 @@ pub use apps::AppSlot;
 pub use decp::Coordinator;
 pub use flows::{Flow, FlowEngine, FlowInfo, TcpFlow, UdpFlow};
 pub use observe::{Observers, Tap};
-pub use summary::{event_codes, FlowSummary, QueueSummary, RunSummary};
+pub use summary::{event_codes, milestone_codes, FlowSummary, QueueSummary, RunSummary};
 
 pub use crate::net::fabric::PacketCounters;
 
@@ -37,7 +37,7 @@ use crate::net::packet::{Body, End, FlowId, Packet, RouteId};
 use crate::net::pipe::{Pipe, PipeId};
 use crate::tcp::Output;
 use crate::trace::pcap::WireIdentity;
-use crate::trace::Traces;
+use crate::trace::{EventRow, Traces};
 use crate::units::{SimDuration, SimTime};
 
 /// Why a run ended.
@@ -257,6 +257,11 @@ impl Simulation {
         self.traces.cwnd = Some(Default::default());
     }
 
+    /// Turn on the application milestone trace.
+    pub fn trace_milestones(&mut self) {
+        self.traces.milestones = Some(Default::default());
+    }
+
     /// Turn on the TCP event trace.
     pub fn trace_events(&mut self) {
         self.traces.events = Some(Default::default());
@@ -432,10 +437,7 @@ impl Simulation {
         let to = if e == 0 { End::Dst } else { End::Src };
         if let Some(tr) = self.traces.events.as_mut() {
             for ev in &self.out.events {
-                tr.time_s.push(now.as_secs_f64());
-                tr.flow.push(f as u32);
-                tr.kind.push(ev.kind as u32);
-                tr.seq.push(ev.seq);
+                tr.push(EventRow { time_s: now.as_secs_f64(), flow: f as u32, kind: ev.kind as u32, seq: ev.seq });
             }
         }
         self.out.events.clear();

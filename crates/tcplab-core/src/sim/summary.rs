@@ -164,3 +164,8 @@ pub struct RunSummary {
 pub fn event_codes() -> Vec<(u32, &'static str)> {
     TcpEventKind::ALL.iter().map(|k| (*k as u32, k.name())).collect()
 }
+
+/// Names of the milestone codes used in the `milestones` trace.
+pub fn milestone_codes() -> Vec<(u32, &'static str)> {
+    crate::app::Milestone::ALL.iter().map(|k| (*k as u32, k.name())).collect()
+}
