@@ -1,185 +1,248 @@
-//! Applications: a bulk sender in the manner of iperf/netperf (fixed write size, start time,
-//! byte count or stop time) and a constant-bit-rate UDP source. The receiving side of a bulk
-//! transfer is the connection's auto-reading sink.
+//! Applications: sans-I/O programs over socket handles. Each sees only notices (its start, its
+//! one timer, "this socket changed": bytes acknowledged so there is room to write, bytes
+//! arrived to read, the peer closed) and acts through `Sockets` (write, read state, close,
+//! connect, send a datagram, set its timer, declare a transfer complete). The simulation
+//! implements `Sockets`; tests can implement it with a fake. The set is closed (`Application`),
+//! dispatched by `match`; a study adds an application as a new file here and a variant.
 
-use crate::units::{BitRate, SimDuration, SimTime};
+pub mod bulk;
+pub mod cbr;
+pub mod sink;
 
-/// A bulk sender: writes `write_size` chunks as fast as the socket accepts them.
-#[derive(Clone, Debug)]
-pub struct BulkApp {
-    /// Bytes per application write (iperf -l; 128 KB by default there, netperf 64 KB).
-    pub write_size: u64,
-    /// Total bytes to send, if limited.
-    pub total: Option<u64>,
-    /// Stop writing at this time, if set (iperf -t).
-    pub stop_at: Option<SimTime>,
-    written: u64,
-    chunk_left: u64,
-    closed: bool,
-}
+use crate::engine::order::Rank;
+use crate::units::SimTime;
 
-impl BulkApp {
-    /// A bulk sender.
-    pub fn new(write_size: u64, total: Option<u64>, stop_at: Option<SimTime>) -> Self {
-        BulkApp { write_size, total, stop_at, written: 0, chunk_left: 0, closed: false }
+pub use bulk::BulkSender;
+pub use cbr::CbrSource;
+pub use sink::Sink;
+
+/// A socket: one end of a flow (end 0: the flow's source, the active opener; 1: its
+/// destination), held as `2·flow + end` so that it fits a register.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Socket(u32);
+
+impl Socket {
+    /// End `end` (0 or 1) of flow `flow` (below 2^31).
+    #[inline]
+    pub fn new(flow: u32, end: u8) -> Self {
+        debug_assert!(flow < 1 << 31 && end < 2, "a socket is end 0 or 1 of a flow below 2^31");
+        Socket(flow << 1 | (end & 1) as u32)
     }
 
-    /// Bytes the application wants to hand to the socket next (0 when finished).
-    pub fn wants(&mut self, now: SimTime) -> u64 {
-        if self.chunk_left == 0 {
-            if self.finished_writing(now) {
-                return 0;
-            }
-            let rest = self.total.map_or(u64::MAX, |t| t - self.written);
-            self.chunk_left = self.write_size.min(rest);
+    /// The flow.
+    #[inline]
+    pub fn flow(self) -> usize {
+        (self.0 >> 1) as usize
+    }
+
+    /// The end: 0 source, 1 destination.
+    #[inline]
+    pub fn end(self) -> usize {
+        (self.0 & 1) as usize
+    }
+
+    /// The other end of the same flow.
+    #[inline]
+    pub fn peer(self) -> Socket {
+        Socket(self.0 ^ 1)
+    }
+}
+
+impl std::fmt::Debug for Socket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Socket(flow {}, end {})", self.flow(), self.end())
+    }
+}
+
+/// What an application is told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Notice {
+    /// Its start time came.
+    Start,
+    /// Its timer fired.
+    Timer,
+    /// One of its sockets processed a segment or a timer: there may be room to write, bytes to
+    /// read, or a closed peer (ask the socket; notices are level-triggered, like `poll`).
+    Socket(Socket),
+}
+
+/// What an application reports as done (the `milestones` trace).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Milestone {
+    /// A sender has written everything it will write (its byte count, or its stop time came);
+    /// bytes: written.
+    Written = 0,
+    /// A receiver has everything its peer sent (the peer closed); bytes: received.
+    Received = 1,
+    /// A datagram source sent its last datagram; bytes: datagrams sent.
+    Sent = 2,
+}
+
+impl Milestone {
+    /// Every milestone, in code order.
+    pub const ALL: [Milestone; 3] = [Milestone::Written, Milestone::Received, Milestone::Sent];
+
+    /// Name as in traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            Milestone::Written => "written",
+            Milestone::Received => "received",
+            Milestone::Sent => "sent",
         }
-        self.chunk_left
-    }
-
-    /// The socket accepted `n` bytes of the current write.
-    pub fn wrote(&mut self, n: u64) {
-        self.chunk_left -= n;
-        self.written += n;
-    }
-
-    /// Hand the socket up to `space` bytes by successive writes, as a loop of `wants` and
-    /// `wrote` would with a socket that accepts all it has room for; returns the bytes
-    /// written. Leaves the same state as that loop, including a chunk the last `wants` began
-    /// when the room ran out exactly at a chunk's end. Constant time, however many chunks.
-    pub fn fill(&mut self, now: SimTime, space: u64) -> u64 {
-        let first = self.wants(now).min(space);
-        self.wrote(first);
-        let space = space - first;
-        if self.chunk_left > 0 || self.finished_writing(now) || self.write_size == 0 {
-            return first;
-        }
-        // Whole chunks from a chunk boundary: min(write_size, rest) each, tiling the rest.
-        let s = self.write_size;
-        let rest = self.total.map_or(u64::MAX, |t| t - self.written);
-        let b = space.min(rest);
-        let (k, r) = (b / s, b % s);
-        self.written += b;
-        // The chunk in progress (or begun by the last `wants`): its size less what it took.
-        self.chunk_left = s.min(rest - k * s) - r;
-        first + b
-    }
-
-    /// True once no more writes will start (byte count reached or stop time passed).
-    pub fn finished_writing(&self, now: SimTime) -> bool {
-        self.chunk_left == 0 && (self.total.is_some_and(|t| self.written >= t) || self.stop_at.is_some_and(|s| now >= s))
-    }
-
-    /// Mark the socket closed; returns true the first time.
-    pub fn mark_closed(&mut self) -> bool {
-        !std::mem::replace(&mut self.closed, true)
-    }
-
-    /// Bytes written so far.
-    pub fn written(&self) -> u64 {
-        self.written
     }
 }
 
-/// A constant-bit-rate UDP source: one datagram of `packet_size` IP bytes every
-/// `packet_size·8/rate` seconds, timed from the start so the rate never drifts.
+/// Which socket notices an application needs (the simulation tells it no others).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interest {
+    /// Every change of its sockets (room to write, bytes to read, the peer closed).
+    Every,
+    /// Changes of a socket whose peer has closed.
+    PeerClosed,
+    /// None: it works from its start and its timer.
+    Nothing,
+}
+
+/// What an application can do and ask, for the duration of one notice. Effects take place in
+/// the order they are made, at the notice's time.
+pub trait Sockets {
+    /// The current time.
+    fn now(&self) -> SimTime;
+    /// Open the connection of a TCP flow from `s` (its source end); the other end listens.
+    fn connect(&mut self, s: Socket);
+    /// Bytes `s` would accept now.
+    fn send_space(&self, s: Socket) -> u64;
+    /// True when writes to `s` only queue bytes (nothing is sent at once), so that several
+    /// may be made as one.
+    fn writes_are_quiet(&self, s: Socket) -> bool;
+    /// Write up to `bytes` to `s`; returns the bytes accepted.
+    fn write(&mut self, s: Socket, bytes: u64) -> u64;
+    /// Close `s` (send FIN after the queued bytes).
+    fn close(&mut self, s: Socket);
+    /// True once the peer of `s` has closed and everything it sent has been read.
+    fn peer_closed(&self, s: Socket) -> bool;
+    /// Payload bytes received in order on `s` so far.
+    fn received(&self, s: Socket) -> u64;
+    /// Send one UDP datagram of `ip_bytes` (IP header included) from `s`.
+    fn send_datagram(&mut self, s: Socket, ip_bytes: u32);
+    /// Set the application's one timer to `at` (replacing any earlier setting).
+    fn set_timer(&mut self, at: SimTime);
+    /// The transfer on `s`'s flow is complete: its finish time is now (the first time), and a
+    /// run that stops when the flows are done counts it.
+    fn finish_flow(&mut self, s: Socket);
+    /// Report a milestone concerning socket `s` (recorded when the `milestones` trace is on).
+    fn milestone(&mut self, s: Socket, kind: Milestone, bytes: u64);
+}
+
+/// A built-in application.
 #[derive(Clone, Debug)]
-pub struct CbrSource {
-    /// Sending rate (IP bytes).
-    pub rate: BitRate,
-    /// IP packet size in bytes.
-    pub packet_size: u32,
-    /// First send time.
-    pub start: SimTime,
-    /// Stop sending at this time, if set.
-    pub stop_at: Option<SimTime>,
-    /// Datagrams sent.
-    pub sent: u64,
+pub enum Application {
+    /// A bulk sender (iperf/netperf-like).
+    Bulk(BulkSender),
+    /// The receiving end of a bulk transfer: reads everything, closes after the peer.
+    Sink(Sink),
+    /// A constant-bit-rate UDP source.
+    Cbr(CbrSource),
 }
 
-impl CbrSource {
-    /// Send time of datagram `k`.
-    pub fn time_of(&self, k: u64) -> SimTime {
-        self.start + self.rate.tx_time_bits(k * self.packet_size as u64 * 8)
+impl Application {
+    /// Handle a notice.
+    #[inline]
+    pub fn on(&mut self, notice: Notice, io: &mut impl Sockets) {
+        match self {
+            Application::Bulk(a) => a.on(notice, io),
+            Application::Sink(a) => a.on(notice, io),
+            Application::Cbr(a) => a.on(notice, io),
+        }
     }
 
-    /// Time of the next datagram, if the source is still running.
-    pub fn next_time(&self) -> Option<SimTime> {
-        let t = self.time_of(self.sent);
-        self.stop_at.is_none_or(|s| t < s).then_some(t)
+    /// The socket notices it needs.
+    pub fn interest(&self) -> Interest {
+        match self {
+            Application::Bulk(_) => Interest::Every,
+            Application::Sink(_) => Interest::PeerClosed,
+            Application::Cbr(_) => Interest::Nothing,
+        }
     }
 
-    /// Interval between datagrams (for reporting).
-    pub fn interval(&self) -> SimDuration {
-        self.rate.tx_time_bits(self.packet_size as u64 * 8)
+    /// Where its timer's events stand among simultaneous events (`engine::order`), and whether
+    /// it fires often (a packet clock: the busy lane) or rarely.
+    pub fn timer_rank(&self) -> (Rank, bool) {
+        match self {
+            Application::Bulk(_) | Application::Sink(_) => (Rank::AppStop, false),
+            Application::Cbr(_) => (Rank::Cbr, true),
+        }
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod fake {
+    //! A fake `Sockets` for application tests: records what the application did.
     use super::*;
 
-    #[test]
-    fn bulk_writes_in_chunks_until_total() {
-        let mut a = BulkApp::new(100, Some(250), None);
-        assert_eq!(a.wants(SimTime::ZERO), 100);
-        a.wrote(60);
-        assert_eq!(a.wants(SimTime::ZERO), 40, "a write completes before the next starts");
-        a.wrote(40);
-        a.wrote(0);
-        assert_eq!(a.wants(SimTime::ZERO), 100);
-        a.wrote(100);
-        assert_eq!(a.wants(SimTime::ZERO), 50);
-        a.wrote(50);
-        assert_eq!(a.wants(SimTime::ZERO), 0);
-        assert!(a.finished_writing(SimTime::ZERO));
-        assert!(a.mark_closed() && !a.mark_closed());
+    /// One recorded action.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub enum Did {
+        Connect(Socket),
+        Write(Socket, u64),
+        Close(Socket),
+        Datagram(Socket, u32),
+        Timer(SimTime),
+        Finish(Socket),
+        Milestone(Socket, Milestone, u64),
     }
 
-    /// The loop `fill` stands for: wants/wrote until the room or the application runs out.
-    fn fill_by_writes(a: &mut BulkApp, now: SimTime, mut space: u64) -> u64 {
-        let mut n = 0;
-        loop {
-            let want = a.wants(now);
-            if want == 0 || space == 0 {
-                return n;
-            }
-            let k = want.min(space);
-            a.wrote(k);
-            space -= k;
-            n += k;
-            if k < want {
-                return n;
-            }
+    /// Sockets with a fixed send space, peer state and received count.
+    #[derive(Default)]
+    pub struct FakeSockets {
+        pub now: SimTime,
+        pub space: u64,
+        pub quiet: bool,
+        pub peer_closed: bool,
+        pub received: u64,
+        pub did: Vec<Did>,
+    }
+
+    impl Sockets for FakeSockets {
+        fn now(&self) -> SimTime {
+            self.now
         }
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn fill_matches_writing_chunk_by_chunk(
-            write_size in 1u64..50,
-            total in proptest::option::of(0u64..400),
-            stop in proptest::option::of(0u64..6),
-            fills in proptest::collection::vec((0u64..8, 0u64..300), 1..12),
-        ) {
-            let stop_at = stop.map(SimTime);
-            let mut a = BulkApp::new(write_size, total, stop_at);
-            let mut b = a.clone();
-            for (t, space) in fills {
-                let now = SimTime(t);
-                proptest::prop_assert_eq!(a.fill(now, space), fill_by_writes(&mut b, now, space));
-                proptest::prop_assert_eq!((a.written, a.chunk_left), (b.written, b.chunk_left));
-                proptest::prop_assert_eq!(a.finished_writing(now), b.finished_writing(now));
-            }
+        fn connect(&mut self, s: Socket) {
+            self.did.push(Did::Connect(s));
         }
-    }
-
-    #[test]
-    fn cbr_timing_is_exact() {
-        let c = CbrSource { rate: BitRate(10_000_000), packet_size: 1250, start: SimTime(5), stop_at: Some(SimTime(3_000_000_005)), sent: 0 };
-        assert_eq!(c.interval(), SimDuration::from_millis(1));
-        assert_eq!(c.time_of(1000), SimTime(1_000_000_000_005));
-        let mut c = c;
-        c.sent = 3;
-        assert_eq!(c.next_time(), None);
+        fn send_space(&self, _: Socket) -> u64 {
+            self.space
+        }
+        fn writes_are_quiet(&self, _: Socket) -> bool {
+            self.quiet
+        }
+        fn write(&mut self, s: Socket, bytes: u64) -> u64 {
+            let n = bytes.min(self.space);
+            self.space -= n;
+            self.did.push(Did::Write(s, n));
+            n
+        }
+        fn close(&mut self, s: Socket) {
+            self.did.push(Did::Close(s));
+        }
+        fn peer_closed(&self, _: Socket) -> bool {
+            self.peer_closed
+        }
+        fn received(&self, _: Socket) -> u64 {
+            self.received
+        }
+        fn send_datagram(&mut self, s: Socket, ip_bytes: u32) {
+            self.did.push(Did::Datagram(s, ip_bytes));
+        }
+        fn set_timer(&mut self, at: SimTime) {
+            self.did.push(Did::Timer(at));
+        }
+        fn finish_flow(&mut self, s: Socket) {
+            self.did.push(Did::Finish(s));
+        }
+        fn milestone(&mut self, s: Socket, kind: Milestone, bytes: u64) {
+            self.did.push(Did::Milestone(s, kind, bytes));
+        }
     }
 }

@@ -7,12 +7,14 @@
 pub mod fabric;
 pub mod harmonizer;
 pub mod impair;
+pub mod link_layer;
 pub mod merge;
 pub mod packet;
 pub mod pipe;
 pub mod queue;
 pub mod route;
 
+pub use link_layer::LinkLayer;
 pub use packet::{Body, End, FlowId, Packet, RouteId, TcpHeader};
 pub use pipe::{Offer, Pipe, PipeId, PipeWake};
 pub use queue::{Queue, QueueStats};

@@ -25,6 +25,7 @@ use std::collections::VecDeque;
 use crate::engine::Rng;
 use crate::net::harmonizer::Harmonizer;
 use crate::net::impair::{ImpairConfig, Impairment};
+use crate::net::link_layer::LinkLayer;
 use crate::net::packet::Packet;
 use crate::net::queue::{Queue, QueueStats};
 use crate::units::{BitRate, QueueLimit, SimDuration, SimTime};
@@ -84,8 +85,8 @@ pub struct Pipe {
     /// Serialization time of the last two packet sizes seen, as (size, whole ps, remainder in
     /// 1/rate ps): saves a 128-bit division per packet.
     ser_cache: [(u32, u64, u64); 2],
-    /// Link-layer bytes serialized with every packet besides its IP bytes.
-    framing: u32,
+    /// The link layer: the bytes serialized for a packet of so many IP bytes.
+    link: LinkLayer,
     tx_end: SimTime,
     line: VecDeque<(SimTime, Packet)>,
     /// A per-flow delay line replacing the FIFO propagation stage (Stream-Harmonizer-like).
@@ -123,7 +124,7 @@ impl Pipe {
             clock_ps: SimTime::ZERO,
             clock_rem: 0,
             ser_cache: [(u32::MAX, 0, 0); 2],
-            framing: 0,
+            link: LinkLayer::Ip,
             tx_end: SimTime::ZERO,
             lazy: None,
             waiting: VecDeque::new(),
@@ -224,8 +225,14 @@ impl Pipe {
 
     /// Serialize `bytes` of link-layer framing with every packet (PPP: 2; Ethernet with
     /// preamble and inter-frame gap: 38). Queue limits and counters stay in IP bytes.
-    pub fn with_framing(mut self, bytes: u32) -> Self {
-        self.framing = bytes;
+    pub fn with_framing(self, bytes: u32) -> Self {
+        self.with_link_layer(if bytes == 0 { LinkLayer::Ip } else { LinkLayer::Framing(bytes) })
+    }
+
+    /// Serialize packets by the rule of link layer `link` (`LinkLayer::line_bytes`). Queue
+    /// limits and counters stay in IP bytes.
+    pub fn with_link_layer(mut self, link: LinkLayer) -> Self {
+        self.link = link;
         self
     }
 
@@ -406,21 +413,17 @@ impl Pipe {
     }
 
     /// Advance the exact transmit clock by one packet; returns its end of service rounded up.
+    #[inline(always)]
     fn serialize(&mut self, rate: BitRate, size: u32) -> SimTime {
         let r = rate.bps();
-        // (size + framing)·8·10¹²/r = qs + rs/r (cached per size); with rem < r, rem + rs < 2r.
+        // line bytes·8·10¹²/r = qs + rs/r (cached per size); with rem < r, rem + rs < 2r.
         let (qs, rs) = match self.ser_cache {
             [(s0, q, rm), _] if s0 == size => (q, rm),
             [a, (s1, q, rm)] if s1 == size => {
                 self.ser_cache = [(s1, q, rm), a];
                 (q, rm)
             }
-            [a, _] => {
-                let bits_ps = (size as u128 + self.framing as u128) * 8 * crate::units::PS_PER_SEC as u128;
-                let (q, rm) = ((bits_ps / r as u128) as u64, (bits_ps % r as u128) as u64);
-                self.ser_cache = [(size, q, rm), a];
-                (q, rm)
-            }
+            _ => self.serialization_time(r, size),
         };
         // The true sum is below 2r; it can pass 2^64 only for rates above 2^63 b/s.
         let (sum, wrapped) = self.clock_rem.overflowing_add(rs);
@@ -428,6 +431,16 @@ impl Pipe {
         self.clock_ps += SimDuration(qs + carry as u64);
         self.clock_rem = if carry { sum.wrapping_sub(r) } else { sum };
         self.clock_ps + SimDuration((self.clock_rem > 0) as u64)
+    }
+
+    /// Serialization time of a packet of `size` IP bytes at `r` b/s, as whole picoseconds and
+    /// a remainder in 1/r ps, put first in the cache (a new size: off the common path).
+    #[inline(never)]
+    fn serialization_time(&mut self, r: u64, size: u32) -> (u64, u64) {
+        let bits_ps = self.link.line_bytes(size) as u128 * 8 * crate::units::PS_PER_SEC as u128;
+        let (q, rm) = ((bits_ps / r as u128) as u64, (bits_ps % r as u128) as u64);
+        self.ser_cache = [(size, q, rm), self.ser_cache[0]];
+        (q, rm)
     }
 
     fn start(&mut self, now: SimTime, rate: BitRate, pkt: Packet, wake: &mut PipeWake) {
@@ -568,6 +581,25 @@ mod tests {
         assert_eq!(w.arrival, Some(SimTime(24_032_000)));
         assert_eq!(p.transmitted_by(SimTime(24_032_000)), (2, 3000), "counters stay in IP bytes");
         assert_eq!(p.transmitted_by(SimTime(24_031_999)), (1, 1500), "the second is still on the wire");
+    }
+
+    #[test]
+    fn aal5_serializes_whole_cells() {
+        // OC-3c carries 353,208 cells/s: 149.76 Mb/s of 53-byte cells. A 1500-byte packet over
+        // AAL5 with LLC/SNAP is 32 cells: 32 × 424 bits / 149.76 Mb/s = 90.598... µs.
+        let mut p =
+            Pipe::new("p".into(), Some(BitRate(149_760_000)), SimDuration::ZERO, 0.0, Rng::from_seed(0), Queue::fifo(QueueLimit::Packets(10))).with_link_layer(LinkLayer::AAL5_LLC);
+        let mut w = PipeWake::default();
+        p.offer(SimTime::ZERO, pkt(1500), &mut w);
+        let cell_ps = 424.0 * 1e12 / 149.76e6;
+        let got = w.arrival.expect("an arrival").0 as f64;
+        assert!((got - 32.0 * cell_ps).abs() <= 1.0, "{got} ps for 32 cells of {cell_ps} ps");
+        // A 40-byte ACK needs 2 cells (56 bytes with LLC/SNAP and the trailer).
+        let mut q =
+            Pipe::new("q".into(), Some(BitRate(149_760_000)), SimDuration::ZERO, 0.0, Rng::from_seed(0), Queue::fifo(QueueLimit::Packets(10))).with_link_layer(LinkLayer::AAL5_LLC);
+        let mut w = PipeWake::default();
+        q.offer(SimTime::ZERO, pkt(40), &mut w);
+        assert!((w.arrival.expect("an arrival").0 as f64 - 2.0 * cell_ps).abs() <= 1.0);
     }
 
     #[test]

@@ -4,10 +4,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::app::{BulkApp, CbrSource};
+use crate::app::{Application, BulkSender, CbrSource, Sink, Socket};
 use crate::engine::SeedTree;
 use crate::net::harmonizer::{Harmonizer, HarmonizerConfig};
 use crate::net::impair::ImpairConfig;
+use crate::net::link_layer::LinkLayer;
 use crate::net::packet::{IPV4_HEADER, UDP_HEADER};
 use crate::net::pipe::Pipe;
 use crate::net::queue::Queue;
@@ -559,6 +560,9 @@ pub fn resolve(sc: &Scenario) -> Res<Scenario> {
             return err(format!("links[{i}].framing"), format!("{} bytes per packet is more than the {MAX_FRAMING} any link layer adds", framing.0));
         }
         l.framing = Some(framing);
+        if framing.0 > 0 && l.link_layer.is_some_and(|k| k != LinkLayerSpec::Ip) {
+            return err(format!("links[{i}].framing"), "AAL5 has its own overhead (the trailer, padding and cell headers); framing applies only to link_layer = \"ip\"");
+        }
     }
     let total_delay =
         r.links.iter().map(|l| l.delay.expect("resolved").0.as_ps() as u128).sum::<u128>() + r.emulators.iter().map(|e| e.delay.expect("resolved").0.as_ps() as u128).sum::<u128>();
@@ -766,9 +770,16 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
     for l in &r.links {
         let (a, b) = (&l.between[0], &l.between[1]);
         let delay = l.delay.expect("resolved").0;
-        let framing = l.framing.expect("resolved").0 as u32;
+        let link = match l.link_layer.unwrap_or_default() {
+            LinkLayerSpec::Ip => match l.framing.expect("resolved").0 as u32 {
+                0 => LinkLayer::Ip,
+                b => LinkLayer::Framing(b),
+            },
+            LinkLayerSpec::Aal5 => LinkLayer::AAL5_LLC,
+            LinkLayerSpec::Aal5VcMux => LinkLayer::AAL5_VC_MUX,
+        };
         let mk = |from: &str, to: &str, q: &QueueSpec| {
-            Pipe::new(format!("{from}->{to}"), Some(l.rate.0), delay, 0.0, seeds.stream(&format!("links/{from}->{to}")), queue_of(q)).with_framing(framing)
+            Pipe::new(format!("{from}->{to}"), Some(l.rate.0), delay, 0.0, seeds.stream(&format!("links/{from}->{to}")), queue_of(q)).with_link_layer(link)
         };
         let ab = sim.add_pipe(mk(a, b, l.queue_a.as_ref().expect("resolved")), true);
         let ba = sim.add_pipe(mk(b, a, l.queue_b.as_ref().expect("resolved")), true);
@@ -822,6 +833,9 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
     }
     if r.trace.events {
         sim.trace_events();
+    }
+    if r.trace.milestones {
+        sim.trace_milestones();
     }
     match &r.trace.queues {
         QueueSelection::All(_) => {
@@ -919,24 +933,26 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
             let late = if *skew > SimDuration::ZERO { SimDuration(rng.below(skew.as_ps())) } else { SimDuration::ZERO };
             let start = SimTime::ZERO + f.start.expect("resolved").0 + late;
             let stop_at = f.stop.map(|d| SimTime::ZERO + d.0);
-            let (engine, cc) = match f.kind {
+            let id = sim.flows.len() as u32;
+            let (src, dst) = (Socket::new(id, 0), Socket::new(id, 1));
+            // The flow's applications: a bulk sender and a sink, or a CBR source.
+            let (engine, cc, apps) = match f.kind {
                 FlowKind::Tcp => {
                     let cfg = tcp_config(&f.tcp, &format!("flows[{i}].tcp"))?;
                     let cc = cfg.cc.name();
-                    let app = BulkApp::new(f.write_size.expect("resolved").0, f.bytes.map(|b| b.0), stop_at);
-                    let t = TcpFlow::new(Connection::new(cfg.clone()), Connection::new(cfg), app);
-                    (FlowEngine::Tcp(Box::new(t)), cc)
+                    let app = BulkSender::new(src, f.write_size.expect("resolved").0, f.bytes.map(|b| b.0), stop_at);
+                    let t = TcpFlow::new(Connection::new(cfg.clone()), Connection::new(cfg));
+                    (FlowEngine::Tcp(Box::new(t)), cc, vec![Application::Bulk(app), Application::Sink(Sink::new(dst))])
                 }
                 FlowKind::UdpCbr => {
-                    let src = CbrSource { rate: f.rate.expect("resolved").0, packet_size: f.packet_size.expect("resolved").0 as u32, start, stop_at, sent: 0 };
-                    (FlowEngine::Udp(UdpFlow { src, received: 0, bytes_received: 0 }), "none")
+                    let app = CbrSource { socket: src, rate: f.rate.expect("resolved").0, packet_size: f.packet_size.expect("resolved").0 as u32, start, stop_at, sent: 0 };
+                    (FlowEngine::Udp(UdpFlow::default()), "none", vec![Application::Cbr(app)])
                 }
             };
             let kind = match f.kind {
                 FlowKind::Tcp => "tcp",
                 FlowKind::UdpCbr => "udp-cbr",
             };
-            let id = sim.flows.len() as u32;
             let (sip, smac) = host_address(host_index[f.src.as_str()]);
             let (dip, dmac) = host_address(host_index[f.dst.as_str()]);
             let mut isn = seeds.stream(&format!("flows/{name}/isn"));
@@ -949,6 +965,14 @@ pub fn build(r: &Scenario, seed: u64, capture_dir: Option<&Path>) -> Res<Simulat
             };
             let info = FlowInfo { name, src: f.src.clone(), dst: f.dst.clone(), kind, cc, start };
             sim.add_flow(Flow::new(info, [fwd, rev], f.class.expect("resolved"), engine), wire);
+            for app in apps {
+                // The sender opens the flow at its start; the sink waits for it.
+                let (socket, start) = match &app {
+                    Application::Sink(_) => (dst, None),
+                    _ => (src, Some(start)),
+                };
+                sim.add_app(app, &[socket], start);
+            }
         }
     }
     // Coordinators, over the expanded flow names.

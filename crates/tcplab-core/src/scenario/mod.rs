@@ -10,7 +10,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::engine::rng::fnv1a64;
-use crate::sim::{event_codes, RunSummary, Simulation};
+use crate::sim::{event_codes, milestone_codes, RunSummary, Simulation};
 
 pub use spec::Scenario;
 
@@ -143,14 +143,16 @@ impl Run {
             run: RunSummary,
             trace_codes: serde_json::Value,
         }
-        let codes: serde_json::Map<String, serde_json::Value> = event_codes().into_iter().map(|(c, n)| (c.to_string(), serde_json::Value::from(n))).collect();
+        let names = |codes: Vec<(u32, &'static str)>| -> serde_json::Map<String, serde_json::Value> {
+            codes.into_iter().map(|(c, n)| (c.to_string(), serde_json::Value::from(n))).collect()
+        };
         let full = Full {
             version: env!("CARGO_PKG_VERSION"),
             seed: self.seed,
             scenario_hash: &self.hash,
             scenario_name: &self.resolved.name,
             run: self.sim.summary(),
-            trace_codes: serde_json::json!({ "events.kind": codes }),
+            trace_codes: serde_json::json!({ "events.kind": names(event_codes()), "milestones.kind": names(milestone_codes()) }),
         };
         serde_json::to_string(&full).expect("summary always serializes")
     }

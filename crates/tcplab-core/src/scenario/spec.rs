@@ -357,6 +357,24 @@ pub struct LinkSpec {
     /// but are not IP bytes. Default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub framing: Option<Size>,
+    /// The link layer: `"ip"` (IP bytes plus `framing`; the default), `"aal5"` (IP over AAL5
+    /// with LLC/SNAP, RFC 2684: whole 53-byte cells) or `"aal5-vc-mux"` (AAL5 without the
+    /// 8-byte LLC/SNAP header). With AAL5, `rate` is the line's cell rate (OC-3c: 149.76 Mbps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_layer: Option<LinkLayerSpec>,
+}
+
+/// `links[].link_layer`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LinkLayerSpec {
+    /// IP bytes plus the link's `framing`.
+    #[default]
+    Ip,
+    /// IP over AAL5 with LLC/SNAP encapsulation.
+    Aal5,
+    /// IP over AAL5 with VC multiplexing (no encapsulation header).
+    Aal5VcMux,
 }
 
 /// `[[taps]]`: a capture point on a link.
@@ -671,6 +689,9 @@ pub struct TraceSpec {
     /// Event trace.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub events: bool,
+    /// Application milestone trace.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub milestones: bool,
 }
 
 fn is_nothing(q: &QueueSelection) -> bool {

@@ -1,6 +1,7 @@
 //! Scenario parsing, validation errors, and whole-run properties (determinism, conservation).
 
 use super::*;
+use crate::app::Milestone;
 use crate::sim::FlowEngine;
 
 fn smoke() -> String {
@@ -58,6 +59,8 @@ fn errors_name_the_field_and_reason() {
         ("[defaults]\nqueue = { classes = [\"10pkts\"], x = 1 }", "defaults.queue.x: unknown field `x`"),
         ("[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1Gbps\"\nframing = \"5000B\"", "links[1].framing: 5000 bytes per packet is more than the 1024"),
         ("[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1Gbps\"\nframing = \"38 octets\"", "links[1].framing:"),
+        ("[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1Gbps\"\nlink_layer = \"atm\"", "links[1].link_layer: unknown variant `atm`, expected one of `ip`, `aal5`, `aal5-vc-mux`"),
+        ("[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1Gbps\"\nlink_layer = \"aal5\"\nframing = \"2B\"", "links[1].framing: AAL5 has its own overhead"),
     ];
     for (extra, want) in cases {
         let text = format!("{TINY}\n{extra}\n");
@@ -119,12 +122,18 @@ fn link_framing_takes_line_time_but_no_ip_bytes() {
         let text = TINY.replace("bytes = \"100KB\"", "").replace("delay = \"1ms\"", &format!("delay = \"1ms\"\n{framing}"));
         let text = format!("{text}\n[run]\nduration = \"4s\"\n[defaults.tcp]\nmss = 1460\nrcvbuf = \"1MB\"\nsndbuf = \"1MB\"\n");
         let r = run(&text, 1);
-        assert_eq!(r.resolved.links[0].framing.map(|s| s.0), Some(if framing.is_empty() { 0 } else { 38 }));
+        assert_eq!(r.resolved.links[0].framing.map(|s| s.0), Some(if framing.starts_with("framing") { 38 } else { 0 }));
         r.sim.summary().flows[0].bytes_delivered as f64
     };
     let (plain, framed) = (long(""), long("framing = \"38B\""));
     let ratio = framed / plain;
     assert!((ratio - 1500.0 / 1538.0).abs() < 0.003, "delivered ratio {ratio}, want ≈ {}", 1500.0 / 1538.0);
+    // AAL5 with LLC/SNAP: a 1500-byte packet is 32 cells of 53 bytes (1696 line bytes); without
+    // the LLC/SNAP header it still needs 32 (1500 + 8 = 1508 > 31·48).
+    for kind in ["aal5", "aal5-vc-mux"] {
+        let ratio = long(&format!("link_layer = \"{kind}\"")) / plain;
+        assert!((ratio - 1500.0 / 1696.0).abs() < 0.003, "{kind}: delivered ratio {ratio}, want ≈ {}", 1500.0 / 1696.0);
+    }
 }
 
 #[test]
@@ -714,4 +723,41 @@ flows = ["f", "g"]
         let r = Run::from_toml(&t, None).unwrap().resolved;
         assert_eq!(serde_json::to_value(&r).unwrap()["emulators"][0]["delay"], used, "comet-drop delay {given}");
     }
+}
+
+#[test]
+fn applications_report_their_milestones() {
+    // A bulk transfer of 100 KB and a CBR stream of 10 datagrams: the sender reports what it
+    // wrote when it closes, the sink what it received when the transfer completes (the flow's
+    // finish time), the source how many datagrams it sent after the last.
+    let text = format!(
+        "{TINY}{}",
+        r#"
+[[flows]]
+name = "u"
+kind = "udp-cbr"
+src = "a"
+dst = "b"
+rate = "1Mbps"
+packet_size = "1250B"
+stop = "100ms"
+[trace]
+milestones = true
+"#
+    );
+    let r = run(&text, 3);
+    let m = r.sim.traces.milestones.as_ref().expect("milestones traced");
+    let s = r.sim.summary();
+    let rows: Vec<(u32, u32, u32, u64)> = (0..m.time_s.len()).map(|i| (m.app[i], m.flow[i], m.kind[i], m.bytes[i])).collect();
+    let (written, received, sent) = (Milestone::Written as u32, Milestone::Received as u32, Milestone::Sent as u32);
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(rows.contains(&(0, 0, written, 100_000)), "{rows:?}");
+    assert!(rows.contains(&(1, 0, received, 100_000)), "{rows:?}");
+    assert!(rows.contains(&(2, 1, sent, 10)), "1 Mb/s of 1250-byte datagrams for 100 ms: {rows:?}");
+    let at = |kind: u32| m.time_s[rows.iter().position(|r| r.2 == kind).unwrap()];
+    assert_eq!(Some(at(received)), s.flows[0].finish_s, "received when the transfer completed");
+    assert!(at(written) < at(received));
+    assert_eq!(Some(at(sent)), s.flows[1].finish_s);
+    let j: serde_json::Value = serde_json::from_str(&r.summary_json()).unwrap();
+    assert_eq!(j["trace_codes"]["milestones.kind"]["1"], "received");
 }

@@ -1,7 +1,7 @@
-//! Flows as the simulation holds them: a TCP connection pair with its sender application, or
-//! a UDP CBR source and its sink's counters, with the names and times the summary reports.
+//! Flows as the simulation holds them: a TCP connection pair, or a UDP stream's counters, with
+//! the names and times the summary reports and the applications that own their ends.
 
-use crate::app::{BulkApp, CbrSource};
+use crate::app::Interest;
 use crate::net::packet::RouteId;
 use crate::tcp::Connection;
 use crate::units::SimTime;
@@ -23,43 +23,43 @@ pub struct FlowInfo {
     pub start: SimTime,
 }
 
-/// A TCP flow: both endpoints, the sender's application, and timer bookkeeping.
+/// A TCP flow: both endpoints and their timer bookkeeping.
 #[derive(Debug)]
 pub struct TcpFlow {
     /// `[source end, destination end]`.
     pub ends: [Connection; 2],
-    /// The source's application.
-    pub app: BulkApp,
     pub(super) sched: [Option<(SimTime, u32)>; 2],
     pub(super) gen: [u32; 2],
     pub(super) last_cwnd: (u64, u64),
-    pub(super) dst_closed: bool,
 }
 
 impl TcpFlow {
-    /// A flow from its two endpoints and the sender application.
-    pub fn new(src: Connection, dst: Connection, app: BulkApp) -> Self {
-        TcpFlow { ends: [src, dst], app, sched: [None; 2], gen: [0; 2], last_cwnd: (0, 0), dst_closed: false }
+    /// A flow from its two endpoints.
+    pub fn new(src: Connection, dst: Connection) -> Self {
+        TcpFlow { ends: [src, dst], sched: [None; 2], gen: [0; 2], last_cwnd: (0, 0) }
     }
 }
 
-/// A UDP constant-bit-rate flow and its sink's counters.
-#[derive(Debug)]
+/// A UDP flow's counters: datagrams and payload bytes sent by its source and received at its
+/// destination.
+#[derive(Debug, Default)]
 pub struct UdpFlow {
-    /// The source.
-    pub src: CbrSource,
+    /// Datagrams sent.
+    pub sent: u64,
+    /// Payload bytes sent.
+    pub bytes_sent: u64,
     /// Datagrams received.
     pub received: u64,
     /// Payload bytes received.
     pub bytes_received: u64,
 }
 
-/// What runs on a flow.
+/// The transport of a flow.
 #[derive(Debug)]
 pub enum FlowEngine {
-    /// A TCP connection with a bulk sender.
+    /// A TCP connection.
     Tcp(Box<TcpFlow>),
-    /// A UDP CBR stream.
+    /// A UDP stream.
     Udp(UdpFlow),
 }
 
@@ -74,15 +74,22 @@ pub struct Flow {
     pub class: u8,
     /// The protocol machinery.
     pub engine: FlowEngine,
-    /// When the destination had received everything (TCP: the FIN in order).
+    /// When the transfer was complete (an application said so: a TCP sink once the FIN
+    /// arrived in order, a CBR source after its last datagram).
     pub finish: Option<SimTime>,
+    /// The application owning each end (`[source, destination]`; `NO_APP` for none) and the
+    /// socket notices it needs.
+    pub(super) owners: [(u32, Interest); 2],
     pub(super) last_sample_bytes: u64,
 }
 
+/// An end no application owns.
+pub(super) const NO_APP: u32 = u32::MAX;
+
 impl Flow {
-    /// A flow.
+    /// A flow (its ends owned by no application yet; see `Simulation::add_app`).
     pub fn new(info: FlowInfo, routes: [RouteId; 2], class: u8, engine: FlowEngine) -> Self {
-        Flow { info, routes, class, engine, finish: None, last_sample_bytes: 0 }
+        Flow { info, routes, class, engine, finish: None, owners: [(NO_APP, Interest::Nothing); 2], last_sample_bytes: 0 }
     }
 
     /// Payload bytes delivered in order at the destination.

@@ -1,19 +1,21 @@
 //! The simulation: owns the clock and the event queue and dispatches events by `match` on a
 //! closed enum to the parts that own the state: the forwarding fabric (`net::fabric`: pipes,
-//! routes, forwarding, packet counters), the flows (their TCP endpoints and applications, here),
-//! the observers (`observe`: taps and traces), the remedies (`decp`) and the summary
+//! routes, forwarding, packet counters), the flows (their TCP endpoints, here), the
+//! applications over their sockets (`apps`), the observers (`observe`: taps and traces), the remedies (`decp`) and the summary
 //! (`summary`). The fabric hands back the packets that reach a host; the simulation gives them
 //! to their flow. No globals: everything a run touches lives in one `Simulation` value.
 
+mod apps;
 mod decp;
 mod flows;
 mod observe;
 mod summary;
 
+pub use apps::AppSlot;
 pub use decp::Coordinator;
 pub use flows::{Flow, FlowEngine, FlowInfo, TcpFlow, UdpFlow};
 pub use observe::{Observers, Tap};
-pub use summary::{event_codes, FlowSummary, QueueSummary, RunSummary};
+pub use summary::{event_codes, milestone_codes, FlowSummary, QueueSummary, RunSummary};
 
 pub use crate::net::fabric::PacketCounters;
 
@@ -31,11 +33,11 @@ use crate::engine::order::{Key, Order, Rank};
 use crate::engine::queue::Lane;
 use crate::engine::EventQueue;
 use crate::net::fabric::{Fabric, NetEvent, Touched};
-use crate::net::packet::{Body, End, FlowId, Packet, RouteId, IPV4_HEADER, UDP_HEADER};
+use crate::net::packet::{Body, End, FlowId, Packet, RouteId};
 use crate::net::pipe::{Pipe, PipeId};
 use crate::tcp::Output;
 use crate::trace::pcap::WireIdentity;
-use crate::trace::Traces;
+use crate::trace::{EventRow, Traces};
 use crate::units::{SimDuration, SimTime};
 
 /// Why a run ended.
@@ -76,9 +78,17 @@ enum Event {
         end: u8,
         gen: u32,
     },
-    Start(u32),
-    AppStop(u32),
-    Cbr(u32),
+    /// An application's start.
+    AppStart {
+        app: u32,
+        order: u32,
+    },
+    /// An application's timer (`rank`: its kind's place among simultaneous events).
+    AppTimer {
+        app: u32,
+        order: u32,
+        rank: Rank,
+    },
     Sample,
     Coordinate(u32),
 }
@@ -98,9 +108,8 @@ impl Event {
         let (rank, id) = match self {
             Event::Net(e) => return e.key(order, t),
             Event::Timer { flow, end, .. } => (Rank::Timer, flow << 1 | end as u32),
-            Event::Start(f) => (Rank::Start, f),
-            Event::AppStop(f) => (Rank::AppStop, f),
-            Event::Cbr(f) => (Rank::Cbr, f),
+            Event::AppStart { order, .. } => (Rank::Start, order),
+            Event::AppTimer { order, rank, .. } => (rank, order),
             Event::Sample => (Rank::Sample, 0),
             Event::Coordinate(c) => (Rank::Coordinate, c),
         };
@@ -133,6 +142,10 @@ pub struct Simulation {
     pub observers: Observers,
     /// Stream coordinators.
     pub coordinators: Vec<Coordinator>,
+    /// The applications.
+    apps: Vec<AppSlot>,
+    /// What the application told last did (reused between notices).
+    effects: apps::Effects,
 }
 
 impl Simulation {
@@ -155,6 +168,8 @@ impl Simulation {
             out: Output::default(),
             observers: Observers::default(),
             coordinators: Vec::new(),
+            apps: Vec::new(),
+            effects: apps::Effects::default(),
         }
     }
 
@@ -214,12 +229,12 @@ impl Simulation {
         self.fabric.route_pipes(r)
     }
 
-    /// Add a flow (with its wire identity for captures) and schedule its start.
+    /// Add a flow (with its wire identity for captures); applications open and use it (see
+    /// `add_app`).
     pub fn add_flow(&mut self, flow: Flow, wire: WireIdentity) -> FlowId {
         assert!(self.flows.len() < 1 << 31, "at most 2^31 flows (timer keys hold 2·flow + end)");
         let id = self.flows.len() as u32;
         self.observers.wire_ids.push(wire);
-        self.schedule(Lane::Timer, flow.info.start, Event::Start(id));
         self.flows.push(flow);
         FlowId(id)
     }
@@ -240,6 +255,11 @@ impl Simulation {
     /// Turn on the cwnd trace.
     pub fn trace_cwnd(&mut self) {
         self.traces.cwnd = Some(Default::default());
+    }
+
+    /// Turn on the application milestone trace.
+    pub fn trace_milestones(&mut self) {
+        self.traces.milestones = Some(Default::default());
     }
 
     /// Turn on the TCP event trace.
@@ -343,13 +363,8 @@ impl Simulation {
             Event::Net(NetEvent::Arrive(p)) => self.arrivals(now, p, limit),
             Event::Net(NetEvent::Flush(m)) => self.fabric.flush_merge(now, m as usize, &mut self.q, &mut view!(self)),
             Event::Timer { flow, end, gen } => self.on_timer(now, flow as usize, end as usize, gen),
-            Event::Start(f) => self.start_flow(now, f as usize),
-            Event::AppStop(f) => {
-                self.pump(now, f as usize);
-                self.emit(now, f as usize, 0);
-                self.resched(f as usize, 0);
-            }
-            Event::Cbr(f) => self.cbr_send(now, f as usize),
+            Event::AppStart { app, .. } => self.notify(now, app as usize, crate::app::Notice::Start, None),
+            Event::AppTimer { app, .. } => self.app_timer(now, app as usize),
             Event::Sample => self.sample(now),
             Event::Coordinate(c) => self.coordinate(now, c as usize),
         }
@@ -405,63 +420,11 @@ impl Simulation {
         }
     }
 
-    fn after_conn(&mut self, now: SimTime, f: usize, e: usize) {
-        if e == 0 {
-            self.pump(now, f);
-        } else {
-            self.close_dst_if_peer_closed(now, f);
-        }
-        self.emit(now, f, e);
-        self.resched(f, e);
-        if e == 0 {
-            self.record_cwnd(now, f);
-        }
-    }
-
-    fn close_dst_if_peer_closed(&mut self, now: SimTime, f: usize) {
-        let flow = &mut self.flows[f];
-        let FlowEngine::Tcp(t) = &mut flow.engine else { return };
-        if !t.dst_closed && t.ends[1].peer_closed() {
-            t.dst_closed = true;
-            t.ends[1].close(now, &mut self.out);
-            if flow.finish.is_none() {
-                flow.finish = Some(now);
-                self.flow_done();
-            }
-        }
-    }
-
     fn flow_done(&mut self) {
         self.flows_done += 1;
         if self.stop_rule == StopRule::FlowsDone && self.flows_done == self.flows.len() {
             self.finished = true;
             self.stop_reason = StopReason::FlowsDone;
-        }
-    }
-
-    fn pump(&mut self, now: SimTime, f: usize) {
-        let FlowEngine::Tcp(t) = &mut self.flows[f].engine else { return };
-        let conn = &mut t.ends[0];
-        loop {
-            let want = t.app.wants(now);
-            let space = conn.send_space();
-            if want == 0 || space == 0 {
-                break;
-            }
-            if want < space && conn.writes_are_quiet() {
-                // More than one write to go, and they only queue bytes: make them one.
-                let n = t.app.fill(now, space);
-                conn.write(now, n, &mut self.out);
-                break;
-            }
-            let n = conn.write(now, want, &mut self.out);
-            t.app.wrote(n);
-            if n < want {
-                break;
-            }
-        }
-        if t.app.finished_writing(now) && t.app.mark_closed() {
-            conn.close(now, &mut self.out);
         }
     }
 
@@ -474,10 +437,7 @@ impl Simulation {
         let to = if e == 0 { End::Dst } else { End::Src };
         if let Some(tr) = self.traces.events.as_mut() {
             for ev in &self.out.events {
-                tr.time_s.push(now.as_secs_f64());
-                tr.flow.push(f as u32);
-                tr.kind.push(ev.kind as u32);
-                tr.seq.push(ev.seq);
+                tr.push(EventRow { time_s: now.as_secs_f64(), flow: f as u32, kind: ev.kind as u32, seq: ev.seq });
             }
         }
         self.out.events.clear();
@@ -516,60 +476,7 @@ impl Simulation {
         }
     }
 
-    fn start_flow(&mut self, now: SimTime, f: usize) {
-        match &mut self.flows[f].engine {
-            FlowEngine::Tcp(t) => {
-                t.ends[1].listen();
-                t.ends[0].connect(now, &mut self.out);
-                if let Some(s) = t.app.stop_at {
-                    let ev = Event::AppStop(f as u32);
-                    self.q.schedule(Lane::Timer, ev.key(&self.order, s.max(now)), ev);
-                }
-                self.after_conn(now, f, 0);
-            }
-            FlowEngine::Udp(u) => {
-                if let Some(t) = u.src.next_time() {
-                    let ev = Event::Cbr(f as u32);
-                    self.q.schedule(Lane::Busy, ev.key(&self.order, t.max(now)), ev);
-                } else {
-                    self.flows[f].finish = Some(now);
-                    self.flow_done();
-                }
-            }
-        }
-    }
-
-    fn cbr_send(&mut self, now: SimTime, f: usize) {
-        let flow = &mut self.flows[f];
-        let FlowEngine::Udp(u) = &mut flow.engine else { return };
-        let size = u.src.packet_size;
-        let seq = u.src.sent;
-        u.src.sent += 1;
-        let next = u.src.next_time();
-        let pkt = Packet {
-            flow: FlowId(f as u32),
-            to: End::Dst,
-            route: flow.routes[0],
-            hop: 0,
-            class: flow.class,
-            size,
-            created: now,
-            body: Body::Udp { seq, len: size - IPV4_HEADER - UDP_HEADER },
-        };
-        match next {
-            Some(t) => {
-                let ev = Event::Cbr(f as u32);
-                self.q.schedule(Lane::Busy, ev.key(&self.order, t), ev);
-            }
-            None => {
-                flow.finish = Some(now);
-                self.flow_done();
-            }
-        }
-        let touched = self.fabric.inject(now, pkt, &mut self.q);
-        self.tell_observers(touched);
-    }
-
+    #[inline]
     fn record_cwnd(&mut self, now: SimTime, f: usize) {
         if let Some(tr) = self.traces.cwnd.as_mut() {
             observe::record_cwnd(tr, now, f, &mut self.flows[f]);

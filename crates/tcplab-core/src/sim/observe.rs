@@ -8,7 +8,7 @@ use crate::net::fabric::PipeObserver;
 use crate::net::packet::{Body, End, Packet};
 use crate::net::pipe::{Pipe, PipeId};
 use crate::trace::pcap::{PcapWriter, WireIdentity};
-use crate::trace::{CwndTrace, ThroughputTrace, Traces};
+use crate::trace::{CaptureRow, CwndRow, CwndTrace, QueueRow, ThroughputRow, ThroughputTrace, Traces};
 use crate::units::{SimDuration, SimTime};
 
 /// An observation point on one or more pipes: writes pcapng and/or the `capture` trace.
@@ -128,10 +128,7 @@ impl Observers {
             return;
         }
         *last = Some((n, b));
-        tr.time_s.push(now.as_secs_f64());
-        tr.queue.push(qi);
-        tr.packets.push(n);
-        tr.bytes.push(b);
+        tr.push(QueueRow { time_s: now.as_secs_f64(), queue: qi, packets: n, bytes: b });
     }
 
     fn drain_tap(&mut self, p: PipeId, pipe: &mut Pipe, flows: &[Flow], traces: &mut Traces) {
@@ -156,31 +153,24 @@ impl Observers {
             if tap.record_trace {
                 let tr = traces.capture.as_mut().expect("enabled with the tap");
                 let q = time.0 / tap.resolution_ps * tap.resolution_ps;
-                tr.time_s.push(SimTime(q).as_secs_f64());
-                tr.tap.push(t);
-                tr.flow.push(f as u32);
-                tr.dir.push(from as u32);
-                tr.ip_len.push(pkt.size);
-                match pkt.body {
-                    Body::Tcp(h) => {
-                        tr.seq.push(h.seq);
-                        tr.ack.push(h.ack);
-                        tr.len.push(h.len);
-                        tr.flags.push(h.flags as u32);
-                        tr.window.push(h.window);
-                        tr.sack_blocks.push(h.sack_count() as u32);
-                        tr.retransmit.push(h.retransmit as u32);
-                    }
-                    Body::Udp { seq, len } => {
-                        tr.seq.push(seq);
-                        tr.ack.push(0);
-                        tr.len.push(len);
-                        tr.flags.push(0);
-                        tr.window.push(0);
-                        tr.sack_blocks.push(0);
-                        tr.retransmit.push(0);
-                    }
-                }
+                let (seq, ack, len, flags, window, sack_blocks, retransmit) = match pkt.body {
+                    Body::Tcp(h) => (h.seq, h.ack, h.len, h.flags as u32, h.window, h.sack_count() as u32, h.retransmit as u32),
+                    Body::Udp { seq, len } => (seq, 0, len, 0, 0, 0, 0),
+                };
+                tr.push(CaptureRow {
+                    time_s: SimTime(q).as_secs_f64(),
+                    tap: t,
+                    flow: f as u32,
+                    dir: from as u32,
+                    seq,
+                    ack,
+                    len,
+                    flags,
+                    ip_len: pkt.size,
+                    window,
+                    sack_blocks,
+                    retransmit,
+                });
             }
         }
         self.tap_scratch = seen;
@@ -196,12 +186,14 @@ pub(super) fn record_cwnd(tr: &mut CwndTrace, now: SimTime, f: usize, flow: &mut
         return;
     }
     t.last_cwnd = key;
-    tr.time_s.push(now.as_secs_f64());
-    tr.flow.push(f as u32);
-    tr.cwnd_bytes.push(key.0);
-    tr.ssthresh_bytes.push(key.1);
-    tr.srtt_s.push(c.srtt().map_or(0.0, |d| d.as_secs_f64()));
-    tr.inflight_bytes.push(c.inflight());
+    tr.push(CwndRow {
+        time_s: now.as_secs_f64(),
+        flow: f as u32,
+        cwnd_bytes: key.0,
+        ssthresh_bytes: key.1,
+        srtt_s: c.srtt().map_or(0.0, |d| d.as_secs_f64()),
+        inflight_bytes: c.inflight(),
+    });
 }
 
 /// One throughput bin ending at `now`: every flow's bytes delivered since the last bin.
@@ -210,9 +202,6 @@ pub(super) fn sample_throughput(tr: &mut ThroughputTrace, now: SimTime, interval
         let d = flow.delivered();
         let bytes = d - flow.last_sample_bytes;
         flow.last_sample_bytes = d;
-        tr.time_s.push(now.as_secs_f64());
-        tr.flow.push(i as u32);
-        tr.bytes.push(bytes);
-        tr.bps.push(bytes as f64 * 8.0 / interval.as_secs_f64());
+        tr.push(ThroughputRow { time_s: now.as_secs_f64(), flow: i as u32, bytes, bps: bytes as f64 * 8.0 / interval.as_secs_f64() });
     }
 }

@@ -4,7 +4,6 @@
 use serde::Serialize;
 
 use super::{FlowEngine, PacketCounters, Simulation, StopReason};
-use crate::net::packet::{IPV4_HEADER, UDP_HEADER};
 use crate::tcp::TcpEventKind;
 
 impl Simulation {
@@ -45,8 +44,8 @@ impl Simulation {
                         s.cwnd_bytes = c.cwnd();
                     }
                     FlowEngine::Udp(u) => {
-                        s.segments_sent = u.src.sent;
-                        s.bytes_sent = u.src.sent * (u.src.packet_size - IPV4_HEADER - UDP_HEADER) as u64;
+                        s.segments_sent = u.sent;
+                        s.bytes_sent = u.bytes_sent;
                         s.packets_received = u.received;
                     }
                 }
@@ -164,4 +163,9 @@ pub struct RunSummary {
 /// Names of the event codes used in the `events` trace.
 pub fn event_codes() -> Vec<(u32, &'static str)> {
     TcpEventKind::ALL.iter().map(|k| (*k as u32, k.name())).collect()
+}
+
+/// Names of the milestone codes used in the `milestones` trace.
+pub fn milestone_codes() -> Vec<(u32, &'static str)> {
+    crate::app::Milestone::ALL.iter().map(|k| (*k as u32, k.name())).collect()
 }

@@ -96,13 +96,17 @@ pub struct Output {
     pub segments: Vec<TcpHeader>,
     /// Trace events.
     pub events: Vec<TcpEvent>,
+    /// Set when a call received the peer's FIN in order (the peer closed); whoever reads it
+    /// resets it.
+    pub peer_fin: bool,
 }
 
 impl Output {
-    /// Empty both lists, keeping their capacity.
+    /// Empty both lists, keeping their capacity, and reset the flag.
     pub fn clear(&mut self) {
         self.segments.clear();
         self.events.clear();
+        self.peer_fin = false;
     }
 }
 
@@ -397,12 +401,11 @@ impl Connection {
     /// The earliest pending timer deadline.
     #[inline]
     pub fn next_deadline(&self) -> Option<SimTime> {
-        // The earlier of two optional times (Option's own order puts None first).
-        let earlier = |a: Option<SimTime>, b: Option<SimTime>| match (a, b) {
-            (Some(x), Some(y)) => Some(x.min(y)),
-            (x, None) | (None, x) => x,
-        };
-        earlier(earlier(self.rto_at, self.delack_at), self.persist_at)
+        // Unset timers count as the end of time, which no deadline reaches (every event time
+        // stays below `units::MAX_TIME` plus the run's delays, far from 2^64 ps).
+        let at = |t: Option<SimTime>| t.map_or(SimTime::MAX, |t| t);
+        let d = at(self.rto_at).min(at(self.delack_at)).min(at(self.persist_at));
+        (d != SimTime::MAX).then_some(d)
     }
 
     /// The controller's window for a remedy acting from outside (external window
@@ -1031,6 +1034,7 @@ impl Connection {
         if let Some(f) = self.peer_fin {
             if self.rcv_nxt == f {
                 self.rcv_nxt = f + 1;
+                out.peer_fin = true;
                 immediate = true;
                 self.state = match self.state {
                     State::Established => State::CloseWait,

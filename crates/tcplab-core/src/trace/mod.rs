@@ -49,89 +49,165 @@ impl Column<'_> {
     }
 }
 
-/// Per-flow delivered bytes per fixed interval.
-#[derive(Clone, Debug, Default)]
-pub struct ThroughputTrace {
-    /// End of the bin, seconds.
-    pub time_s: Vec<f64>,
-    /// Flow id.
-    pub flow: Vec<u32>,
-    /// Payload bytes delivered in order during the bin.
-    pub bytes: Vec<u64>,
-    /// bytes·8 / bin length.
-    pub bps: Vec<f64>,
+impl<'a> From<&'a [f64]> for Column<'a> {
+    fn from(v: &'a [f64]) -> Self {
+        Column::F64(v)
+    }
 }
 
-/// Sender window state, recorded whenever cwnd or ssthresh changes.
-#[derive(Clone, Debug, Default)]
-pub struct CwndTrace {
-    /// Time, seconds.
-    pub time_s: Vec<f64>,
-    /// Flow id.
-    pub flow: Vec<u32>,
-    /// Congestion window, bytes.
-    pub cwnd_bytes: Vec<u64>,
-    /// Slow-start threshold, bytes (u64::MAX = unlimited).
-    pub ssthresh_bytes: Vec<u64>,
-    /// Smoothed RTT, seconds (0 before the first sample).
-    pub srtt_s: Vec<f64>,
-    /// Bytes in flight as the sender counts them.
-    pub inflight_bytes: Vec<u64>,
+impl<'a> From<&'a [u64]> for Column<'a> {
+    fn from(v: &'a [u64]) -> Self {
+        Column::U64(v)
+    }
 }
 
-/// Queue occupancy, recorded whenever it changes.
-#[derive(Clone, Debug, Default)]
-pub struct QueueTrace {
-    /// Time, seconds.
-    pub time_s: Vec<f64>,
-    /// Queue id (index in the summary's queue list).
-    pub queue: Vec<u32>,
-    /// Packets waiting (the one in service excluded).
-    pub packets: Vec<u64>,
-    /// Bytes waiting.
-    pub bytes: Vec<u64>,
+impl<'a> From<&'a [u32]> for Column<'a> {
+    fn from(v: &'a [u32]) -> Self {
+        Column::U32(v)
+    }
 }
 
-/// TCP events (fast retransmit, timeout, recovery exit, retransmission, duplicate ACK).
-#[derive(Clone, Debug, Default)]
-pub struct EventTrace {
-    /// Time, seconds.
-    pub time_s: Vec<f64>,
-    /// Flow id.
-    pub flow: Vec<u32>,
-    /// Event code (`TcpEventKind as u32`).
-    pub kind: Vec<u32>,
-    /// Sequence number concerned.
-    pub seq: Vec<u64>,
+/// Declares a trace once: its column struct (one vector per field), its row struct (one value
+/// per field, appended by `push`), its table name and its columns in declaration order.
+macro_rules! trace {
+    ($(#[$doc:meta])* $name:ident, $row:ident = $table:literal {
+        $($(#[$fdoc:meta])* $field:ident : $ty:ty),+ $(,)?
+    }) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, Default)]
+        pub struct $name {
+            $($(#[$fdoc])* pub $field: Vec<$ty>,)+
+        }
+
+        #[doc = concat!("One row of `", stringify!($name), "`.")]
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub struct $row {
+            $($(#[$fdoc])* pub $field: $ty,)+
+        }
+
+        impl $name {
+            /// The trace's table name.
+            pub const NAME: &'static str = $table;
+
+            /// Append one row (every column grows by one).
+            #[inline]
+            pub fn push(&mut self, r: $row) {
+                $(self.$field.push(r.$field);)+
+            }
+
+            /// The columns, named, in declaration order.
+            pub fn columns(&self) -> Vec<(&'static str, Column<'_>)> {
+                vec![$((stringify!($field), Column::from(&self.$field[..])),)+]
+            }
+        }
+    };
 }
 
-/// Every packet seen by taps that record a trace (the columnar twin of the pcapng file).
-#[derive(Clone, Debug, Default)]
-pub struct CaptureTrace {
-    /// Time the first bit went on the wire at the tap, seconds (rounded to the resolution).
-    pub time_s: Vec<f64>,
-    /// Tap id (order in the scenario).
-    pub tap: Vec<u32>,
-    /// Flow id.
-    pub flow: Vec<u32>,
-    /// 0 = data direction (source → destination), 1 = reverse.
-    pub dir: Vec<u32>,
-    /// Relative sequence number (first data byte = 1; datagram index for UDP).
-    pub seq: Vec<u64>,
-    /// Relative acknowledgment number.
-    pub ack: Vec<u64>,
-    /// Payload bytes.
-    pub len: Vec<u32>,
-    /// TCP flag bits.
-    pub flags: Vec<u32>,
-    /// IP packet length.
-    pub ip_len: Vec<u32>,
-    /// Advertised window, bytes (after scaling).
-    pub window: Vec<u64>,
-    /// Number of SACK blocks.
-    pub sack_blocks: Vec<u32>,
-    /// 1 if the simulator sent this segment as a retransmission.
-    pub retransmit: Vec<u32>,
+trace! {
+    /// Per-flow delivered bytes per fixed interval.
+    ThroughputTrace, ThroughputRow = "throughput" {
+        /// End of the bin, seconds.
+        time_s: f64,
+        /// Flow id.
+        flow: u32,
+        /// Payload bytes delivered in order during the bin.
+        bytes: u64,
+        /// bytes·8 / bin length.
+        bps: f64,
+    }
+}
+
+trace! {
+    /// Sender window state, recorded whenever cwnd or ssthresh changes.
+    CwndTrace, CwndRow = "cwnd" {
+        /// Time, seconds.
+        time_s: f64,
+        /// Flow id.
+        flow: u32,
+        /// Congestion window, bytes.
+        cwnd_bytes: u64,
+        /// Slow-start threshold, bytes (u64::MAX = unlimited).
+        ssthresh_bytes: u64,
+        /// Smoothed RTT, seconds (0 before the first sample).
+        srtt_s: f64,
+        /// Bytes in flight as the sender counts them.
+        inflight_bytes: u64,
+    }
+}
+
+trace! {
+    /// Queue occupancy, recorded whenever it changes.
+    QueueTrace, QueueRow = "queue" {
+        /// Time, seconds.
+        time_s: f64,
+        /// Queue id (index in the summary's queue list).
+        queue: u32,
+        /// Packets waiting (the one in service excluded).
+        packets: u64,
+        /// Bytes waiting.
+        bytes: u64,
+    }
+}
+
+trace! {
+    /// TCP events (fast retransmit, timeout, recovery exit, retransmission, duplicate ACK).
+    EventTrace, EventRow = "events" {
+        /// Time, seconds.
+        time_s: f64,
+        /// Flow id.
+        flow: u32,
+        /// Event code (`TcpEventKind as u32`).
+        kind: u32,
+        /// Sequence number concerned.
+        seq: u64,
+    }
+}
+
+trace! {
+    /// Every packet seen by taps that record a trace (the columnar twin of the pcapng file).
+    CaptureTrace, CaptureRow = "capture" {
+        /// Time the first bit went on the wire at the tap, seconds (rounded to the resolution).
+        time_s: f64,
+        /// Tap id (order in the scenario).
+        tap: u32,
+        /// Flow id.
+        flow: u32,
+        /// 0 = data direction (source → destination), 1 = reverse.
+        dir: u32,
+        /// Relative sequence number (first data byte = 1; datagram index for UDP).
+        seq: u64,
+        /// Relative acknowledgment number.
+        ack: u64,
+        /// Payload bytes.
+        len: u32,
+        /// TCP flag bits.
+        flags: u32,
+        /// IP packet length.
+        ip_len: u32,
+        /// Advertised window, bytes (after scaling).
+        window: u64,
+        /// Number of SACK blocks.
+        sack_blocks: u32,
+        /// 1 if the simulator sent this segment as a retransmission.
+        retransmit: u32,
+    }
+}
+
+trace! {
+    /// Application milestones: a transfer written, received or sent in full (later studies: a
+    /// block read, a request answered), each with the bytes it concerns.
+    MilestoneTrace, MilestoneRow = "milestones" {
+        /// Time, seconds.
+        time_s: f64,
+        /// Application id (order of creation).
+        app: u32,
+        /// Flow of the socket concerned.
+        flow: u32,
+        /// Milestone code (`app::Milestone as u32`).
+        kind: u32,
+        /// Bytes (or datagrams, for `sent`) the milestone concerns.
+        bytes: u64,
+    }
 }
 
 /// All traces of a run; `None` for the ones not requested.
@@ -147,6 +223,8 @@ pub struct Traces {
     pub events: Option<EventTrace>,
     /// Tap captures.
     pub capture: Option<CaptureTrace>,
+    /// Application milestones.
+    pub milestones: Option<MilestoneTrace>,
 }
 
 /// A named trace with its named columns.
@@ -157,45 +235,22 @@ impl Traces {
     pub fn tables(&self) -> Vec<Table<'_>> {
         let mut t = Vec::new();
         if let Some(x) = &self.throughput {
-            t.push(("throughput", vec![("time_s", Column::F64(&x.time_s)), ("flow", Column::U32(&x.flow)), ("bytes", Column::U64(&x.bytes)), ("bps", Column::F64(&x.bps))]));
+            t.push((ThroughputTrace::NAME, x.columns()));
         }
         if let Some(x) = &self.cwnd {
-            t.push((
-                "cwnd",
-                vec![
-                    ("time_s", Column::F64(&x.time_s)),
-                    ("flow", Column::U32(&x.flow)),
-                    ("cwnd_bytes", Column::U64(&x.cwnd_bytes)),
-                    ("ssthresh_bytes", Column::U64(&x.ssthresh_bytes)),
-                    ("srtt_s", Column::F64(&x.srtt_s)),
-                    ("inflight_bytes", Column::U64(&x.inflight_bytes)),
-                ],
-            ));
+            t.push((CwndTrace::NAME, x.columns()));
         }
         if let Some(x) = &self.queue {
-            t.push(("queue", vec![("time_s", Column::F64(&x.time_s)), ("queue", Column::U32(&x.queue)), ("packets", Column::U64(&x.packets)), ("bytes", Column::U64(&x.bytes))]));
+            t.push((QueueTrace::NAME, x.columns()));
         }
         if let Some(x) = &self.events {
-            t.push(("events", vec![("time_s", Column::F64(&x.time_s)), ("flow", Column::U32(&x.flow)), ("kind", Column::U32(&x.kind)), ("seq", Column::U64(&x.seq))]));
+            t.push((EventTrace::NAME, x.columns()));
         }
         if let Some(x) = &self.capture {
-            t.push((
-                "capture",
-                vec![
-                    ("time_s", Column::F64(&x.time_s)),
-                    ("tap", Column::U32(&x.tap)),
-                    ("flow", Column::U32(&x.flow)),
-                    ("dir", Column::U32(&x.dir)),
-                    ("seq", Column::U64(&x.seq)),
-                    ("ack", Column::U64(&x.ack)),
-                    ("len", Column::U32(&x.len)),
-                    ("flags", Column::U32(&x.flags)),
-                    ("ip_len", Column::U32(&x.ip_len)),
-                    ("window", Column::U64(&x.window)),
-                    ("sack_blocks", Column::U32(&x.sack_blocks)),
-                    ("retransmit", Column::U32(&x.retransmit)),
-                ],
-            ));
+            t.push((CaptureTrace::NAME, x.columns()));
+        }
+        if let Some(x) = &self.milestones {
+            t.push((MilestoneTrace::NAME, x.columns()));
         }
         t
     }
@@ -221,16 +276,13 @@ mod tests {
     #[test]
     fn tables_have_equal_length_columns() {
         let mut tr = Traces { throughput: Some(ThroughputTrace::default()), events: Some(EventTrace::default()), ..Default::default() };
-        let t = tr.throughput.as_mut().unwrap();
-        t.time_s.push(0.1);
-        t.flow.push(0);
-        t.bytes.push(10);
-        t.bps.push(800.0);
+        tr.throughput.as_mut().unwrap().push(ThroughputRow { time_s: 0.1, flow: 0, bytes: 10, bps: 800.0 });
         for (_, cols) in tr.tables() {
             let n = cols[0].1.len();
             assert!(cols.iter().all(|(_, c)| c.len() == n));
         }
-        assert_eq!(tr.tables()[0].1[2].1.to_le_bytes(), 10u64.to_le_bytes().to_vec());
+        assert_eq!(tr.tables()[0].1[2], ("bytes", Column::U64(&[10])), "columns in declaration order, named by field");
+        assert_eq!(tr.tables()[1].0, "events");
         let d = tr.digest();
         tr.throughput.as_mut().unwrap().bytes[0] = 11;
         assert_ne!(d, tr.digest());

@@ -1,0 +1,355 @@
+//! The applications as the simulation runs them: their slots (one timer each, with a
+//! generation so that a replaced setting goes stale), the `Sockets` the simulation gives them
+//! for one notice, and what it does with their effects afterwards (segments emitted per socket
+//! in the order made, datagrams, the timer, finished flows).
+
+use super::flows::NO_APP;
+use super::{Event, FlowEngine, Simulation};
+use crate::app::{Application, Interest, Milestone, Notice, Socket, Sockets};
+use crate::engine::queue::Lane;
+use crate::net::packet::{Body, End, FlowId, Packet, IPV4_HEADER, UDP_HEADER};
+use crate::tcp::{Connection, Output};
+use crate::trace::MilestoneRow;
+use crate::units::SimTime;
+
+use super::Flow;
+
+/// An application and its bookkeeping.
+#[derive(Debug)]
+pub struct AppSlot {
+    /// The application.
+    pub app: Application,
+    /// Its place among simultaneous events of the same kind (`engine::order`): the flow of its
+    /// first socket.
+    pub(super) order_id: u32,
+    /// When its timer is set to fire; an event at any other time is stale.
+    pub(super) timer: Option<SimTime>,
+}
+
+/// What one notice produced, beyond the segments in `Output`.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Effects {
+    /// Per socket acted on, in order: the socket and where its segments and TCP events begin
+    /// in `Output`.
+    pub runs: Vec<(Socket, usize, usize)>,
+    /// Datagrams to send: the socket and the IP size.
+    pub datagrams: Vec<(Socket, u32)>,
+    /// The timer's new setting.
+    pub timer: Option<SimTime>,
+    /// Flows whose transfer just completed.
+    pub finished: u32,
+    /// Milestones reported: the socket, the kind, the bytes.
+    pub milestones: Vec<(Socket, Milestone, u64)>,
+    /// Set by anything beyond writing to the socket the notice was about (which is sent as
+    /// usual afterwards): the slow path then carries the effects out.
+    pub dirty: bool,
+}
+
+/// The sockets as an application sees them during one notice.
+struct SocketCtx<'a> {
+    now: SimTime,
+    /// The socket the notice is about, whose output needs no run of its own.
+    about: Option<Socket>,
+    flows: &'a mut [Flow],
+    out: &'a mut Output,
+    fx: &'a mut Effects,
+}
+
+impl SocketCtx<'_> {
+    /// `s` is acted on from here in the output (its segments and events start a new run
+    /// unless it was the last socket acted on).
+    #[inline]
+    fn note(&mut self, s: Socket) {
+        if self.fx.runs.is_empty() {
+            if self.about == Some(s) {
+                return; // Still the socket the notice is about: its output is sent as usual.
+            }
+            if let Some(a) = self.about {
+                self.fx.runs.push((a, 0, 0));
+            }
+        } else if self.fx.runs.last().is_some_and(|r| r.0 == s) {
+            return;
+        }
+        self.fx.runs.push((s, self.out.segments.len(), self.out.events.len()));
+        self.fx.dirty = true;
+    }
+
+    fn conn(&self, s: Socket) -> &Connection {
+        match &self.flows[s.flow()].engine {
+            FlowEngine::Tcp(t) => &t.ends[s.end()],
+            FlowEngine::Udp(_) => panic!("{s:?} belongs to a UDP flow; TCP calls need a TCP flow"),
+        }
+    }
+}
+
+/// The connection of a TCP socket.
+#[inline]
+fn tcp_end(flows: &mut [Flow], s: Socket) -> &mut Connection {
+    match &mut flows[s.flow()].engine {
+        FlowEngine::Tcp(t) => &mut t.ends[s.end()],
+        FlowEngine::Udp(_) => panic!("{s:?} belongs to a UDP flow; TCP calls need a TCP flow"),
+    }
+}
+
+impl Sockets for SocketCtx<'_> {
+    fn now(&self) -> SimTime {
+        self.now
+    }
+    fn connect(&mut self, s: Socket) {
+        let now = self.now;
+        self.note(s);
+        tcp_end(self.flows, s.peer()).listen();
+        tcp_end(self.flows, s).connect(now, self.out);
+    }
+    #[inline(always)]
+    fn send_space(&self, s: Socket) -> u64 {
+        self.conn(s).send_space()
+    }
+    #[inline]
+    fn writes_are_quiet(&self, s: Socket) -> bool {
+        self.conn(s).writes_are_quiet()
+    }
+    #[inline(always)]
+    fn write(&mut self, s: Socket, bytes: u64) -> u64 {
+        let now = self.now;
+        self.note(s);
+        tcp_end(self.flows, s).write(now, bytes, self.out)
+    }
+    fn close(&mut self, s: Socket) {
+        let now = self.now;
+        self.note(s);
+        tcp_end(self.flows, s).close(now, self.out);
+    }
+    fn peer_closed(&self, s: Socket) -> bool {
+        self.conn(s).peer_closed()
+    }
+    fn received(&self, s: Socket) -> u64 {
+        self.conn(s).stats.bytes_delivered
+    }
+    fn send_datagram(&mut self, s: Socket, ip_bytes: u32) {
+        self.fx.datagrams.push((s, ip_bytes));
+        self.fx.dirty = true;
+    }
+    fn set_timer(&mut self, at: SimTime) {
+        self.fx.timer = Some(at);
+        self.fx.dirty = true;
+    }
+    fn milestone(&mut self, s: Socket, kind: Milestone, bytes: u64) {
+        self.fx.milestones.push((s, kind, bytes));
+        self.fx.dirty = true;
+    }
+    fn finish_flow(&mut self, s: Socket) {
+        let f = &mut self.flows[s.flow()];
+        if f.finish.is_none() {
+            f.finish = Some(self.now);
+            self.fx.finished += 1;
+            self.fx.dirty = true;
+        }
+    }
+}
+
+impl Simulation {
+    /// Add an application owning `sockets` (each socket has at most one owner); it is told
+    /// `Notice::Start` at `start`, if given. Its events stand among simultaneous ones by the
+    /// flow of its first socket. Returns its index.
+    pub fn add_app(&mut self, app: Application, sockets: &[Socket], start: Option<SimTime>) -> u32 {
+        let id = self.apps.len() as u32;
+        assert!(id != NO_APP, "too many applications");
+        for s in sockets {
+            let owner = &mut self.flows[s.flow()].owners[s.end()];
+            assert!(owner.0 == NO_APP, "{s:?} already has an application");
+            *owner = (id, app.interest());
+        }
+        let order_id = sockets.first().map_or(id, |s| s.flow() as u32);
+        if let Some(t) = start {
+            self.schedule(Lane::Timer, t, Event::AppStart { app: id, order: order_id });
+        }
+        self.apps.push(AppSlot { app, order_id, timer: None });
+        id
+    }
+
+    /// The applications.
+    pub fn apps(&self) -> impl Iterator<Item = &Application> {
+        self.apps.iter().map(|a| &a.app)
+    }
+
+    /// An application's timer event popped at `now`: tell it, unless the setting was replaced.
+    pub(super) fn app_timer(&mut self, now: SimTime, a: usize) {
+        if self.apps[a].timer != Some(now) {
+            return; // Stale: the application set its timer to another time since.
+        }
+        self.apps[a].timer = None;
+        self.notify(now, a, Notice::Timer, None);
+    }
+
+    /// Tell application `a` of `notice` (about socket `about`, if any) and carry out what it
+    /// did.
+    #[inline]
+    pub(super) fn notify(&mut self, now: SimTime, a: usize, notice: Notice, about: Option<Socket>) {
+        let mut io = SocketCtx { now, about, flows: &mut self.flows, out: &mut self.out, fx: &mut self.effects };
+        self.apps[a].app.on(notice, &mut io);
+        if self.effects.dirty {
+            self.apply_effects(now, a, about);
+        } else if let Some(s) = about {
+            self.sent_by(now, s);
+        }
+    }
+
+    /// After end `e` of TCP flow `f` processed a segment or a timer: tell the end's owner if it
+    /// needs to know, then send what the connection and the application produced.
+    #[inline]
+    pub(super) fn after_conn(&mut self, now: SimTime, f: usize, e: usize) {
+        let s = Socket::new(f as u32, e as u8);
+        let (owner, interest) = self.flows[f].owners[e];
+        let peer_fin = std::mem::take(&mut self.out.peer_fin);
+        let tell = match interest {
+            Interest::Every => true,
+            // The connection flags the call that received the FIN in order: the moment its
+            // peer_closed() turns true.
+            Interest::PeerClosed => peer_fin,
+            Interest::Nothing => false,
+        };
+        if tell {
+            self.notify(now, owner as usize, Notice::Socket(s), Some(s));
+        } else {
+            self.sent_by(now, s);
+        }
+    }
+
+    /// Carry out the effects of application `a`'s last notice (about socket `about`, if any):
+    /// its timer, finished flows, the segments per socket in the order made, datagrams.
+    #[inline(never)]
+    fn apply_effects(&mut self, now: SimTime, a: usize, about: Option<Socket>) {
+        self.effects.dirty = false;
+        if let Some(t) = self.effects.timer.take() {
+            let slot = &mut self.apps[a];
+            slot.timer = Some(t);
+            let (rank, busy) = slot.app.timer_rank();
+            let ev = Event::AppTimer { app: a as u32, order: slot.order_id, rank };
+            self.schedule(if busy { Lane::Busy } else { Lane::Timer }, t, ev);
+        }
+        for _ in 0..std::mem::take(&mut self.effects.finished) {
+            self.flow_done();
+        }
+        if let Some(tr) = self.traces.milestones.as_mut() {
+            for &(s, kind, bytes) in &self.effects.milestones {
+                tr.push(MilestoneRow { time_s: now.as_secs_f64(), app: a as u32, flow: s.flow() as u32, kind: kind as u32, bytes });
+            }
+        }
+        self.effects.milestones.clear();
+        if self.effects.runs.is_empty() {
+            if let Some(s) = about {
+                self.sent_by(now, s);
+            }
+        } else {
+            // Each socket's share of the output in turn.
+            let runs = std::mem::take(&mut self.effects.runs);
+            let (segs, evs) = (std::mem::take(&mut self.out.segments), std::mem::take(&mut self.out.events));
+            for (i, &(s, a0, b0)) in runs.iter().enumerate() {
+                let (a1, b1) = runs.get(i + 1).map_or((segs.len(), evs.len()), |r| (r.1, r.2));
+                self.out.segments.extend_from_slice(&segs[a0..a1]);
+                self.out.events.extend_from_slice(&evs[b0..b1]);
+                self.sent_by(now, s);
+            }
+            self.effects.runs = runs;
+            self.effects.runs.clear();
+        }
+        if !self.effects.datagrams.is_empty() {
+            let datagrams = std::mem::take(&mut self.effects.datagrams);
+            for &(s, size) in &datagrams {
+                self.send_datagram(now, s, size);
+            }
+            self.effects.datagrams = datagrams;
+            self.effects.datagrams.clear();
+        }
+    }
+
+    /// Socket `s` produced the output now in `self.out`: send it, re-arm its timer, and trace
+    /// a sender's window.
+    #[inline]
+    fn sent_by(&mut self, now: SimTime, s: Socket) {
+        let (f, e) = (s.flow(), s.end());
+        self.emit(now, f, e);
+        self.resched(f, e);
+        if e == 0 {
+            self.record_cwnd(now, f);
+        }
+    }
+
+    /// One UDP datagram of `size` IP bytes from socket `s`.
+    fn send_datagram(&mut self, now: SimTime, s: Socket, size: u32) {
+        let f = s.flow();
+        let flow = &mut self.flows[f];
+        let FlowEngine::Udp(u) = &mut flow.engine else { panic!("{s:?} belongs to a TCP flow; datagrams need a UDP flow") };
+        let len = size - IPV4_HEADER - UDP_HEADER;
+        let seq = u.sent;
+        u.sent += 1;
+        u.bytes_sent += len as u64;
+        let to = if s.end() == 0 { End::Dst } else { End::Src };
+        let pkt = Packet { flow: FlowId(f as u32), to, route: flow.routes[s.end()], hop: 0, class: flow.class, size, created: now, body: Body::Udp { seq, len } };
+        let touched = self.fabric.inject(now, pkt, &mut self.q);
+        self.tell_observers(touched);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::app::fake::{Did, FakeSockets};
+    use crate::app::{BulkSender, CbrSource, Milestone, Notice, Socket};
+    use crate::units::{BitRate, SimTime};
+
+    #[test]
+    fn a_bulk_sender_connects_arms_its_stop_and_writes_until_closed() {
+        let s = Socket::new(2, 0);
+        let mut b = BulkSender::new(s, 100, Some(250), Some(SimTime(50)));
+        let mut io = FakeSockets { now: SimTime(10), space: 180, ..FakeSockets::default() };
+        b.on(Notice::Start, &mut io);
+        assert_eq!(io.did, vec![Did::Connect(s), Did::Timer(SimTime(50)), Did::Write(s, 100), Did::Write(s, 80)]);
+        io.did.clear();
+        io.space = 1000;
+        b.on(Notice::Socket(s), &mut io);
+        assert_eq!(
+            io.did,
+            vec![Did::Write(s, 20), Did::Write(s, 50), Did::Close(s), Did::Milestone(s, Milestone::Written, 250)],
+            "the rest of the chunk, the last chunk, then FIN"
+        );
+        io.did.clear();
+        b.on(Notice::Timer, &mut io);
+        assert!(io.did.is_empty(), "closed once");
+    }
+
+    #[test]
+    fn a_bulk_sender_finishes_its_write_and_closes_after_its_stop_time() {
+        let s = Socket::new(0, 0);
+        let mut b = BulkSender::new(s, 100, None, Some(SimTime(50)));
+        let mut io = FakeSockets { now: SimTime(0), space: 0, ..FakeSockets::default() };
+        b.on(Notice::Start, &mut io);
+        io.did.clear();
+        io.now = SimTime(50);
+        b.on(Notice::Timer, &mut io);
+        assert!(io.did.is_empty(), "the write begun before the stop time is still in progress");
+        io.space = 1000;
+        b.on(Notice::Socket(s), &mut io);
+        assert_eq!(io.did, vec![Did::Write(s, 100), Did::Close(s), Did::Milestone(s, Milestone::Written, 100)], "it completes, no other starts, then FIN");
+    }
+
+    #[test]
+    fn a_cbr_source_sends_one_datagram_per_timer_and_finishes_after_the_last() {
+        let s = Socket::new(1, 0);
+        let mut c = CbrSource { socket: s, rate: BitRate(8_000), packet_size: 100, start: SimTime(7), stop_at: Some(SimTime(7 + 250_000_000_000)), sent: 0 };
+        let mut io = FakeSockets::default();
+        c.on(Notice::Start, &mut io);
+        assert_eq!(io.did, vec![Did::Timer(SimTime(7))]);
+        io.did.clear();
+        io.now = SimTime(7);
+        c.on(Notice::Timer, &mut io);
+        assert_eq!(io.did, vec![Did::Datagram(s, 100), Did::Timer(SimTime(7 + 100_000_000_000))], "100 B at 8 kb/s: one per 0.1 s");
+        io.did.clear();
+        c.on(Notice::Socket(s), &mut io);
+        assert!(io.did.is_empty(), "a CBR source ignores its socket");
+        c.on(Notice::Timer, &mut io);
+        c.on(Notice::Timer, &mut io);
+        assert_eq!(io.did, vec![Did::Datagram(s, 100), Did::Timer(SimTime(7 + 200_000_000_000)), Did::Datagram(s, 100), Did::Finish(s), Did::Milestone(s, Milestone::Sent, 3)]);
+        assert_eq!(c.sent, 3);
+    }
+}
