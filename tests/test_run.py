@@ -53,12 +53,20 @@ TRACE_SCHEMAS = {
     },
     "queue": {"time_s": pl.Float64, "queue": pl.UInt32, "packets": pl.UInt64, "bytes": pl.UInt64},
     "events": {"time_s": pl.Float64, "flow": pl.UInt32, "kind": pl.UInt32, "seq": pl.UInt64},
+    "milestones": {
+        "time_s": pl.Float64,
+        "app": pl.UInt32,
+        "flow": pl.UInt32,
+        "kind": pl.UInt32,
+        "bytes": pl.UInt64,
+    },
 }
 ALL_TRACES = {
     "trace.throughput_interval": "10ms",
     "trace.cwnd": True,
     "trace.queues": "all",
     "trace.events": True,
+    "trace.milestones": True,
 }
 
 
@@ -126,6 +134,19 @@ def test_traces_have_the_documented_columns(traced):
     assert events["kind_name"].null_count() == 0
     assert set(events["kind_name"]) <= known
     assert traced.to_pandas("throughput").shape == traced.trace("throughput").shape
+    # Every flow reports its milestones: a TCP sender what it wrote, its sink what it received
+    # (at the flow's finish time), a CBR source how many datagrams it sent.
+    milestones = traced.trace("milestones")
+    assert milestones["kind_name"].null_count() == 0
+    for flow in traced.summary["flows"]:
+        rows = milestones.filter(pl.col("flow") == flow["id"])
+        kinds = dict(zip(rows["kind_name"], zip(rows["bytes"], rows["time_s"])))
+        if flow["kind"] == "tcp":
+            assert set(kinds) == {"written", "received"}
+            assert kinds["received"] == (flow["bytes_delivered"], flow["finish_s"])
+            assert kinds["written"][0] == flow["bytes_delivered"]
+        else:
+            assert kinds == {"sent": (flow["segments_sent"], flow["finish_s"])}
 
 
 def test_resolved_scenario_is_complete_toml(traced):
