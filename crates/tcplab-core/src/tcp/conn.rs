@@ -17,6 +17,7 @@ use crate::tcp::config::{InitialWindowRule, RcvWindowRule, RecoveryKind, TcpConf
 use crate::tcp::ranges::{RangeSet, SackRecency};
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::{LossRule, Scoreboard};
+use crate::tcp::timers::{TimerKind, Timers};
 use crate::units::{SimDuration, SimTime};
 
 /// Bytes the timestamps option takes from every segment's payload room.
@@ -190,8 +191,8 @@ pub struct Connection {
     /// changes only when an RTT sample or a timeout changes its inputs.
     rto_memo: Cell<(SimDuration, u32, SimDuration)>,
     syn_retries: u32,
-    rto_at: Option<SimTime>,
-    persist_at: Option<SimTime>,
+    /// Retransmission, delayed-ACK and persist timers.
+    timers: Timers,
     persist_backoff: u32,
     // Receive side.
     rcv_nxt: u64,
@@ -206,7 +207,6 @@ pub struct Connection {
     auto_read: bool,
     unacked_bytes: u64,
     quickacks_left: u32,
-    delack_at: Option<SimTime>,
     ts_recent: u32,
     last_ack_sent: u64,
     peer_fin: Option<u64>,
@@ -250,8 +250,7 @@ impl Connection {
             backoffs: 0,
             rto_memo: Cell::new((SimDuration::ZERO, u32::MAX, SimDuration::ZERO)),
             syn_retries: 0,
-            rto_at: None,
-            persist_at: None,
+            timers: Timers::default(),
             persist_backoff: 0,
             rcv_nxt: 0,
             rcv_read: 0,
@@ -263,7 +262,6 @@ impl Connection {
             auto_read: true,
             unacked_bytes: 0,
             quickacks_left: 0,
-            delack_at: None,
             ts_recent: 0,
             last_ack_sent: 0,
             peer_fin: None,
@@ -401,11 +399,7 @@ impl Connection {
     /// The earliest pending timer deadline.
     #[inline]
     pub fn next_deadline(&self) -> Option<SimTime> {
-        // Unset timers count as the end of time, which no deadline reaches (every event time
-        // stays below `units::MAX_TIME` plus the run's delays, far from 2^64 ps).
-        let at = |t: Option<SimTime>| t.map_or(SimTime::MAX, |t| t);
-        let d = at(self.rto_at).min(at(self.delack_at)).min(at(self.persist_at));
-        (d != SimTime::MAX).then_some(d)
+        self.timers.next()
     }
 
     /// The controller's window for a remedy acting from outside (external window
@@ -434,7 +428,7 @@ impl Connection {
         self.snd_max = 1;
         let syn = self.syn_segment(now, flags::SYN);
         out.segments.push(syn);
-        self.rto_at = Some(now + self.rto());
+        self.timers.set(TimerKind::Retransmit, now + self.rto());
         self.sent.push_back(SentRecord { end: 1, at: now, retransmitted: false });
     }
 
@@ -521,7 +515,7 @@ impl Connection {
                     let synack = self.syn_segment(now, flags::SYN | flags::ACK);
                     out.segments.push(synack);
                     self.sent.push_back(SentRecord { end: 1, at: now, retransmitted: false });
-                    self.rto_at = Some(now + self.rto());
+                    self.timers.set(TimerKind::Retransmit, now + self.rto());
                 }
             }
             State::SynSent => {
@@ -544,18 +538,14 @@ impl Connection {
 
     /// Process expired timers (call at or after `next_deadline`).
     pub fn on_timer(&mut self, now: SimTime, out: &mut Output) {
-        if self.delack_at.is_some_and(|t| t <= now) {
-            self.delack_at = None;
-            if self.last_ack_sent < self.rcv_nxt || self.unacked_bytes > 0 {
-                self.send_ack(now, out);
-            }
+        // An expired delayed ACK is taken (unset) first, then sent if something is unacknowledged.
+        if self.timers.take_expired(TimerKind::DelayedAck, now) && (self.last_ack_sent < self.rcv_nxt || self.unacked_bytes > 0) {
+            self.send_ack(now, out);
         }
-        if self.rto_at.is_some_and(|t| t <= now) {
-            self.rto_at = None;
+        if self.timers.take_expired(TimerKind::Retransmit, now) {
             self.on_rto(now, out);
         }
-        if self.persist_at.is_some_and(|t| t <= now) {
-            self.persist_at = None;
+        if self.timers.take_expired(TimerKind::Persist, now) {
             self.on_persist(now, out);
         }
     }
@@ -708,7 +698,7 @@ impl Connection {
             if is_dup {
                 self.on_dupack(now, out);
             } else if window_changed && self.snd_wnd > 0 {
-                self.persist_at = None;
+                self.timers.clear(TimerKind::Persist);
                 self.persist_backoff = 0;
             }
         }
@@ -763,7 +753,7 @@ impl Connection {
         }
         self.dupacks = 0;
         self.persist_backoff = 0;
-        self.persist_at = None;
+        self.timers.clear(TimerKind::Persist);
 
         // Loss (post-timeout) state ends when everything outstanding at the timeout is acked.
         if self.sb.loss_point().is_some_and(|p| self.snd_una >= p) {
@@ -819,9 +809,9 @@ impl Connection {
         }
         // RFC 6298 §5.2/5.3: stop the timer when all is acknowledged, else restart it.
         if self.snd_una == self.snd_max {
-            self.rto_at = None;
+            self.timers.clear(TimerKind::Retransmit);
         } else if restart_rto {
-            self.rto_at = Some(now + self.rto());
+            self.timers.set(TimerKind::Retransmit, now + self.rto());
         }
     }
 
@@ -919,7 +909,7 @@ impl Connection {
             for r in self.sent.iter_mut() {
                 r.retransmitted = true;
             }
-            self.rto_at = Some(now + self.rto());
+            self.timers.set(TimerKind::Retransmit, now + self.rto());
             return;
         }
         if self.snd_una == self.snd_max {
@@ -947,7 +937,7 @@ impl Connection {
         }
         let first = if self.use_sack() { self.sb.sacked().next_uncovered(self.snd_una) } else { self.snd_una };
         self.retransmit_range(now, first, out);
-        self.rto_at = Some(now + self.rto());
+        self.timers.set(TimerKind::Retransmit, now + self.rto());
         self.try_send(now, out);
     }
 
@@ -972,7 +962,7 @@ impl Connection {
     fn arm_persist(&mut self, now: SimTime) {
         let base = self.rtt.base_rto(&self.cfg.rto).max(self.cfg.persist_min);
         let d = SimDuration(base.as_ps().saturating_mul(1 << self.persist_backoff.min(16))).min(self.cfg.rto.max);
-        self.persist_at = Some(now + d);
+        self.timers.set(TimerKind::Persist, now + d);
     }
 
     // ---- Internals: receive side -------------------------------------------------------
@@ -1054,8 +1044,8 @@ impl Connection {
         }
         if immediate || self.unacked_bytes > threshold || self.cfg.delack_segments <= 1 {
             self.send_ack(now, out);
-        } else if self.delack_at.is_none() {
-            self.delack_at = Some(now + self.cfg.delack_timeout);
+        } else if !self.timers.is_set(TimerKind::DelayedAck) {
+            self.timers.set(TimerKind::DelayedAck, now + self.cfg.delack_timeout);
         }
     }
 
@@ -1136,7 +1126,7 @@ impl Connection {
         self.sack_blocks(&mut h);
         self.last_ack_sent = self.rcv_nxt;
         self.unacked_bytes = 0;
-        self.delack_at = None;
+        self.timers.clear(TimerKind::DelayedAck);
         h
     }
 
@@ -1216,7 +1206,7 @@ impl Connection {
         self.maybe_send_fin(now, out);
         // Persist: data waiting, nothing in flight, yet nothing could be sent — the peer's
         // window is closed or too small to pass sender SWS avoidance (RFC 1122 §4.2.2.17).
-        if self.snd_una == self.snd_max && self.has_unsent() && self.rto_at.is_none() && self.persist_at.is_none() {
+        if self.snd_una == self.snd_max && self.has_unsent() && !self.timers.is_set(TimerKind::Retransmit) && !self.timers.is_set(TimerKind::Persist) {
             self.arm_persist(now);
         }
     }
@@ -1240,7 +1230,7 @@ impl Connection {
             while self.send_one(now, out) {}
         }
         self.maybe_send_fin(now, out);
-        if self.snd_una == self.snd_max && self.has_unsent() && self.rto_at.is_none() && self.persist_at.is_none() {
+        if self.snd_una == self.snd_max && self.has_unsent() && !self.timers.is_set(TimerKind::Retransmit) && !self.timers.is_set(TimerKind::Persist) {
             self.arm_persist(now);
         }
     }
@@ -1376,10 +1366,10 @@ impl Connection {
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len;
         out.segments.push(h);
-        if self.rto_at.is_none() {
-            self.rto_at = Some(now + self.rto());
+        if !self.timers.is_set(TimerKind::Retransmit) {
+            self.timers.set(TimerKind::Retransmit, now + self.rto());
         }
-        self.persist_at = None;
+        self.timers.clear(TimerKind::Persist);
         true
     }
 
@@ -1399,8 +1389,8 @@ impl Connection {
                 self.snd_nxt = self.snd_max;
                 self.sb.set_high_rxt(self.snd_max);
                 self.karn_mark(self.stream_end, self.snd_max);
-                if self.rto_at.is_none() {
-                    self.rto_at = Some(now + self.rto());
+                if !self.timers.is_set(TimerKind::Retransmit) {
+                    self.timers.set(TimerKind::Retransmit, now + self.rto());
                 }
             }
             return;
@@ -1433,8 +1423,8 @@ impl Connection {
             }
         }
         self.karn_mark(s, e);
-        if self.rto_at.is_none() {
-            self.rto_at = Some(now + self.rto());
+        if !self.timers.is_set(TimerKind::Retransmit) {
+            self.timers.set(TimerKind::Retransmit, now + self.rto());
         }
     }
 
@@ -1465,15 +1455,13 @@ impl Connection {
             State::CloseWait => State::LastAck,
             st => st,
         };
-        if self.rto_at.is_none() {
-            self.rto_at = Some(now + self.rto());
+        if !self.timers.is_set(TimerKind::Retransmit) {
+            self.timers.set(TimerKind::Retransmit, now + self.rto());
         }
     }
 
     fn clear_timers(&mut self) {
-        self.rto_at = None;
-        self.delack_at = None;
-        self.persist_at = None;
+        self.timers.clear_all();
     }
 }
 

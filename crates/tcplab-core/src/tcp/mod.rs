@@ -1,5 +1,5 @@
-//! TCP: the sans-I/O connection, its configuration, RTT/RTO, range sets for SACK and
-//! reassembly, and the congestion controllers.
+//! TCP: the sans-I/O connection, its configuration, RTT/RTO, its timer table, range sets for
+//! SACK and reassembly, and the congestion controllers.
 
 pub mod cc;
 pub mod config;
@@ -7,6 +7,7 @@ pub mod conn;
 pub mod ranges;
 pub mod rtt;
 pub(crate) mod scoreboard;
+pub mod timers;
 
 pub use config::{InitialWindowRule, RcvWindowRule, RecoveryKind, TcpConfig};
 pub use conn::{ConnStats, Connection, Output, State, TcpEvent, TcpEventKind};
