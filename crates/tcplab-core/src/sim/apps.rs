@@ -1,7 +1,8 @@
-//! The applications as the simulation runs them: their slots (one timer each, with a
-//! generation so that a replaced setting goes stale), the `Sockets` the simulation gives them
-//! for one notice, and what it does with their effects afterwards (segments emitted per socket
-//! in the order made, datagrams, the timer, finished flows).
+//! The applications as the simulation runs them: their slots (one timer each, whose setting
+//! is the only time at which a timer event is not stale, so each setting is told once
+//! however many events were scheduled for it), the `Sockets` the simulation gives them for one
+//! notice, and what it does with their effects afterwards (segments emitted per socket in the
+//! order made, datagrams, the timer, finished flows, milestones).
 
 use super::flows::NO_APP;
 use super::{Event, FlowEngine, Simulation};
