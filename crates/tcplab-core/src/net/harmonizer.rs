@@ -175,4 +175,92 @@ mod tests {
         assert!((got - want).abs() < 1e-9, "delay {got} s, want {want} s");
         assert_eq!(h.delay_of(0), SimDuration::ZERO);
     }
+
+    /// `n0` packets of flow 0 and `n1` of flow 1 during [from, from + 100 ms), flow 0's first
+    /// at `from` (it triggers the updates due by then).
+    fn traffic(h: &mut Harmonizer, from: SimTime, n0: u32, n1: u32) {
+        let n = n0.max(n1) as u64;
+        for i in 0..n {
+            let t = from + SimDuration::from_micros(100_000 * i / n);
+            if i < n0 as u64 {
+                h.admit(t, t, pkt(0));
+            }
+            if i < n1 as u64 {
+                h.admit(t, t, pkt(1));
+            }
+        }
+    }
+
+    #[test]
+    fn over_many_intervals_the_delay_settles_where_the_delayed_window_is_harmonized() {
+        // Flow 1 sends three times flow 0's bytes every interval. Its window counts the delay
+        // it already has (w = rate·(base + delay)), so its target keeps growing with the delay
+        // until w1 = 3·(100 + d) and w0 = 100 give base·(w1/mean − 1) = d, i.e. d = 200/3 ms.
+        let ms = |k: f64| SimDuration::from_secs_f64(k / 1000.0);
+        let close = |got: SimDuration, want: SimDuration, tol_ps: u64| got.as_ps().abs_diff(want.as_ps()) <= tol_ps;
+        let mut h = harmonizer();
+        let at = |k: u64| SimTime::ZERO + SimDuration::from_millis(100 * k);
+        traffic(&mut h, at(0), 10, 30);
+        for k in 1..=6 {
+            traffic(&mut h, at(k), 10, 30);
+            // Targets from 53.5 to 65.5 ms: each interval moves one full step of 10 ms.
+            assert!(close(h.delay_of(1), ms(10.0 * k as f64), 1_000), "after {k} intervals: {:?}", h.delay_of(1));
+        }
+        traffic(&mut h, at(7), 10, 30);
+        // At 60 ms the target, base·(3·160 − 100)/(3·160 + 100) = 65.52 ms, is within a step.
+        let d60 = 100.0 * (3.0 * 160.0 - 100.0) / (3.0 * 160.0 + 100.0);
+        assert!(close(h.delay_of(1), ms(d60), 1_000), "{:?} vs {d60} ms", h.delay_of(1));
+        for k in 8..40 {
+            traffic(&mut h, at(k), 10, 30);
+        }
+        assert!(close(h.delay_of(1), ms(200.0 / 3.0), 1_000_000), "settles at 200/3 ms: {:?}", h.delay_of(1));
+        assert_eq!(h.delay_of(0), SimDuration::ZERO, "the slow stream is never delayed");
+        // Flow 1 falls silent: its measured window is 0 and its delay steps back down, 10 ms
+        // per interval (each interval's bytes are counted afresh).
+        let settled = h.delay_of(1);
+        traffic(&mut h, at(40), 10, 0);
+        traffic(&mut h, at(41), 10, 0);
+        assert!(close(h.delay_of(1), settled - ms(10.0), 1_000), "{:?}", h.delay_of(1));
+        traffic(&mut h, at(42), 10, 0);
+        assert!(close(h.delay_of(1), settled - ms(20.0), 1_000), "{:?}", h.delay_of(1));
+        assert_eq!(h.delay_of(0), SimDuration::ZERO, "a silent stream is not in the mean: flow 0 alone is the mean");
+        // A packet after five silent intervals catches up with every update due: 46.7 ms
+        // minus five steps reaches 0 and stays there.
+        h.admit(at(48), at(48), pkt(0));
+        assert_eq!(h.delay_of(1), SimDuration::ZERO);
+    }
+
+    #[test]
+    fn the_delay_never_passes_its_cap() {
+        let ms = SimDuration::from_millis;
+        let mut h = Harmonizer::new(HarmonizerConfig { base_rtt: ms(100), interval: ms(100), max_delay: ms(30) });
+        for k in 0..10 {
+            traffic(&mut h, SimTime::ZERO + ms(100 * k), 10, 30);
+        }
+        assert_eq!(h.delay_of(1), ms(30), "three steps up to the 30 ms cap, then held there");
+    }
+
+    #[test]
+    fn the_line_releases_every_packet_once_in_time_then_admission_order() {
+        let us = |k: u64| SimTime::ZERO + SimDuration::from_micros(k);
+        let mut h = harmonizer();
+        assert!(h.is_empty());
+        assert_eq!(h.len(), 0);
+        // Admit returns the release time only when the packet becomes the earliest inside.
+        assert_eq!(h.admit(us(0), us(50), pkt(0)), Some(us(50)));
+        assert_eq!(h.admit(us(1), us(50), pkt(1)), None, "a tie is not earlier");
+        assert_eq!(h.admit(us(2), us(70), pkt(2)), None);
+        assert_eq!(h.admit(us(3), us(40), pkt(3)), Some(us(40)));
+        assert_eq!((h.len(), h.is_empty()), (4, false));
+        // Nothing is due before its time; each due packet comes out once.
+        assert_eq!(h.release(us(39)).0.map(|p| p.flow.0), None);
+        let mut out = vec![];
+        for t in [40, 50, 50, 70] {
+            let (p, next) = h.release(us(t));
+            out.push((t, p.expect("due").flow.0, next));
+        }
+        assert_eq!(out, vec![(40, 3, Some(us(50))), (50, 0, Some(us(50))), (50, 1, Some(us(70))), (70, 2, None)], "equal times in admission order, none lost");
+        assert!(h.is_empty());
+        assert_eq!(h.len(), 0);
+    }
 }
