@@ -9,7 +9,7 @@ use super::{Event, FlowEngine, Simulation};
 use crate::app::{Application, Interest, Milestone, Notice, Socket, Sockets};
 use crate::engine::queue::Lane;
 use crate::net::packet::{Body, End, FlowId, Packet, IPV4_HEADER, UDP_HEADER};
-use crate::tcp::{Connection, Output};
+use crate::tcp::{Connection, Endpoint, Output};
 use crate::trace::MilestoneRow;
 use crate::units::SimTime;
 
@@ -77,7 +77,7 @@ impl SocketCtx<'_> {
 
     fn conn(&self, s: Socket) -> &Connection {
         match &self.flows[s.flow()].engine {
-            FlowEngine::Tcp(t) => &t.ends[s.end()],
+            FlowEngine::Tcp(t) => t.ends[s.end()].conn(),
             FlowEngine::Udp(_) => panic!("{s:?} belongs to a UDP flow; TCP calls need a TCP flow"),
         }
     }
@@ -85,7 +85,7 @@ impl SocketCtx<'_> {
 
 /// The connection of a TCP socket.
 #[inline]
-fn tcp_end(flows: &mut [Flow], s: Socket) -> &mut Connection {
+fn tcp_end(flows: &mut [Flow], s: Socket) -> &mut Endpoint {
     match &mut flows[s.flow()].engine {
         FlowEngine::Tcp(t) => &mut t.ends[s.end()],
         FlowEngine::Udp(_) => panic!("{s:?} belongs to a UDP flow; TCP calls need a TCP flow"),

@@ -3,7 +3,7 @@
 
 use crate::app::Interest;
 use crate::net::packet::RouteId;
-use crate::tcp::Connection;
+use crate::tcp::{Connection, Endpoint};
 use crate::units::SimTime;
 
 /// Descriptive data about a flow, for summaries.
@@ -23,20 +23,23 @@ pub struct FlowInfo {
     pub start: SimTime,
 }
 
-/// A TCP flow: both endpoints and their timer bookkeeping.
+/// A TCP flow: both endpoints.
 #[derive(Debug)]
 pub struct TcpFlow {
     /// `[source end, destination end]`.
-    pub ends: [Connection; 2],
-    pub(super) sched: [Option<(SimTime, u32)>; 2],
-    pub(super) gen: [u32; 2],
+    pub ends: [Endpoint; 2],
     pub(super) last_cwnd: (u64, u64),
 }
 
 impl TcpFlow {
-    /// A flow from its two endpoints.
+    /// A flow of two standard endpoints.
     pub fn new(src: Connection, dst: Connection) -> Self {
-        TcpFlow { ends: [src, dst], sched: [None; 2], gen: [0; 2], last_cwnd: (0, 0) }
+        Self::with_endpoints(Endpoint::new(src), Endpoint::new(dst))
+    }
+
+    /// A flow from its two endpoints (each may run a variant).
+    pub fn with_endpoints(src: Endpoint, dst: Endpoint) -> Self {
+        TcpFlow { ends: [src, dst], last_cwnd: (0, 0) }
     }
 }
 

@@ -35,7 +35,7 @@ use crate::engine::EventQueue;
 use crate::net::fabric::{Fabric, NetEvent, Touched};
 use crate::net::packet::{Body, End, FlowId, Packet, RouteId};
 use crate::net::pipe::{Pipe, PipeId};
-use crate::tcp::Output;
+use crate::tcp::{Output, Wake};
 use crate::trace::pcap::WireIdentity;
 use crate::trace::{EventRow, Traces};
 use crate::units::{SimDuration, SimTime};
@@ -452,27 +452,18 @@ impl Simulation {
 
     fn resched(&mut self, f: usize, e: usize) {
         let FlowEngine::Tcp(t) = &mut self.flows[f].engine else { return };
-        let Some(d) = t.ends[e].next_deadline() else { return };
-        if t.sched[e].is_none_or(|(s, _)| d < s) {
-            t.gen[e] = t.gen[e].wrapping_add(1);
-            let d = d.max(self.q.now());
-            t.sched[e] = Some((d, t.gen[e]));
-            let ev = Event::Timer { flow: f as u32, end: e as u8, gen: t.gen[e] };
+        if let Some((d, gen)) = t.ends[e].wake_to_schedule(self.q.now()) {
+            let ev = Event::Timer { flow: f as u32, end: e as u8, gen };
             self.q.schedule(Lane::Timer, ev.key(&self.order, d), ev);
         }
     }
 
     fn on_timer(&mut self, now: SimTime, f: usize, e: usize, gen: u32) {
         let FlowEngine::Tcp(t) = &mut self.flows[f].engine else { return };
-        if t.sched[e].is_none_or(|(_, g)| g != gen) {
-            return; // Stale: superseded by an earlier deadline.
-        }
-        t.sched[e] = None;
-        if t.ends[e].next_deadline().is_some_and(|d| d <= now) {
-            t.ends[e].on_timer(now, &mut self.out);
-            self.after_conn(now, f, e);
-        } else {
-            self.resched(f, e);
+        match t.ends[e].on_wake(now, gen, &mut self.out) {
+            Wake::Stale => {}
+            Wake::Fired => self.after_conn(now, f, e),
+            Wake::Early => self.resched(f, e),
         }
     }
 

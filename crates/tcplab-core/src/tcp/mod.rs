@@ -1,9 +1,10 @@
-//! TCP: the sans-I/O connection, its configuration, RTT/RTO, its timer table, range sets for
+//! TCP: the sans-I/O connection, the endpoint that wraps it with a variant policy, its configuration, RTT/RTO, its timer table, range sets for
 //! SACK and reassembly, and the congestion controllers.
 
 pub mod cc;
 pub mod config;
 pub mod conn;
+pub mod endpoint;
 pub mod ranges;
 pub mod rtt;
 pub(crate) mod scoreboard;
@@ -11,4 +12,5 @@ pub mod timers;
 
 pub use config::{InitialWindowRule, RcvWindowRule, RecoveryKind, TcpConfig};
 pub use conn::{ConnStats, Connection, Output, State, TcpEvent, TcpEventKind};
+pub use endpoint::{Arrival, Endpoint, Variant, Wake};
 pub use rtt::{Backoff, RtoPolicy, RttEstimatorKind};

@@ -817,11 +817,11 @@ fn cwnd_validation_stops_growth_while_the_peer_window_limits_the_sender() {
     assert_eq!(delivered_kept, delivered_grown);
 }
 
-#[path = "conn_tests_timing.rs"]
+#[path = "tests_timing.rs"]
 mod timing;
 
-#[path = "conn_tests_close.rs"]
+#[path = "tests_close.rs"]
 mod close;
 
-#[path = "conn_tests_sack.rs"]
+#[path = "tests_sack.rs"]
 mod sack;

@@ -1,0 +1,197 @@
+//! The synchronized states' segment processing on the sending side: the ACK field (new data
+//! acknowledged, RTT samples, the controller's ACK sample, window updates) and duplicate-ACK
+//! detection, handing losses to `recovery` and sending to `send`.
+
+use crate::net::packet::{flags, TcpHeader};
+use crate::tcp::cc::{AckSample, CongestionControl};
+use crate::tcp::config::RecoveryKind;
+use crate::tcp::timers::TimerKind;
+use crate::units::{SimDuration, SimTime};
+
+use super::recovery::Recovery;
+use super::{Connection, Output, State};
+
+impl Connection {
+    pub(super) fn on_segment_synchronized(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
+        if self.state == State::SynReceived && seg.has(flags::SYN) && !seg.has(flags::ACK) {
+            // Our SYN-ACK was lost and the peer retransmitted its SYN.
+            let synack = self.syn_segment(now, flags::SYN | flags::ACK);
+            out.segments.push(synack);
+            return;
+        }
+        if seg.has(flags::SYN) && seg.has(flags::ACK) {
+            // Duplicate SYN-ACK (our ACK was lost): acknowledge again.
+            self.send_ack(now, out);
+            return;
+        }
+        if self.ts_ok {
+            if let Some((tsval, _)) = seg.timestamps {
+                // RFC 7323 §4.3: TS.Recent from segments at or before Last.ACK.sent.
+                if seg.seq <= self.last_ack_sent && tsval.wrapping_sub(self.ts_recent) as i32 >= 0 {
+                    self.ts_recent = tsval;
+                }
+            }
+        }
+        if seg.has(flags::ACK) {
+            if self.state == State::SynReceived && seg.ack >= 1 {
+                self.state = State::Established;
+                self.snd_wnd = seg.window;
+            }
+            self.on_ack(now, seg, out);
+        }
+        if seg.len > 0 || seg.has(flags::FIN) {
+            self.on_data(now, seg, out);
+        } else if seg.seq < self.rcv_nxt && seg.len == 0 && !seg.has(flags::SYN) && self.state_has_ack() {
+            // An out-of-window probe (zero-window probe): answer with the current window.
+            self.send_ack(now, out);
+        }
+        self.try_send(now, out);
+    }
+
+    pub(super) fn on_ack(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
+        if seg.ack > self.snd_max {
+            return; // Acknowledges data never sent: ignore (RFC 793).
+        }
+        let mut sack_news = false;
+        if self.sack_ok {
+            for (s, e) in seg.sack_blocks() {
+                let s = s.max(self.snd_una);
+                if e > s && e <= self.snd_max && self.sb.insert(s, e) > 0 {
+                    sack_news = true;
+                }
+            }
+        }
+        if sack_news && matches!(self.recovery, Some(Recovery::RateHalving { .. })) {
+            self.sb.detect_lost_retransmissions();
+        }
+        if seg.ack > self.snd_una {
+            self.snd_wnd = seg.window;
+            self.max_snd_wnd = self.max_snd_wnd.max(seg.window);
+            self.handle_new_ack(now, seg, out);
+        } else if seg.ack == self.snd_una {
+            let window_changed = seg.window != self.snd_wnd;
+            self.snd_wnd = seg.window;
+            self.max_snd_wnd = self.max_snd_wnd.max(seg.window);
+            let is_dup = seg.len == 0 && !seg.has(flags::SYN) && !seg.has(flags::FIN) && self.snd_max > self.snd_una && (!window_changed || sack_news);
+            if is_dup {
+                if let Some(first) = self.on_dupack(now, out) {
+                    self.retransmit_range(now, first, out); // Fast retransmit.
+                }
+            } else if window_changed && self.snd_wnd > 0 {
+                self.timers.clear(TimerKind::Persist);
+                self.persist_backoff = 0;
+            }
+        }
+    }
+
+    pub(super) fn handle_new_ack(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
+        let inflight_before = self.inflight();
+        let cwnd_before = self.cwnd();
+        let acked = seg.ack - self.snd_una;
+        let fin_acked = self.fin_sent && seg.ack == self.snd_max;
+        let syn_acked = self.snd_una == 0;
+        let data_acked = acked - syn_acked as u64 - fin_acked as u64;
+        self.snd_una = seg.ack;
+        self.stats.bytes_acked += data_acked;
+        if self.snd_nxt < self.snd_una {
+            self.snd_nxt = self.snd_una;
+        }
+        self.sb.on_cumulative_ack(self.snd_una);
+        // RTT: timestamps if negotiated, else the newest fully acknowledged segment that was
+        // never retransmitted (Karn's algorithm).
+        let mut sample = None;
+        let mut packets_acked = 0u32;
+        while let Some(r) = self.sent.front() {
+            if r.end > self.snd_una {
+                break;
+            }
+            if !r.retransmitted {
+                sample = Some(now.since(r.at));
+            }
+            self.sent.pop_front();
+            packets_acked += 1;
+        }
+        if self.snd_una > self.round_end {
+            self.round += 1;
+            self.round_end = self.snd_max;
+        }
+        let was_open = self.recovery.is_none() && self.sb.loss_point().is_none() && self.dupacks == 0 && self.sb.sacked().is_empty();
+        if self.ts_ok {
+            sample = seg.timestamps.and_then(|(_, ecr)| self.ts_rtt(now, ecr));
+        }
+        if let Some(r) = sample {
+            self.rtt.sample(r, &self.cfg.rto, self.snd_una, self.snd_nxt);
+            self.backoffs = 0;
+        }
+        self.syn_retries = 0;
+        if self.state == State::FinWait1 && fin_acked {
+            self.state = State::FinWait2;
+        } else if self.state == State::Closing && fin_acked {
+            self.state = State::TimeWait;
+        } else if self.state == State::LastAck && fin_acked {
+            self.state = State::Closed;
+        }
+        self.dupacks = 0;
+        self.persist_backoff = 0;
+        self.timers.clear(TimerKind::Persist);
+
+        // Loss (post-timeout) state ends when everything outstanding at the timeout is acked.
+        if self.sb.loss_point().is_some_and(|p| self.snd_una >= p) {
+            self.sb.set_loss_point(None);
+        }
+
+        let mut restart_rto = true;
+        match self.recovery {
+            Some(Recovery::Sack { .. }) | Some(Recovery::RateHalving { .. }) => {
+                if self.snd_una >= self.recover {
+                    self.exit_recovery(now, out);
+                } else {
+                    self.rate_halve();
+                }
+            }
+            Some(Recovery::NewReno { cwnd, partial_seen }) => {
+                if self.snd_una >= self.recover || self.recovery_kind == RecoveryKind::Reno {
+                    self.exit_recovery(now, out);
+                } else {
+                    // RFC 6582 §3.2 step 5: partial ACK.
+                    let mss = self.smss as u64;
+                    let mut w = cwnd.saturating_sub(acked);
+                    if acked >= mss {
+                        w += mss;
+                    }
+                    self.recovery = Some(Recovery::NewReno { cwnd: w.max(mss), partial_seen: true });
+                    self.retransmit_range(now, self.snd_una, out);
+                    // "Impatient" variant: reset the timer only on the first partial ACK.
+                    restart_rto = !partial_seen;
+                }
+            }
+            None => {
+                if data_acked > 0 {
+                    let ack = AckSample {
+                        now,
+                        bytes_acked: data_acked,
+                        packets_acked,
+                        open: was_open && self.sb.sacked().is_empty(),
+                        round: self.round,
+                        mss: self.smss,
+                        rtt: sample,
+                        srtt: self.rtt.srtt(),
+                        min_rtt: (self.rtt.min_rtt() != SimDuration::MAX).then(|| self.rtt.min_rtt()),
+                        inflight_before,
+                        cwnd_limited: !self.cfg.cwnd_validation || inflight_before + self.smss as u64 > cwnd_before,
+                        after_timeout: self.sb.loss_point().is_some(),
+                        timestamps: if self.ts_ok { seg.timestamps } else { None },
+                        ts_tick: self.cfg.ts_tick,
+                    };
+                    self.cc.on_ack(&ack);
+                }
+            }
+        }
+        // RFC 6298 §5.2/5.3: stop the timer when all is acknowledged, else restart it.
+        if self.snd_una == self.snd_max {
+            self.timers.clear(TimerKind::Retransmit);
+        } else if restart_rto {
+            self.timers.set(TimerKind::Retransmit, now + self.rto());
+        }
+    }
+}

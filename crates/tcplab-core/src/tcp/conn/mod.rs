@@ -1,0 +1,722 @@
+//! A sans-I/O TCP endpoint: `(now, segment)` or `(now, timer)` in; segments, timer deadlines
+//! and trace events out. It owns everything between the application and the wire: handshake
+//! and close, the send and receive buffers, window scaling, Nagle and sender SWS avoidance,
+//! delayed ACKs, RTT estimation and the RTO (with its policy), duplicate-ACK detection,
+//! Reno/NewReno fast recovery (RFC 5681 / RFC 6582), SACK-based recovery (RFC 6675), limited
+//! transmit (RFC 3042) and zero-window probing. The congestion controller only sees events;
+//! the SACK scoreboard (loss marking and the pipe estimate) is `scoreboard::Scoreboard`.
+//!
+//! Sequence numbers are 64-bit and unwrapped; both ISNs are 0, so the first data byte is 1.
+
+use std::cell::Cell;
+use std::collections::VecDeque;
+
+use crate::net::packet::{flags, TcpHeader};
+use crate::tcp::cc::{CongestionControl, Controller, WindowState};
+use crate::tcp::config::{InitialWindowRule, RcvWindowRule, RecoveryKind, TcpConfig};
+use crate::tcp::ranges::{RangeSet, SackRecency};
+use crate::tcp::rtt::RttEstimator;
+use crate::tcp::scoreboard::Scoreboard;
+use crate::tcp::timers::{TimerKind, Timers};
+use crate::units::{SimDuration, SimTime};
+
+mod ack;
+mod receive;
+mod recovery;
+mod send;
+
+use recovery::Recovery;
+
+/// Bytes the timestamps option takes from every segment's payload room.
+const TS_OPTION_BYTES: u32 = 12;
+
+/// RFC 793 connection states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// No connection.
+    Closed,
+    /// Waiting for a SYN.
+    Listen,
+    /// SYN sent, waiting for SYN-ACK.
+    SynSent,
+    /// SYN received, SYN-ACK sent.
+    SynReceived,
+    /// Data transfer.
+    Established,
+    /// Our FIN sent, not yet acknowledged.
+    FinWait1,
+    /// Our FIN acknowledged; waiting for the peer's.
+    FinWait2,
+    /// Peer's FIN received; we may still send.
+    CloseWait,
+    /// Both FINs sent, ours not yet acknowledged.
+    Closing,
+    /// Peer closed first; our FIN sent, waiting for its ACK.
+    LastAck,
+    /// Both directions closed.
+    TimeWait,
+}
+
+/// Something worth a trace record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpEventKind {
+    /// Fast retransmit: loss detected by duplicate ACKs or SACK, fast recovery entered.
+    FastRetransmit = 0,
+    /// The retransmission timer expired.
+    Timeout = 1,
+    /// Fast recovery ended.
+    RecoveryExit = 2,
+    /// A segment was retransmitted.
+    Retransmit = 3,
+    /// A duplicate ACK arrived.
+    DupAck = 4,
+}
+
+impl TcpEventKind {
+    /// Every kind, in code order.
+    pub const ALL: [TcpEventKind; 5] = [Self::FastRetransmit, Self::Timeout, Self::RecoveryExit, Self::Retransmit, Self::DupAck];
+
+    /// Name used in traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::FastRetransmit => "fast_retransmit",
+            Self::Timeout => "timeout",
+            Self::RecoveryExit => "recovery_exit",
+            Self::Retransmit => "retransmit",
+            Self::DupAck => "dupack",
+        }
+    }
+}
+
+/// A trace event: kind and the sequence number it concerns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpEvent {
+    /// What happened.
+    pub kind: TcpEventKind,
+    /// Sequence number concerned (snd_una for most).
+    pub seq: u64,
+}
+
+/// What a call into the connection produced.
+#[derive(Debug, Default)]
+pub struct Output {
+    /// Segments to transmit, in order.
+    pub segments: Vec<TcpHeader>,
+    /// Trace events.
+    pub events: Vec<TcpEvent>,
+    /// Set when a call received the peer's FIN in order (the peer closed); whoever reads it
+    /// resets it.
+    pub peer_fin: bool,
+}
+
+impl Output {
+    /// Empty both lists, keeping their capacity, and reset the flag.
+    pub fn clear(&mut self) {
+        self.segments.clear();
+        self.events.clear();
+        self.peer_fin = false;
+    }
+}
+
+/// Always-on counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnStats {
+    /// Data segments (segments with payload) sent, retransmissions included. A bare FIN
+    /// carries no payload and is not a data segment.
+    pub segments_sent: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    /// Segments retransmitted: every segment sent with the `retransmit` flag that captures
+    /// show, i.e. data segments and bare FINs (so a resent bare FIN counts here but not in
+    /// `segments_sent`). SYNs and window probes are not counted.
+    pub retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Fast retransmits (entries into fast recovery).
+    pub fast_retransmits: u64,
+    /// Duplicate ACKs received.
+    pub dupacks_received: u64,
+    /// Pure ACKs sent.
+    pub acks_sent: u64,
+    /// Payload bytes delivered in order to the application (receive side).
+    pub bytes_delivered: u64,
+    /// Payload bytes acknowledged by the peer (send side).
+    pub bytes_acked: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SentRecord {
+    end: u64,
+    at: SimTime,
+    retransmitted: bool,
+}
+
+/// One TCP endpoint.
+#[derive(Debug)]
+pub struct Connection {
+    cfg: TcpConfig,
+    state: State,
+    // Negotiated.
+    smss: u32,
+    sack_ok: bool,
+    ts_ok: bool,
+    /// The peer's SYN carried the window-scale option.
+    peer_wscale: bool,
+    rcv_wscale: u8,
+    // Send side.
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    stream_end: u64,
+    close_requested: bool,
+    fin_sent: bool,
+    snd_wnd: u64,
+    max_snd_wnd: u64,
+    cc: Controller,
+    recovery: Option<Recovery>,
+    recovery_kind: RecoveryKind,
+    recover: u64,
+    dupacks: u32,
+    /// SACKed ranges, HighRxt, the timeout's loss point and the Linux retransmission logs.
+    sb: Scoreboard,
+    sent: VecDeque<SentRecord>,
+    rtt: RttEstimator,
+    round: u64,
+    round_end: u64,
+    backoffs: u32,
+    /// The last RTO computed, as (base RTO, backoffs, RTO): the backed-off, rounded value
+    /// changes only when an RTT sample or a timeout changes its inputs.
+    rto_memo: Cell<(SimDuration, u32, SimDuration)>,
+    syn_retries: u32,
+    /// Retransmission, delayed-ACK and persist timers.
+    timers: Timers,
+    persist_backoff: u32,
+    // Receive side.
+    rcv_nxt: u64,
+    rcv_read: u64,
+    ooo: RangeSet,
+    sack_recent: SackRecency,
+    rcv_adv: u64,
+    /// Linux `rcv_ssthresh`: the bound on the advertised window while it grows
+    /// (`u64::MAX` without receive-window growth).
+    rcv_ssthresh: u64,
+    rcv_mss: u32,
+    auto_read: bool,
+    unacked_bytes: u64,
+    quickacks_left: u32,
+    ts_recent: u32,
+    last_ack_sent: u64,
+    peer_fin: Option<u64>,
+    /// Counters.
+    pub stats: ConnStats,
+}
+
+impl Connection {
+    /// A closed endpoint with the given settings. Call `connect` or `listen`.
+    pub fn new(cfg: TcpConfig) -> Self {
+        let smss = payload_room(&cfg, cfg.timestamps);
+        let iw = initial_window(&cfg, smss);
+        let cc = Controller::new(&cfg.cc, iw, cfg.initial_ssthresh, smss);
+        let rtt = RttEstimator::new(cfg.rtt_estimator);
+        let rcv_wscale = if cfg.window_scaling { wscale_for(cfg.rcvbuf) } else { 0 };
+        Connection {
+            state: State::Closed,
+            smss,
+            sack_ok: false,
+            ts_ok: false,
+            peer_wscale: false,
+            rcv_wscale,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            stream_end: 1,
+            close_requested: false,
+            fin_sent: false,
+            snd_wnd: 0,
+            max_snd_wnd: 0,
+            cc,
+            recovery: None,
+            recovery_kind: cfg.recovery,
+            recover: 0,
+            dupacks: 0,
+            sb: Scoreboard::default(),
+            sent: VecDeque::new(),
+            rtt,
+            round: 0,
+            round_end: 0,
+            backoffs: 0,
+            rto_memo: Cell::new((SimDuration::ZERO, u32::MAX, SimDuration::ZERO)),
+            syn_retries: 0,
+            timers: Timers::default(),
+            persist_backoff: 0,
+            rcv_nxt: 0,
+            rcv_read: 0,
+            ooo: RangeSet::new(),
+            sack_recent: SackRecency::default(),
+            rcv_adv: 0,
+            rcv_ssthresh: initial_rcv_ssthresh(&cfg, smss, rcv_wscale),
+            rcv_mss: smss,
+            auto_read: true,
+            unacked_bytes: 0,
+            quickacks_left: 0,
+            ts_recent: 0,
+            last_ack_sent: 0,
+            peer_fin: None,
+            stats: ConnStats::default(),
+            cfg,
+        }
+    }
+
+    // ---- Queries ----------------------------------------------------------------------
+
+    /// Current state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Effective congestion window in bytes (the recovery window while in fast recovery).
+    pub fn cwnd(&self) -> u64 {
+        match self.recovery {
+            Some(Recovery::NewReno { cwnd, .. }) | Some(Recovery::Sack { cwnd }) | Some(Recovery::RateHalving { cwnd, .. }) => cwnd,
+            None => self.cc.cwnd(),
+        }
+    }
+
+    /// Slow-start threshold in bytes.
+    pub fn ssthresh(&self) -> u64 {
+        self.cc.ssthresh()
+    }
+
+    /// The congestion controller.
+    pub fn controller(&self) -> &Controller {
+        &self.cc
+    }
+
+    /// Smoothed RTT, if sampled.
+    pub fn srtt(&self) -> Option<SimDuration> {
+        self.rtt.srtt()
+    }
+
+    /// The RTO the timer would use now (backoff included).
+    pub fn rto(&self) -> SimDuration {
+        let base = self.rtt.base_rto(&self.cfg.rto);
+        let (b, n, rto) = self.rto_memo.get();
+        if b == base && n == self.backoffs {
+            return rto;
+        }
+        let rto = self.cfg.rto.timeout(base, self.backoffs);
+        self.rto_memo.set((base, self.backoffs, rto));
+        rto
+    }
+
+    /// Window-scale shift applied to the windows this endpoint advertises (0 if not negotiated).
+    pub fn window_shift(&self) -> u8 {
+        self.rcv_wscale
+    }
+
+    /// Payload bytes per full segment.
+    pub fn smss(&self) -> u32 {
+        self.smss
+    }
+
+    /// Bytes sent and not yet cumulatively acknowledged.
+    pub fn outstanding(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+
+    /// Bytes in flight as the sender counts them (the RFC 6675 pipe with SACK).
+    pub fn inflight(&self) -> u64 {
+        if self.use_sack() {
+            self.pipe()
+        } else {
+            self.snd_nxt - self.snd_una
+        }
+    }
+
+    /// Oldest unacknowledged sequence number.
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
+    /// Next sequence number to send.
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+
+    /// Next sequence number expected from the peer.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// True while in fast recovery.
+    pub fn in_recovery(&self) -> bool {
+        self.recovery.is_some()
+    }
+
+    /// True after a timeout until the data outstanding at the timeout is acknowledged.
+    pub fn in_loss(&self) -> bool {
+        self.sb.loss_point().is_some()
+    }
+
+    /// SACK negotiated.
+    pub fn sack_negotiated(&self) -> bool {
+        self.sack_ok
+    }
+
+    /// Room in the send buffer for application bytes.
+    pub fn send_space(&self) -> u64 {
+        if self.close_requested {
+            0
+        } else {
+            self.cfg.sndbuf.saturating_sub(self.unacked_app_bytes())
+        }
+    }
+
+    /// Application bytes written and not yet acknowledged (the FIN, at `stream_end`, is not
+    /// an application byte: once it is acknowledged `snd_una` is past the stream's end).
+    pub fn unacked_app_bytes(&self) -> u64 {
+        self.stream_end - self.snd_una.clamp(1, self.stream_end)
+    }
+
+    /// True when all written data and our FIN have been acknowledged.
+    pub fn send_done(&self) -> bool {
+        self.fin_sent && self.snd_una == self.snd_max && self.close_requested
+    }
+
+    /// True when the peer's FIN has been received in order.
+    pub fn peer_closed(&self) -> bool {
+        matches!(self.peer_fin, Some(f) if self.rcv_nxt > f)
+    }
+
+    /// Bytes received in order and not yet read by the application.
+    pub fn readable(&self) -> u64 {
+        self.data_rcv_nxt() - self.rcv_read
+    }
+
+    /// The earliest pending timer deadline.
+    #[inline]
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        self.timers.next()
+    }
+
+    /// The controller's window for a remedy acting from outside (external window
+    /// coordination); `None` during fast recovery, whose window the connection manages.
+    pub fn window_for_remedy(&mut self) -> Option<WindowState<'_>> {
+        self.recovery.is_none().then(|| self.cc.window())
+    }
+
+    /// Have the application read received data as soon as it arrives (the default, as iperf
+    /// does), or only through `read`.
+    pub fn set_auto_read(&mut self, on: bool) {
+        self.auto_read = on;
+    }
+
+    // ---- Application side -------------------------------------------------------------
+
+    /// Passive open.
+    pub fn listen(&mut self) {
+        self.state = State::Listen;
+    }
+
+    /// Active open: send the SYN.
+    pub fn connect(&mut self, now: SimTime, out: &mut Output) {
+        self.state = State::SynSent;
+        self.snd_nxt = 1;
+        self.snd_max = 1;
+        let syn = self.syn_segment(now, flags::SYN);
+        out.segments.push(syn);
+        self.timers.set(TimerKind::Retransmit, now + self.rto());
+        self.sent.push_back(SentRecord { end: 1, at: now, retransmitted: false });
+    }
+
+    /// Queue up to `bytes` application bytes; returns how many fit in the send buffer.
+    pub fn write(&mut self, now: SimTime, bytes: u64, out: &mut Output) -> u64 {
+        let n = bytes.min(self.send_space());
+        if n > 0 {
+            let quiet = self.writes_are_quiet();
+            self.stream_end += n;
+            if !quiet {
+                self.try_send(now, out);
+            }
+        }
+        n
+    }
+
+    /// True if a write now cannot send anything, nor can any write after it until the state
+    /// changes: with a full segment or more already waiting, the last send attempt (every
+    /// state change ends in one) was stopped by the windows, not by a lack of data, so more
+    /// data cannot change what may be sent. Writes then only queue their bytes, and several
+    /// in a row are one write of their sum.
+    pub fn writes_are_quiet(&self) -> bool {
+        if !self.state_sends() {
+            return true; // `try_send` does nothing in this state (before the handshake ends).
+        }
+        let backlog = self.stream_end.saturating_sub(self.snd_nxt.max(self.snd_max));
+        backlog >= self.smss as u64 && self.state == State::Established
+    }
+
+    /// True in the states where `try_send` may send.
+    fn state_sends(&self) -> bool {
+        matches!(self.state, State::Established | State::CloseWait | State::FinWait1 | State::Closing | State::LastAck)
+    }
+
+    /// Close the sending direction once all written data is sent (FIN after the data).
+    pub fn close(&mut self, now: SimTime, out: &mut Output) {
+        if !self.close_requested {
+            self.close_requested = true;
+            self.try_send(now, out);
+        }
+    }
+
+    /// The application reads up to `bytes` (only meaningful with auto-read off).
+    pub fn read(&mut self, now: SimTime, bytes: u64, out: &mut Output) -> u64 {
+        let n = bytes.min(self.readable());
+        let before = self.rcv_adv;
+        self.rcv_read += n;
+        self.update_rcv_adv();
+        if self.rcv_adv > before && self.state_has_ack() {
+            // Window update (RFC 1122 §4.2.3.3: only when it moved by ≥ min(MSS, buf/2)).
+            self.send_ack(now, out);
+        }
+        n
+    }
+
+    // ---- Wire side --------------------------------------------------------------------
+
+    /// Process an arriving segment.
+    pub fn on_segment(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
+        if seg.has(flags::RST) {
+            self.state = State::Closed;
+            self.clear_timers();
+            return;
+        }
+        match self.state {
+            State::Closed => {}
+            State::TimeWait => {
+                if seg.has(flags::FIN) {
+                    self.send_ack(now, out); // Our last ACK was lost: the peer resent its FIN.
+                }
+            }
+            State::Listen => {
+                if seg.has(flags::SYN) && !seg.has(flags::ACK) {
+                    self.accept_syn_options(seg);
+                    self.rcv_nxt = seg.seq + 1;
+                    self.rcv_read = self.rcv_nxt;
+                    self.last_ack_sent = self.rcv_nxt;
+                    self.state = State::SynReceived;
+                    self.snd_nxt = 1;
+                    self.snd_max = 1;
+                    self.snd_wnd = seg.window;
+                    self.max_snd_wnd = seg.window;
+                    self.update_rcv_adv();
+                    let synack = self.syn_segment(now, flags::SYN | flags::ACK);
+                    out.segments.push(synack);
+                    self.sent.push_back(SentRecord { end: 1, at: now, retransmitted: false });
+                    self.timers.set(TimerKind::Retransmit, now + self.rto());
+                }
+            }
+            State::SynSent => {
+                if seg.has(flags::SYN | flags::ACK) && seg.ack == 1 {
+                    self.accept_syn_options(seg);
+                    self.rcv_nxt = seg.seq + 1;
+                    self.rcv_read = self.rcv_nxt;
+                    self.state = State::Established;
+                    self.update_rcv_adv();
+                    self.snd_wnd = seg.window;
+                    self.max_snd_wnd = seg.window;
+                    self.handle_new_ack(now, seg, out);
+                    self.send_ack(now, out);
+                    self.try_send(now, out);
+                }
+            }
+            _ => self.on_segment_synchronized(now, seg, out),
+        }
+    }
+
+    /// Expire the retransmission timer now, exactly as if it had run out (a variant's forced
+    /// timeout, such as AHTCP's answer to a retransmission request). Nothing happens when the
+    /// timer is not running (nothing outstanding).
+    pub fn expire_retransmit_timer(&mut self, now: SimTime, out: &mut Output) {
+        if self.timers.is_set(TimerKind::Retransmit) {
+            self.timers.clear(TimerKind::Retransmit);
+            self.on_rto(now, out);
+        }
+    }
+
+    /// Process expired timers (call at or after `next_deadline`).
+    pub fn on_timer(&mut self, now: SimTime, out: &mut Output) {
+        // An expired delayed ACK is taken (unset) first, then sent if something is unacknowledged.
+        if self.timers.take_expired(TimerKind::DelayedAck, now) && (self.last_ack_sent < self.rcv_nxt || self.unacked_bytes > 0) {
+            self.send_ack(now, out);
+        }
+        if self.timers.take_expired(TimerKind::Retransmit, now) {
+            self.on_rto(now, out);
+        }
+        if self.timers.take_expired(TimerKind::Persist, now) {
+            self.on_persist(now, out);
+        }
+    }
+
+    // ---- Internals: handshake ---------------------------------------------------------
+
+    fn syn_segment(&self, now: SimTime, fl: u8) -> TcpHeader {
+        let c = &self.cfg;
+        let mut h = TcpHeader {
+            seq: 0,
+            ack: if fl & flags::ACK != 0 { self.rcv_nxt } else { 0 },
+            flags: fl,
+            // The window in a SYN is never scaled (RFC 7323 §2.2).
+            window: c.rcvbuf.min(65_535).min(self.rcv_ssthresh),
+            mss: Some(c.mss.min(65_535) as u16),
+            wscale: None,
+            sack_permitted: c.sack,
+            ..TcpHeader::default()
+        };
+        // RFC 7323 §2.2: a SYN-ACK carries the option only if the SYN did.
+        let answering = self.state == State::Listen || self.state == State::SynReceived;
+        if c.window_scaling && (!answering || self.peer_wscale) {
+            h.wscale = Some(self.rcv_wscale);
+        }
+        if fl & flags::ACK != 0 {
+            h.sack_permitted = self.sack_ok;
+            if self.ts_ok {
+                h.timestamps = Some((self.ts_val(now), self.ts_recent));
+            }
+        } else if c.timestamps {
+            h.timestamps = Some((self.ts_val(now), 0));
+        }
+        h
+    }
+
+    fn accept_syn_options(&mut self, seg: &TcpHeader) {
+        if let Some(m) = seg.mss {
+            self.cfg.mss = self.cfg.mss.min(m as u32);
+        }
+        self.sack_ok = self.cfg.sack && seg.sack_permitted;
+        self.ts_ok = self.cfg.timestamps && seg.timestamps.is_some();
+        if let Some((tsval, _)) = seg.timestamps {
+            self.ts_recent = tsval;
+        }
+        self.peer_wscale = seg.wscale.is_some();
+        if !(self.cfg.window_scaling && self.peer_wscale) {
+            self.rcv_wscale = 0;
+        }
+        self.smss = payload_room(&self.cfg, self.ts_ok);
+        self.rcv_mss = self.smss;
+        self.rcv_ssthresh = initial_rcv_ssthresh(&self.cfg, self.smss, self.rcv_wscale);
+        self.quickacks_left = self.cfg.quickack.min((self.cfg.rcvbuf / (2 * self.smss as u64).max(1)) as u32);
+        let sack_kind = matches!(self.recovery_kind, RecoveryKind::Sack | RecoveryKind::LinuxSack);
+        if self.recovery_kind == RecoveryKind::Auto || sack_kind {
+            self.recovery_kind = if self.sack_ok && sack_kind {
+                self.recovery_kind
+            } else if self.sack_ok {
+                RecoveryKind::Sack
+            } else {
+                self.cfg.cc.recovery_without_sack()
+            };
+        }
+        // The effective MSS is known only now: rebuild the controller for it.
+        self.cc = Controller::new(&self.cfg.cc, initial_window(&self.cfg, self.smss), self.cfg.initial_ssthresh, self.smss);
+    }
+
+    /// TSval for `now`: ticks of the timestamp clock, offset by one so that it is never 0
+    /// (an echoed 0 is treated as "no timestamp").
+    fn ts_val(&self, now: SimTime) -> u32 {
+        (now.0 / self.cfg.ts_tick.as_ps().max(1)).wrapping_add(1) as u32
+    }
+
+    /// RTT sample from an echoed TSecr (RFC 7323 §4.1): (TSval now − TSecr) mod 2³² ticks,
+    /// so it holds across the wrap of the 32-bit clock; an echo of 0 or one 2³¹ ticks or more
+    /// ahead of or behind the clock (stale or garbage; Linux ignores these too) gives none.
+    /// The sample is the whole ticks elapsed plus the time since the current tick began:
+    /// `now` minus the start of the tick the segment was stamped in, at least one tick.
+    fn ts_rtt(&self, now: SimTime, ecr: u32) -> Option<SimDuration> {
+        let ticks = self.ts_val(now).wrapping_sub(ecr);
+        if ecr == 0 || ticks >= 1 << 31 {
+            return None;
+        }
+        let tick = self.cfg.ts_tick.as_ps().max(1);
+        Some(SimDuration(ticks as u64 * tick + now.0 % tick).max(self.cfg.ts_tick))
+    }
+
+    fn clear_timers(&mut self) {
+        self.timers.clear_all();
+    }
+}
+
+/// Payload bytes per full segment for a configured MSS (timestamps take 12).
+fn payload_room(cfg: &TcpConfig, ts: bool) -> u32 {
+    if ts {
+        cfg.mss - TS_OPTION_BYTES
+    } else {
+        cfg.mss
+    }
+}
+
+/// Initial window in bytes: configured segments, or by MSS (RFC 5681 §3.1 or Linux 2.6).
+fn initial_window(cfg: &TcpConfig, smss: u32) -> u64 {
+    let three_up_to = match cfg.initial_cwnd_rule {
+        InitialWindowRule::Rfc5681 => 2190,
+        InitialWindowRule::Linux => 1460,
+    };
+    let segs = if cfg.initial_cwnd > 0 {
+        cfg.initial_cwnd as u64
+    } else if smss > three_up_to {
+        2
+    } else if smss > 1095 {
+        3
+    } else {
+        4
+    };
+    segs * smss as u64
+}
+
+/// Linux `tcp_select_initial_window` (net/ipv4/tcp_output.c): the first advertised window
+/// (and `rcv_ssthresh`) when the receive window grows; unbounded otherwise. `mss` is the
+/// payload MSS (Linux passes the MSS less the timestamp option).
+/// MODEL: the receive space is `rcvbuf` (no `tcp_win_from_space` overhead share, no
+/// `window_clamp`, no route `init_rcv_wnd`), and `tcp_workaround_signed_windows` is off in 4.20+.
+/// MODEL: later windows are rounded down to the window-scale unit (`update_rcv_adv`), where
+/// Linux 4.20+ `__tcp_select_window` rounds up (ALIGN): with a 256 MB buffer (unit 8192 bytes)
+/// a 65535-byte window is 57344 bytes once scaled, not 65536.
+fn initial_rcv_ssthresh(cfg: &TcpConfig, mss: u32, wscale: u8) -> u64 {
+    if !cfg.rcv_window_growth {
+        return u64::MAX;
+    }
+    let mss = mss as u64;
+    let space = cfg.rcvbuf / mss.max(1) * mss; // quantised to whole segments
+    match cfg.rcv_window_rule {
+        // Linux 2.6.16: at most MAX_TCP_WINDOW, then at most 4/3/2 segments (RFC 2414's
+        // initial window) when the window scale is below the MSS.
+        RcvWindowRule::Linux2616 => {
+            let mut wnd = space.min(32_767);
+            if mss > 1 << wscale {
+                let segs = if mss > 1460 * 3 {
+                    2
+                } else if mss > 1460 {
+                    3
+                } else {
+                    4
+                };
+                wnd = wnd.min(segs * mss);
+            }
+            wnd
+        }
+        // Linux 4.20 to 6.9 (commit a337531b942b, "tcp: up initial rmem to 128KB and SYN
+        // rwin to around 64KB"): min(space, U16_MAX), no segment cap.
+        RcvWindowRule::Linux420 => space.min(65_535),
+    }
+}
+
+/// The smallest window-scale shift that lets `rcvbuf` be advertised (RFC 7323, max 14).
+fn wscale_for(rcvbuf: u64) -> u8 {
+    let mut s = 0u8;
+    while s < 14 && (rcvbuf >> s) > 65_535 {
+        s += 1;
+    }
+    s
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

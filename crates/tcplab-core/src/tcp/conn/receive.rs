@@ -1,0 +1,181 @@
+//! The receive side: in-order and out-of-order data, the peer's FIN, the advertised window
+//! (receiver SWS avoidance, Linux window growth), SACK blocks, and when to ACK (delayed ACKs,
+//! quick ACKs, immediate ACKs for out-of-order data).
+
+use crate::net::packet::{flags, TcpHeader, MAX_SACK_BLOCKS};
+use crate::tcp::config::RcvWindowRule;
+use crate::tcp::timers::TimerKind;
+use crate::units::SimTime;
+
+use super::{Connection, Output, State};
+
+impl Connection {
+    pub(super) fn on_data(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
+        let s = seg.seq;
+        let e = seg.seq + seg.len as u64;
+        if seg.has(flags::FIN) {
+            self.peer_fin = Some(e);
+        }
+        let window_end = self.rcv_nxt + self.rcv_window();
+        let mut immediate = false;
+        if seg.len > 0 {
+            if e <= self.rcv_nxt {
+                immediate = true; // Entirely old: a duplicate, ACK at once (RFC 5681 §4.2).
+            } else if s >= window_end && s > self.rcv_nxt {
+                immediate = true; // Beyond the window: drop, ACK with the current window.
+            } else {
+                let e = e.min(window_end.max(self.rcv_nxt + 1));
+                self.rcv_mss = self.rcv_mss.max(seg.len);
+                if s <= self.rcv_nxt {
+                    let had_ooo = !self.ooo.is_empty();
+                    let old = self.rcv_nxt;
+                    self.rcv_nxt = e;
+                    while let Some(end) = self.ooo.pop_front_if_starts_at(self.rcv_nxt) {
+                        self.rcv_nxt = self.rcv_nxt.max(end);
+                    }
+                    self.sack_recent.drop_below(self.rcv_nxt);
+                    let new = self.data_rcv_nxt() - old.min(self.data_rcv_nxt());
+                    self.stats.bytes_delivered += new;
+                    self.unacked_bytes += self.rcv_nxt - old;
+                    if self.grow_rcv_window(seg.len) {
+                        immediate = true; // tcp_grow_window: quick-ACK mode for one ACK.
+                    }
+                    if had_ooo {
+                        immediate = true; // Filled (part of) a hole: ACK at once.
+                    }
+                } else {
+                    let added = self.ooo.insert(s, e);
+                    // Linux 4.20+ tcp_data_queue_ofo: a queued out-of-order segment grows the
+                    // window too, on SACK connections only (commit 4e4f1fc22681, v3.11, and
+                    // 662051215c75, v5.8 and 4.19 stable). Its quick ACK changes nothing: an
+                    // out-of-order segment is ACKed at once anyway.
+                    if added > 0 && self.sack_ok && self.cfg.rcv_window_rule == RcvWindowRule::Linux420 {
+                        self.grow_rcv_window(seg.len);
+                    }
+                    // One entry per out-of-order block, most recently changed first: drop the
+                    // entries of every block the segment joined (RFC 2018 §4 order).
+                    let (a, b) = self.ooo.range_containing(s).unwrap_or((s, e));
+                    self.sack_recent.touch(a, b, s);
+                    immediate = true; // Out of order: duplicate ACK at once.
+                }
+                if self.auto_read {
+                    self.rcv_read = self.data_rcv_nxt();
+                }
+            }
+        }
+        // An in-order FIN.
+        if let Some(f) = self.peer_fin {
+            if self.rcv_nxt == f {
+                self.rcv_nxt = f + 1;
+                out.peer_fin = true;
+                immediate = true;
+                self.state = match self.state {
+                    State::Established => State::CloseWait,
+                    State::FinWait1 => State::Closing,
+                    State::FinWait2 => State::TimeWait,
+                    st => st,
+                };
+                if self.auto_read {
+                    self.rcv_read = self.data_rcv_nxt();
+                }
+            }
+        }
+        let threshold = (self.cfg.delack_segments.saturating_sub(1)) as u64 * self.rcv_mss as u64;
+        if !immediate && seg.len > 0 && self.quickacks_left > 0 {
+            self.quickacks_left -= 1; // Linux quick-ACK mode at connection start
+            immediate = true;
+        }
+        if immediate || self.unacked_bytes > threshold || self.cfg.delack_segments <= 1 {
+            self.send_ack(now, out);
+        } else if !self.timers.is_set(TimerKind::DelayedAck) {
+            self.timers.set(TimerKind::DelayedAck, now + self.cfg.delack_timeout);
+        }
+    }
+
+    /// rcv_nxt counted in data bytes (excluding the peer's FIN once received).
+    pub(super) fn data_rcv_nxt(&self) -> u64 {
+        match self.peer_fin {
+            Some(f) if self.rcv_nxt > f => f,
+            _ => self.rcv_nxt,
+        }
+    }
+
+    /// Linux `tcp_grow_window` (net/ipv4/tcp_input.c; 2.6.16 and 4.20+) for a data segment of
+    /// `len` bytes, called for segments of at least 128 bytes (`tcp_event_data_recv`): raise
+    /// `rcv_ssthresh` by 2·advmss, at most to the receive buffer. True when it grew (Linux then
+    /// sets `icsk_ack.quick |= 1`).
+    /// MODEL: the truesize check ("Check #2") always passes, so the step is 2·advmss, with the
+    /// negotiated payload MSS as advmss. Linux 4.20+ steps by max(2·advmss, 2·skb->len), the
+    /// same here: no segment is longer than the MSS (no GRO/LRO aggregation).
+    pub(super) fn grow_rcv_window(&mut self, len: u32) -> bool {
+        if !self.cfg.rcv_window_growth || len < 128 || self.rcv_ssthresh >= self.cfg.rcvbuf {
+            return false;
+        }
+        self.rcv_ssthresh = (self.rcv_ssthresh + 2 * self.smss as u64).min(self.cfg.rcvbuf);
+        true
+    }
+
+    pub(super) fn rcv_window(&self) -> u64 {
+        self.rcv_adv.saturating_sub(self.rcv_nxt)
+    }
+
+    pub(super) fn update_rcv_adv(&mut self) {
+        let held = (self.data_rcv_nxt() - self.rcv_read.min(self.data_rcv_nxt())) + self.ooo.bytes();
+        let free = self.cfg.rcvbuf.saturating_sub(held).min(self.rcv_ssthresh);
+        // Whole units of the window scale (a shift: the unit is a power of two).
+        let free = free >> self.rcv_wscale << self.rcv_wscale;
+        let cand = self.rcv_nxt + free.min(65_535u64 << self.rcv_wscale);
+        // Receiver SWS avoidance (RFC 1122 §4.2.3.3); never shrink the right edge.
+        let step = (self.rcv_mss as u64).min(self.cfg.rcvbuf >> 1).max(1);
+        if cand >= self.rcv_adv + step || self.rcv_adv <= self.rcv_nxt && cand > self.rcv_adv && free >= step {
+            self.rcv_adv = cand;
+        }
+        if self.rcv_adv < self.rcv_nxt {
+            self.rcv_adv = self.rcv_nxt;
+        }
+    }
+
+    pub(super) fn state_has_ack(&self) -> bool {
+        !matches!(self.state, State::Closed | State::Listen | State::SynSent)
+    }
+
+    pub(super) fn sack_blocks(&self, h: &mut TcpHeader) {
+        if !self.sack_ok || self.ooo.is_empty() {
+            return;
+        }
+        let max = if self.ts_ok { 3 } else { MAX_SACK_BLOCKS };
+        let mut blocks = [(0u64, 0u64); MAX_SACK_BLOCKS];
+        let mut n = 0;
+        for start in self.sack_recent.iter() {
+            if n == max {
+                break;
+            }
+            if let Some(r) = self.ooo.range_containing(start) {
+                if !blocks[..n].contains(&r) {
+                    blocks[n] = r;
+                    n += 1;
+                }
+            }
+        }
+        h.set_sack_blocks(&blocks[..n]);
+    }
+
+    pub(super) fn base_segment(&mut self, now: SimTime, seq: u64, len: u32) -> TcpHeader {
+        self.update_rcv_adv();
+        let mut h = TcpHeader { seq, ack: self.rcv_nxt, len, flags: flags::ACK, window: self.rcv_window(), ..TcpHeader::default() };
+        if self.ts_ok {
+            h.timestamps = Some((self.ts_val(now), self.ts_recent));
+        }
+        self.sack_blocks(&mut h);
+        self.last_ack_sent = self.rcv_nxt;
+        self.unacked_bytes = 0;
+        self.timers.clear(TimerKind::DelayedAck);
+        h
+    }
+
+    pub(super) fn send_ack(&mut self, now: SimTime, out: &mut Output) {
+        let h = self.base_segment(now, self.snd_nxt, 0);
+        self.stats.acks_sent += 1;
+        out.segments.push(h);
+    }
+}
