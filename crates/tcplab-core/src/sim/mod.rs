@@ -450,7 +450,16 @@ impl Simulation {
         self.out.segments = segs;
     }
 
+    /// Make sure end `e` of flow `f` has a wake-up scheduled for its earliest deadline.
     fn resched(&mut self, f: usize, e: usize) {
+        let FlowEngine::Tcp(t) = &mut self.flows[f].engine else { return };
+        if t.ends[e].needs_wake() {
+            self.schedule_wake(f, e);
+        }
+    }
+
+    #[inline(never)]
+    fn schedule_wake(&mut self, f: usize, e: usize) {
         let FlowEngine::Tcp(t) = &mut self.flows[f].engine else { return };
         if let Some((d, gen)) = t.ends[e].wake_to_schedule(self.q.now()) {
             let ev = Event::Timer { flow: f as u32, end: e as u8, gen };

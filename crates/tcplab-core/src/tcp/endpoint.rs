@@ -137,9 +137,20 @@ impl Endpoint {
         }
     }
 
+    /// True when the earliest deadline is not covered by the wake-up already scheduled (then
+    /// call `wake_to_schedule`).
+    #[inline(always)]
+    pub fn needs_wake(&self) -> bool {
+        let scheduled = self.scheduled.map_or(SimTime::MAX, |(s, _)| s);
+        match self.variant {
+            None => self.conn.next_deadline().is_some_and(|d| d < scheduled),
+            Some(_) => self.next_deadline().is_some_and(|d| d < scheduled),
+        }
+    }
+
     /// If the earliest deadline is not yet covered by a scheduled wake-up, schedule one:
     /// returns its time (not before `now`) and generation for the simulation's event.
-    #[inline]
+    #[inline(never)]
     pub fn wake_to_schedule(&mut self, now: SimTime) -> Option<(SimTime, u32)> {
         let d = self.next_deadline()?;
         if self.scheduled.is_some_and(|(s, _)| d >= s) {

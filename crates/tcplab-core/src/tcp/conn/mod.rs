@@ -430,6 +430,7 @@ impl Connection {
     }
 
     /// Queue up to `bytes` application bytes; returns how many fit in the send buffer.
+    #[inline]
     pub fn write(&mut self, now: SimTime, bytes: u64, out: &mut Output) -> u64 {
         let n = bytes.min(self.send_space());
         if n > 0 {
