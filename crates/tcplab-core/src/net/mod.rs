@@ -11,6 +11,7 @@ pub mod link_layer;
 pub mod merge;
 pub mod packet;
 pub mod pipe;
+pub mod propagation;
 pub mod queue;
 pub mod route;
 

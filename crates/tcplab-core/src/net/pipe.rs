@@ -1,13 +1,13 @@
 //! A pipe is one direction of a link, or one direction of an emulator: an optional random-loss
-//! stage, an egress queue, a transmitter that serializes at a rate (or passes instantly), and a
-//! propagation stage with a fixed delay.
+//! stage, an egress queue, a transmitter that serializes at a rate (or passes instantly) the
+//! bytes its link layer puts on the line (`net::link_layer`), and a propagation stage
+//! (`net::propagation`: a fixed delay, or a delay line of another kind).
 //!
 //! The transmitter computes each departure from the cumulative bits sent since it last went
 //! idle, so per-packet rounding to picoseconds never accumulates: it keeps the exact end of
 //! the last serialization as whole picoseconds plus a remainder in units of 1/rate ps, and
-//! reports the end rounded up. The propagation
-//! stage is a FIFO (the delay is constant), so a pipe has at most two pending events: the
-//! head-of-line departure and the earliest arrival.
+//! reports the end rounded up. A pipe has at most two pending events: the head-of-line
+//! departure and the earliest arrival (release) of its propagation stage.
 //!
 //! A single-class FIFO whose occupancy nobody watches runs *lazily*: its departures are
 //! computed at admission (a FIFO serves in order, so a packet's start and end of service are
@@ -27,6 +27,7 @@ use crate::net::harmonizer::Harmonizer;
 use crate::net::impair::{ImpairConfig, Impairment};
 use crate::net::link_layer::LinkLayer;
 use crate::net::packet::Packet;
+use crate::net::propagation::Propagation;
 use crate::net::queue::{Queue, QueueStats};
 use crate::units::{BitRate, QueueLimit, SimDuration, SimTime};
 
@@ -88,11 +89,8 @@ pub struct Pipe {
     /// The link layer: the bytes serialized for a packet of so many IP bytes.
     link: LinkLayer,
     tx_end: SimTime,
-    line: VecDeque<(SimTime, Packet)>,
-    /// A per-flow delay line replacing the FIFO propagation stage (Stream-Harmonizer-like).
-    harmonizer: Option<Box<Harmonizer>>,
-    /// A reordering and duplicating delay line replacing the FIFO propagation stage.
-    impair: Option<Box<Impairment>>,
+    /// The propagation stage: a FIFO line, or a delay line of another kind.
+    propagation: Propagation,
     /// `Some(limit)` while running lazily (see the module doc).
     lazy: Option<QueueLimit>,
     /// Lazy mode: (service start, IP bytes) of admitted packets not yet known to have started.
@@ -131,9 +129,7 @@ impl Pipe {
             waiting_bytes: 0,
             serving: None,
             tapped: None,
-            line: VecDeque::new(),
-            harmonizer: None,
-            impair: None,
+            propagation: Propagation::default(),
             stats: PipeStats::default(),
         }
         .with_default_mode()
@@ -238,30 +234,38 @@ impl Pipe {
 
     /// Delay packets per flow through a harmonizer instead of the FIFO propagation stage.
     pub fn with_harmonizer(mut self, h: Harmonizer) -> Self {
-        self.harmonizer = Some(Box::new(h));
+        assert!(self.keeps_order(), "a pipe has one propagation stage");
+        self.propagation = Propagation::Harmonized(Box::new(h));
         self
     }
 
     /// Reorder and duplicate packets in the propagation stage (`net::impair`), drawing from
     /// `rng` (a stream of its own, so loss draws do not move).
     pub fn with_impairment(mut self, cfg: ImpairConfig, rng: Rng) -> Self {
-        self.impair = Some(Box::new(Impairment::new(cfg, rng)));
+        assert!(self.keeps_order(), "a pipe has one propagation stage");
+        self.propagation = Propagation::Impaired(Box::new(Impairment::new(cfg, rng)));
         self
     }
 
     /// The impairment stage, if this pipe has one.
     pub fn impairment(&self) -> Option<&Impairment> {
-        self.impair.as_deref()
+        match &self.propagation {
+            Propagation::Impaired(im) => Some(im),
+            _ => None,
+        }
     }
 
     /// Copies this pipe's impairment stage made (0 without one).
     pub fn duplicated(&self) -> u64 {
-        self.impair.as_ref().map_or(0, |i| i.duplicated)
+        self.impairment().map_or(0, |i| i.duplicated)
     }
 
     /// The harmonizer, if this pipe has one.
     pub fn harmonizer(&self) -> Option<&Harmonizer> {
-        self.harmonizer.as_deref()
+        match &self.propagation {
+            Propagation::Harmonized(h) => Some(h),
+            _ => None,
+        }
     }
 
     /// True if the pipe decides a packet's arrival time at the far end the moment it accepts
@@ -272,8 +276,9 @@ impl Pipe {
 
     /// True if packets leave in the order they entered, one for one (no per-flow delay line,
     /// no reordering or duplication).
+    #[inline(always)]
     pub fn keeps_order(&self) -> bool {
-        self.harmonizer.is_none() && self.impair.is_none()
+        self.propagation.keeps_order()
     }
 
     /// Offer a packet of `size` IP bytes at `now` without handing it over: if it is accepted,
@@ -299,11 +304,12 @@ impl Pipe {
 
     /// Put a packet offered with `offer_through` into propagation after all, arriving at `at`.
     pub fn keep_in_line(&mut self, at: SimTime, pkt: Packet, wake: &mut PipeWake) {
-        debug_assert!(self.line.back().is_none_or(|b| b.0 <= at));
-        if self.line.is_empty() {
+        let Propagation::Fifo(line) = &mut self.propagation else { unreachable!("only order-keeping pipes pass packets on") };
+        debug_assert!(line.back().is_none_or(|b| b.0 <= at));
+        if line.is_empty() {
             wake.arrival = Some(at);
         }
-        self.line.push_back((at, pkt));
+        line.push_back((at, pkt));
     }
 
     /// Serialization rate, if limited.
@@ -465,22 +471,9 @@ impl Pipe {
 
     fn propagate(&mut self, now: SimTime, pkt: Packet, wake: &mut PipeWake) {
         let at = self.arrival_time(now);
-        if let Some(h) = self.harmonizer.as_mut() {
-            if let Some(t) = h.admit(now, at, pkt) {
-                wake.arrival = Some(t);
-            }
-            return;
+        if let Some(t) = self.propagation.admit(now, at, pkt) {
+            wake.arrival = Some(t);
         }
-        if let Some(im) = self.impair.as_mut() {
-            if let Some(t) = im.admit(at, pkt) {
-                wake.arrival = Some(t);
-            }
-            return;
-        }
-        if self.line.is_empty() {
-            wake.arrival = Some(at);
-        }
-        self.line.push_back((at, pkt));
     }
 
     /// The transmitter's packet has been serialized (called at the `tx_done` time): it enters
@@ -502,32 +495,12 @@ impl Pipe {
     /// With a harmonizer or an impairment stage an arrival event may find a different packet
     /// first (one that overtook); it then returns `None` and the event is spent.
     pub fn arrive(&mut self, now: SimTime, wake: &mut PipeWake) -> Option<Packet> {
-        let released = match (self.harmonizer.as_mut(), self.impair.as_mut()) {
-            (Some(h), _) => Some(h.release(now)),
-            (None, Some(im)) => Some(im.release(now)),
-            (None, None) => None,
-        };
-        if let Some((pkt, next)) = released {
-            if pkt.is_some() {
-                wake.arrival = next;
-            }
-            return pkt;
-        }
-        let (at, pkt) = self.line.pop_front().expect("arrival without a packet in propagation");
-        debug_assert_eq!(at, now);
-        if let Some((next, _)) = self.line.front() {
-            wake.arrival = Some(*next);
-        }
-        Some(pkt)
+        self.propagation.release(now, &mut wake.arrival)
     }
 
     /// Packets inside the pipe: queued, in service, or propagating.
     pub fn packets_inside(&self) -> u64 {
-        self.queue.len_packets()
-            + self.in_service.is_some() as u64
-            + self.line.len() as u64
-            + self.harmonizer.as_ref().map_or(0, |h| h.len() as u64)
-            + self.impair.as_ref().map_or(0, |i| i.len() as u64)
+        self.queue.len_packets() + self.in_service.is_some() as u64 + self.propagation.len() as u64
     }
 }
 
