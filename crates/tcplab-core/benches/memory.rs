@@ -277,7 +277,7 @@ fn main() {
     println!(
         "heap: live heap (counting allocator), its peak; RSS/peak: VmRSS/VmHWM; B/flow: heap and RSS above the process's own baseline, per flow;\n\
          in net: packets queued or on the wire; infl: bytes in flight as the senders count them; trace: capacity of the trace columns.\n\
-         sizes: Flow {} B + TcpFlow {} B (boxed; two Connections), Packet {} B",
+         sizes: Flow {} B + TcpFlow {} B (boxed; two Endpoints), Packet {} B",
         std::mem::size_of::<tcplab_core::sim::Flow>(),
         std::mem::size_of::<tcplab_core::sim::TcpFlow>(),
         std::mem::size_of::<tcplab_core::net::Packet>()

@@ -113,7 +113,17 @@ mod tests {
     use crate::net::packet::{Body, End, FlowId, RouteId};
 
     fn pkt(flow: u32) -> Packet {
-        Packet { flow: FlowId(flow), to: End::Dst, route: RouteId(0), hop: 0, class: 0, size: 1000, created: SimTime::ZERO, body: Body::Udp { seq: 0, len: 972 } }
+        Packet {
+            flow: FlowId(flow),
+            to: End::Dst,
+            route: RouteId(0),
+            hop: 0,
+            class: 0,
+            link: crate::net::link_layer::LinkMark::INTACT,
+            size: 1000,
+            created: SimTime::ZERO,
+            body: Body::Udp { seq: 0, len: 972 },
+        }
     }
 
     /// Base RTT and interval 100 ms, at most 500 ms of extra delay.

@@ -103,7 +103,17 @@ mod tests {
     use crate::net::packet::{Body, End, FlowId, RouteId};
 
     fn pkt(seq: u64) -> Packet {
-        Packet { flow: FlowId(0), to: End::Dst, route: RouteId(0), hop: 0, class: 0, size: 1000, created: SimTime::ZERO, body: Body::Udp { seq, len: 972 } }
+        Packet {
+            flow: FlowId(0),
+            to: End::Dst,
+            route: RouteId(0),
+            hop: 0,
+            class: 0,
+            link: crate::net::link_layer::LinkMark::INTACT,
+            size: 1000,
+            created: SimTime::ZERO,
+            body: Body::Udp { seq, len: 972 },
+        }
     }
 
     /// Feed `n` packets 10 µs apart; return (arrival time, seq) in release order.

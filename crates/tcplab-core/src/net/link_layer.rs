@@ -11,6 +11,18 @@ pub const AAL5_TRAILER: u64 = 8;
 /// RFC 2684 LLC/SNAP encapsulation header for routed IPv4 (AA-AA-03 00-00-00 08-00), bytes.
 pub const LLC_SNAP: u64 = 8;
 
+/// Link-layer state a packet carries from link to link; the network layer never reads it.
+/// Room for what a cell-level path element must remember about a frame: on ATM, that a frame
+/// lost a cell at one switch, so that its remaining cells still take line time on the next
+/// links and reassembly discards it (study 004). `INTACT` everywhere today.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkMark(pub u8);
+
+impl LinkMark {
+    /// Nothing to remember (every packet a host creates).
+    pub const INTACT: LinkMark = LinkMark(0);
+}
+
 /// The link layer of a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum LinkLayer {

@@ -155,7 +155,17 @@ mod tests {
     use crate::net::packet::{Body, End, FlowId, RouteId};
 
     fn pkt(id: u64) -> Packet {
-        Packet { flow: FlowId(0), to: End::Dst, route: RouteId(0), hop: 0, class: 0, size: 100, created: SimTime::ZERO, body: Body::Udp { seq: id, len: 0 } }
+        Packet {
+            flow: FlowId(0),
+            to: End::Dst,
+            route: RouteId(0),
+            hop: 0,
+            class: 0,
+            link: crate::net::link_layer::LinkMark::INTACT,
+            size: 100,
+            created: SimTime::ZERO,
+            body: Body::Udp { seq: id, len: 0 },
+        }
     }
 
     fn id(p: &Packet) -> u64 {

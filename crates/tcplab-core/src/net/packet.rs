@@ -2,6 +2,7 @@
 //! only in the capture writer. Sequence numbers are 64-bit and unwrapped here; they are wrapped
 //! to 32 bits only when a header is written to a capture.
 
+use crate::net::link_layer::LinkMark;
 use crate::units::SimTime;
 
 /// Index of a flow (one TCP connection or one UDP stream) in the simulation.
@@ -166,6 +167,8 @@ pub struct Packet {
     pub hop: u16,
     /// Priority class at strict-priority queues (0 = highest).
     pub class: u8,
+    /// Link-layer state carried between links (`LinkMark::INTACT` from the host).
+    pub link: LinkMark,
     /// IP bytes on the wire (headers + payload).
     pub size: u32,
     /// When the packet left its host (for traces).

@@ -511,7 +511,17 @@ mod tests {
     use crate::units::QueueLimit;
 
     fn pkt(size: u32) -> Packet {
-        Packet { flow: FlowId(0), to: End::Dst, route: RouteId(0), hop: 0, class: 0, size, created: SimTime::ZERO, body: Body::Udp { seq: 0, len: size } }
+        Packet {
+            flow: FlowId(0),
+            to: End::Dst,
+            route: RouteId(0),
+            hop: 0,
+            class: 0,
+            link: crate::net::link_layer::LinkMark::INTACT,
+            size,
+            created: SimTime::ZERO,
+            body: Body::Udp { seq: 0, len: size },
+        }
     }
 
     #[test]

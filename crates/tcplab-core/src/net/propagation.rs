@@ -115,7 +115,17 @@ mod tests {
     use crate::units::SimDuration;
 
     fn pkt(flow: u32, seq: u64) -> Packet {
-        Packet { flow: FlowId(flow), to: End::Dst, route: RouteId(0), hop: 0, class: 0, size: 1000, created: SimTime::ZERO, body: Body::Udp { seq, len: 972 } }
+        Packet {
+            flow: FlowId(flow),
+            to: End::Dst,
+            route: RouteId(0),
+            hop: 0,
+            class: 0,
+            link: crate::net::link_layer::LinkMark::INTACT,
+            size: 1000,
+            created: SimTime::ZERO,
+            body: Body::Udp { seq, len: 972 },
+        }
     }
 
     fn seq(p: &Packet) -> u64 {

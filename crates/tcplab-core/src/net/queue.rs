@@ -122,7 +122,17 @@ mod tests {
     use crate::units::SimTime;
 
     fn pkt(class: u8, size: u32, seq: u64) -> Packet {
-        Packet { flow: FlowId(0), to: End::Dst, route: RouteId(0), hop: 0, class, size, created: SimTime::ZERO, body: Body::Udp { seq, len: size } }
+        Packet {
+            flow: FlowId(0),
+            to: End::Dst,
+            route: RouteId(0),
+            hop: 0,
+            class,
+            link: crate::net::link_layer::LinkMark::INTACT,
+            size,
+            created: SimTime::ZERO,
+            body: Body::Udp { seq, len: size },
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@ use super::flows::NO_APP;
 use super::{Event, FlowEngine, Simulation};
 use crate::app::{Application, Interest, Milestone, Notice, Socket, Sockets};
 use crate::engine::queue::Lane;
+use crate::net::link_layer::LinkMark;
 use crate::net::packet::{Body, End, FlowId, Packet, IPV4_HEADER, UDP_HEADER};
 use crate::tcp::{Connection, Endpoint, Output};
 use crate::trace::MilestoneRow;
@@ -287,7 +288,8 @@ impl Simulation {
         u.sent += 1;
         u.bytes_sent += len as u64;
         let to = if s.end() == 0 { End::Dst } else { End::Src };
-        let pkt = Packet { flow: FlowId(f as u32), to, route: flow.routes[s.end()], hop: 0, class: flow.class, size, created: now, body: Body::Udp { seq, len } };
+        let pkt =
+            Packet { flow: FlowId(f as u32), to, route: flow.routes[s.end()], hop: 0, class: flow.class, link: LinkMark::INTACT, size, created: now, body: Body::Udp { seq, len } };
         let touched = self.fabric.inject(now, pkt, &mut self.q);
         self.tell_observers(touched);
     }

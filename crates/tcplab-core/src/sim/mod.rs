@@ -33,6 +33,7 @@ use crate::engine::order::{Key, Order, Rank};
 use crate::engine::queue::Lane;
 use crate::engine::EventQueue;
 use crate::net::fabric::{Fabric, NetEvent, Touched};
+use crate::net::link_layer::LinkMark;
 use crate::net::packet::{Body, End, FlowId, Packet, RouteId};
 use crate::net::pipe::{Pipe, PipeId};
 use crate::tcp::{Output, Wake};
@@ -443,7 +444,7 @@ impl Simulation {
         self.out.events.clear();
         let mut segs = std::mem::take(&mut self.out.segments);
         for h in segs.drain(..) {
-            let pkt = Packet { flow: FlowId(f as u32), to, route, hop: 0, class, size: h.ip_len(), created: now, body: Body::Tcp(h) };
+            let pkt = Packet { flow: FlowId(f as u32), to, route, hop: 0, class, link: LinkMark::INTACT, size: h.ip_len(), created: now, body: Body::Tcp(h) };
             let touched = self.fabric.inject(now, pkt, &mut self.q);
             self.tell_observers(touched);
         }

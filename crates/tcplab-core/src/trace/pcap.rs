@@ -196,7 +196,17 @@ mod tests {
     }
 
     fn tcp_pkt(h: TcpHeader) -> Packet {
-        Packet { flow: FlowId(0), to: End::Dst, route: RouteId(0), hop: 0, class: 0, size: h.ip_len(), created: SimTime::ZERO, body: Body::Tcp(h) }
+        Packet {
+            flow: FlowId(0),
+            to: End::Dst,
+            route: RouteId(0),
+            hop: 0,
+            class: 0,
+            link: crate::net::link_layer::LinkMark::INTACT,
+            size: h.ip_len(),
+            created: SimTime::ZERO,
+            body: Body::Tcp(h),
+        }
     }
 
     #[test]
