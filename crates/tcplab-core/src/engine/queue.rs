@@ -140,6 +140,8 @@ pub struct EventQueue<E> {
     spent: Option<usize>,
     now: SimTime,
     popped: u64,
+    /// Key of the event popped last.
+    current: u128,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -151,7 +153,7 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
-        EventQueue { lanes: [Heap { h: Vec::new() }, Heap { h: Vec::new() }], spent: None, now: SimTime::ZERO, popped: 0 }
+        EventQueue { lanes: [Heap { h: Vec::new() }, Heap { h: Vec::new() }], spent: None, now: SimTime::ZERO, popped: 0, current: 0 }
     }
 
     /// The current simulated time (the time of the last popped event).
@@ -162,6 +164,11 @@ impl<E: Copy> EventQueue<E> {
     /// Number of events popped so far.
     pub fn popped(&self) -> u64 {
         self.popped
+    }
+
+    /// Key of the event popped last (or taken with `take_if_next`).
+    pub fn current_key(&self) -> Key {
+        Key(self.current)
     }
 
     /// Number of pending events.
@@ -208,6 +215,7 @@ impl<E: Copy> EventQueue<E> {
         }
         self.now = t;
         self.popped += 1;
+        self.current = key.0;
         Some(t)
     }
 
@@ -250,6 +258,7 @@ impl<E: Copy> EventQueue<E> {
         let t = SimTime((k >> 64) as u64);
         self.now = t;
         self.popped += 1;
+        self.current = k;
         Some((t, e))
     }
 

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::engine::order::{Key, Order, Rank};
 use crate::engine::queue::Lane;
 use crate::engine::EventQueue;
+use crate::net::journal::Journal;
 use crate::net::merge::Merge;
 use crate::net::packet::{Packet, RouteId};
 use crate::net::pipe::{Offer, Pipe, PipeId, PipeWake};
@@ -138,6 +139,9 @@ pub struct Fabric {
     order: Order,
     /// Packet counters.
     pub packets: PacketCounters,
+    /// Admissions made ahead of their events, kept when the stop instant is not known in
+    /// advance (`plan(true)`; see `net::journal`).
+    journal: Option<Box<Journal>>,
 }
 
 impl Fabric {
@@ -153,6 +157,7 @@ impl Fabric {
             stop_time,
             order,
             packets: PacketCounters::default(),
+            journal: None,
         }
     }
 
@@ -194,7 +199,7 @@ impl Fabric {
     /// Packets currently inside the network (queued, in service, propagating or held by a
     /// merge).
     pub fn packets_inside(&self) -> u64 {
-        self.pipes.iter().map(|p| p.packets_inside()).sum::<u64>() + self.merges.iter().map(|m| m.len() as u64).sum::<u64>()
+        self.pipes.iter().map(|p| p.packets_inside()).sum::<u64>() + self.merges.iter().map(|m| m.len() as u64).sum::<u64>() + self.journal.as_ref().map_or(0, |j| j.limbo)
     }
 
     /// A host hands `pkt` (hop 0 of its route) to the network at `now`.
@@ -316,12 +321,12 @@ impl Fabric {
     ///
     /// Arrivals after the stop time are left to events or held, so every counter at the stop
     /// is the same; only the order of events at the very same picosecond may differ. A run
-    /// that stops when its flows are done stops at an instant nobody knows in advance, so
-    /// there the queue counters could run ahead of it: such runs keep one event per hop.
-    pub fn plan(&mut self, stops_when_flows_done: bool) {
-        if stops_when_flows_done {
-            self.hop_by_hop();
-            return;
+    /// that stops at an instant nobody knows in advance (`unknown_stop`: when its flows are
+    /// done) keeps a journal of the admissions made ahead of their events and takes back, at
+    /// the stop, the ones a hop-by-hop run would not have made (`settle_unknown_stop`).
+    pub fn plan(&mut self, unknown_stop: bool) {
+        if unknown_stop {
+            self.journal = Some(Box::default());
         }
         const HOST: u32 = u32::MAX;
         const MANY: u32 = u32::MAX - 1;
@@ -407,10 +412,23 @@ impl Fabric {
         }
     }
 
+    /// The run stopped while handling the event with key `stop` (event number `event`), an
+    /// instant not known in advance: admit what the merges hold that arrives by then, then
+    /// take back every admission a hop-by-hop run would not have made, so that the counters
+    /// read as of the stop (`net::journal`). Does nothing without a journal, or a second time.
+    pub fn settle_unknown_stop<E: From<NetEvent> + Copy>(&mut self, stop: Key, event: u64, q: &mut EventQueue<E>, obs: &mut impl PipeObserver) {
+        let Some(settled_from) = self.journal.as_ref().filter(|j| !j.closed).map(|j| j.len()) else { return };
+        self.settle_merges(stop.time(), q, obs);
+        let mut journal = self.journal.take().expect("checked above");
+        journal.take_back(stop, event, settled_from, &mut self.pipes, &mut self.packets);
+        self.journal = Some(journal);
+    }
+
     /// Send on a merge's held packets that arrive before `before`, in order.
     fn admit_held<E: From<NetEvent> + Copy>(&mut self, m: usize, before: SimTime, q: &mut EventQueue<E>, obs: &mut impl PipeObserver) {
         while let Some((at, pkt)) = self.merges[m].pop_before(before) {
-            if let Some((t, p)) = self.forward(at, pkt, q).get() {
+            let touched = if self.journal.is_some() { self.forward_journaled(at, pkt, q, true) } else { self.forward(at, pkt, q) };
+            if let Some((t, p)) = touched.get() {
                 obs.pipe_changed(t, p, &mut self.pipes[p.0 as usize]);
             }
         }
@@ -420,13 +438,38 @@ impl Fabric {
     /// chain that follows. Returns the pipe where it stopped and when, if that pipe is
     /// observed (the caller tells the observers: the fabric holds no reference to them).
     #[must_use = "an observed pipe that changed must be reported to its observers"]
-    pub fn forward<E: From<NetEvent> + Copy>(&mut self, mut now: SimTime, mut pkt: Packet, q: &mut EventQueue<E>) -> Touched {
+    #[inline(never)]
+    pub fn forward<E: From<NetEvent> + Copy>(&mut self, now: SimTime, pkt: Packet, q: &mut EventQueue<E>) -> Touched {
+        if self.journal.is_some() {
+            return self.forward_journaled(now, pkt, q, false);
+        }
+        self.forward_from::<E, false>(now, pkt, q, false)
+    }
+
+    /// `forward` noting admissions ahead of their events (a run with a journal), out of the
+    /// plain loop's way.
+    #[inline(never)]
+    fn forward_journaled<E: From<NetEvent> + Copy>(&mut self, now: SimTime, pkt: Packet, q: &mut EventQueue<E>, ahead: bool) -> Touched {
+        self.forward_from::<E, true>(now, pkt, q, ahead)
+    }
+
+    /// `forward`; with `JOURNAL`, every admission made ahead of its event is noted in the
+    /// journal first (`ahead`: the first one is, as when a merge admits; every later one in the
+    /// pass-on chain is). Without, the loop is exactly the plain forwarding loop.
+    #[inline(always)]
+    fn forward_from<E: From<NetEvent> + Copy, const JOURNAL: bool>(&mut self, mut now: SimTime, mut pkt: Packet, q: &mut EventQueue<E>, mut ahead: bool) -> Touched {
         // Split borrows: the loop touches only these, so they stay in registers.
-        let Fabric { pipes, hops, packets, stop_time, .. } = self;
+        let Fabric { pipes, hops, packets, stop_time, journal, order, .. } = self;
         let hops = &hops[pkt.route.0 as usize];
         let mut wake = PipeWake::default();
         let p = loop {
             let hop = hops[pkt.hop as usize];
+            if JOURNAL && ahead {
+                if let Some(j) = journal.as_mut() {
+                    let key = NetEvent::Arrive(hops[pkt.hop as usize - 1].pipe).key(order, now);
+                    j.note(&pipes[hop.pipe.0 as usize], hop.pipe.0, now, key, q.popped(), q.current_key());
+                }
+            }
             let pipe = &mut pipes[hop.pipe.0 as usize];
             if hop.next == NextHop::Merge {
                 self.register_in_merge(now, pkt, q);
@@ -444,6 +487,7 @@ impl Fabric {
                     // Straight into the next pipe at its arrival time.
                     now = at;
                     pkt.hop += 1;
+                    ahead = JOURNAL;
                 }
                 Ok(at) => {
                     pipe.keep_in_line(at, pkt, &mut wake);

@@ -7,6 +7,7 @@
 pub mod fabric;
 pub mod harmonizer;
 pub mod impair;
+pub mod journal;
 pub mod link_layer;
 pub mod merge;
 pub mod packet;

@@ -46,6 +46,26 @@ pub struct PipeStats {
     pub bytes_transmitted: u64,
 }
 
+/// A pipe's counters and lazy transmitter state before an admission (`Pipe::checkpoint`).
+#[derive(Clone, Copy, Debug)]
+pub struct PipeCheckpoint {
+    stats: PipeStats,
+    queue: QueueStats,
+    tx_end: SimTime,
+    clock: (SimTime, u64),
+    serving: Option<(SimTime, u32)>,
+    waiting_bytes: u64,
+    waiting_len: usize,
+    popped: usize,
+}
+
+impl PipeCheckpoint {
+    /// Waiting entries the admission moved into service (kept by the caller).
+    pub fn popped(&self) -> usize {
+        self.popped
+    }
+}
+
 /// What the caller must schedule after an operation on a pipe.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PipeWake {
@@ -323,6 +343,7 @@ impl Pipe {
     }
 
     /// Offer a packet at `now`.
+    #[inline(always)]
     pub fn offer(&mut self, now: SimTime, pkt: Packet, wake: &mut PipeWake) -> Offer {
         if self.loss > 0.0 && self.rng.bernoulli(self.loss) {
             self.stats.random_drops += 1;
@@ -357,6 +378,7 @@ impl Pipe {
         Offer::Accepted
     }
 
+    #[inline(always)]
     fn offer_lazy(&mut self, now: SimTime, pkt: Packet, rate: BitRate, limit: QueueLimit, wake: &mut PipeWake) -> Offer {
         match self.admit_lazy(now, pkt.size, rate, limit) {
             Ok(end) => {
@@ -496,6 +518,49 @@ impl Pipe {
     /// first (one that overtook); it then returns `None` and the event is spent.
     pub fn arrive(&mut self, now: SimTime, wake: &mut PipeWake) -> Option<Packet> {
         self.propagation.release(now, &mut wake.arrival)
+    }
+
+    /// What an admission at `now` is about to change, so that `restore` can take it back (a
+    /// run that stops at an instant nobody knew in advance reads its counters as of that
+    /// instant; see `Fabric::settle_unknown_stop`). The waiting packets the admission will
+    /// move into service are appended to `popped`. Only for pipes that `decides_on_admission`.
+    pub fn checkpoint(&self, now: SimTime, popped: &mut Vec<(SimTime, u32)>) -> PipeCheckpoint {
+        let before = popped.len();
+        popped.extend(self.waiting.iter().take_while(|(start, _)| *start <= now));
+        PipeCheckpoint {
+            stats: self.stats,
+            queue: self.queue.stats,
+            tx_end: self.tx_end,
+            clock: (self.clock_ps, self.clock_rem),
+            serving: self.serving,
+            waiting_bytes: self.waiting_bytes,
+            waiting_len: self.waiting.len(),
+            popped: popped.len() - before,
+        }
+    }
+
+    /// (Queue drops, random drops) since `c` was taken.
+    pub fn drops_since(&self, c: &PipeCheckpoint) -> (u64, u64) {
+        (self.queue.stats.dropped - c.queue.dropped, self.stats.random_drops - c.stats.random_drops)
+    }
+
+    /// Undo the admission `c` was taken before (later ones undone first), `popped` being the
+    /// entries `checkpoint` appended.
+    /// Packets the undone admissions put into propagation stay there (they are still inside
+    /// the network, only not yet through this pipe).
+    pub fn restore(&mut self, c: &PipeCheckpoint, popped: &[(SimTime, u32)]) {
+        debug_assert_eq!(popped.len(), c.popped);
+        self.waiting.truncate(c.waiting_len - c.popped);
+        for &e in popped.iter().rev() {
+            self.waiting.push_front(e);
+        }
+        debug_assert_eq!(self.waiting.len(), c.waiting_len);
+        self.stats = c.stats;
+        self.queue.stats = c.queue;
+        self.tx_end = c.tx_end;
+        (self.clock_ps, self.clock_rem) = c.clock;
+        self.serving = c.serving;
+        self.waiting_bytes = c.waiting_bytes;
     }
 
     /// Packets inside the pipe: queued, in service, or propagating.

@@ -342,6 +342,11 @@ impl Simulation {
                 }
             }
         }
+        if self.stop_reason == StopReason::FlowsDone {
+            // Stopped at an instant not known in advance: counters as of the stop.
+            let (key, event) = (self.q.current_key(), self.q.popped());
+            self.fabric.settle_unknown_stop(key, event, &mut self.q, &mut view!(self));
+        }
         self.finished
     }
 
