@@ -26,7 +26,7 @@ pub use observe::{ResolvedTap, ResolvedTrace, TracedQueues};
 pub use run::ResolvedRun;
 pub use tcp::{profile_tcp, resolve_tcp, ResolvedTcp, TcpSettings};
 
-use crate::scenario::spec::{QueueSpec, Scenario, StopSpec, SwitchSpec};
+use crate::scenario::spec::{QueueSpec, Scenario, StopSpec, SwitchSpec, TcpSpec};
 use crate::scenario::ScenarioError;
 use crate::units::SimDuration;
 
@@ -107,7 +107,7 @@ pub fn resolve(sc: &Scenario) -> Res<ResolvedScenario> {
     let run = run::resolve_run(&sc.run)?;
     let queue = sc.defaults.queue.clone().unwrap_or_else(links::default_queue);
     links::check_queue(&queue, "defaults.queue")?;
-    let defaults = ResolvedDefaults { queue, tcp: resolve_tcp(&sc.defaults.tcp, &crate::scenario::spec::TcpSpec::default(), "defaults.tcp")? };
+    let defaults = ResolvedDefaults { queue, tcp: resolve_tcp(&sc.defaults.tcp, &TcpSpec::default(), "defaults.tcp")? };
     let names = nodes::node_names(sc)?;
     let hosts = nodes::resolve_hosts(&sc.hosts);
     let switches = nodes::resolve_switches(&sc.switches);
