@@ -208,11 +208,29 @@ def test_overrides_change_the_run(smoke_path, traced):
         ({"defaults.tcp.rcv_window_rule": "linux-4.19"}, "defaults.tcp.rcv_window_rule: unknown variant `linux-4.19`"),
         (["run.duration=5parsecs"], "run.duration"),
         ({"run.seed": -1}, "run.seed"),
+        ({"defaults.tcp.cubic.hystrat": True}, "defaults.tcp.cubic.hystrat: unknown field `hystrat`"),
+        ({"flows.0.tcp.bic.beta": 1024}, "flows[0].tcp.bic.beta: must be in 1..1024"),
+        (
+            {"defaults.tcp.bic_initial_ssthresh": 0},
+            "defaults.tcp.bic_initial_ssthresh: moved to [defaults.tcp.bic] initial_ssthresh",
+        ),
     ],
 )
 def test_invalid_scenarios_raise_with_the_field_path(smoke_path, overrides, path):
     with pytest.raises(ScenarioError, match=path.replace("[", r"\[").replace("]", r"\]")):
         tcplab.run(smoke_path, overrides=overrides)
+
+
+def test_controller_tables_through_overrides(smoke_path):
+    import tomllib
+
+    overrides = {"defaults.tcp.cc": "cubic", "defaults.tcp.cubic.beta": 600, "defaults.tcp.bic.beta": 700}
+    r = tcplab.run(smoke_path, overrides={**overrides, "run.duration": "100ms"})
+    tcp = tomllib.loads(r.resolved_toml)["defaults"]["tcp"]
+    assert tcp["cc"] == "cubic"
+    assert tcp["cubic"]["beta"] == 600
+    assert "bic" not in tcp, "only the table of the controller in use"
+    assert {f["cc"] for f in r.summary["flows"] if f["kind"] == "tcp"} == {"cubic"}
 
 
 def test_invalid_seed_argument(smoke_path):

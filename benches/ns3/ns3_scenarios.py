@@ -100,13 +100,14 @@ _FIXED_BEHAVIOUR = {
 }
 # BIC parameters: tcplab's defaults (Linux 2.6.16's module parameters), each mapped onto ns-3's
 # TcpBic; `hz` only paces how often Linux recomputes `cnt` (ns-3 recomputes on every ACK).
-BIC_DEFAULTS = {"bic_beta": 819, "bic_max_increment": 16, "bic_low_window": 14,
-                "bic_smooth_part": 20, "bic_fast_convergence": True, "bic_initial_ssthresh": 100}
+# They are the keys of the `[defaults.tcp.bic]` table.
+BIC_DEFAULTS = {"beta": 819, "max_increment": 16, "low_window": 14,
+                "smooth_part": 20, "fast_convergence": True, "initial_ssthresh": 100}
 _TCP_KEYS = {
     "cc", "mss", "sack", "timestamps", "window_scaling", "nagle", "sndbuf", "rcvbuf",
     "initial_cwnd", "initial_cwnd_rule", "initial_ssthresh", "delack_segments",
     "delack_timeout", "rto_min", "rto_granularity", "limited_transmit", "dupthresh",
-    "rto_initial", "hz", *BIC_DEFAULTS, *_FIXED_BEHAVIOUR,
+    "rto_initial", "hz", "bic", *_FIXED_BEHAVIOUR,
 }
 CC_TYPES = {"newreno": "ns3::TcpNewReno", "bic": "ns3::TcpBic", "reno": None}
 
@@ -126,6 +127,9 @@ def check(sc: dict) -> dict:
     for key in tcp:
         if key not in _TCP_KEYS:
             raise ValueError(f"defaults.tcp.{key}: not translated to ns-3")
+    for key in tcp.get("bic", {}):
+        if key not in BIC_DEFAULTS:
+            raise ValueError(f"defaults.tcp.bic.{key}: not translated to ns-3")
     for key, (want, why) in _FIXED_BEHAVIOUR.items():
         if key in tcp:
             ok = tcp[key] in want if isinstance(want, tuple) else str(tcp[key]) == str(want)
@@ -271,16 +275,16 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
     iss = tcp.get("initial_ssthresh", "unlimited")
     iss = 0xFFFFFFFF if iss == "unlimited" else min(size_bytes(iss), 0xFFFFFFFF)
     if cc == "bic":
-        bic = {k: tcp.get(k, v) for k, v in BIC_DEFAULTS.items()}
-        D("ns3::TcpBic::Beta", ns.DoubleValue(bic["bic_beta"] / 1024))
-        D("ns3::TcpBic::MaxIncr", ns.UintegerValue(int(bic["bic_max_increment"])))
-        D("ns3::TcpBic::LowWnd", ns.UintegerValue(int(bic["bic_low_window"])))
-        D("ns3::TcpBic::SmoothPart", ns.UintegerValue(int(bic["bic_smooth_part"])))
-        D("ns3::TcpBic::FastConvergence", ns.BooleanValue(bool(bic["bic_fast_convergence"])))
-        if bic["bic_initial_ssthresh"] > 0:  # Linux bictcp_init overrides the ssthresh
-            iss = int(bic["bic_initial_ssthresh"]) * seg
-    elif any(k in tcp for k in BIC_DEFAULTS):
-        raise ValueError("bic_* keys need cc = \"bic\"")
+        bic = {k: tcp.get("bic", {}).get(k, v) for k, v in BIC_DEFAULTS.items()}
+        D("ns3::TcpBic::Beta", ns.DoubleValue(bic["beta"] / 1024))
+        D("ns3::TcpBic::MaxIncr", ns.UintegerValue(int(bic["max_increment"])))
+        D("ns3::TcpBic::LowWnd", ns.UintegerValue(int(bic["low_window"])))
+        D("ns3::TcpBic::SmoothPart", ns.UintegerValue(int(bic["smooth_part"])))
+        D("ns3::TcpBic::FastConvergence", ns.BooleanValue(bool(bic["fast_convergence"])))
+        if bic["initial_ssthresh"] > 0:  # Linux bictcp_init overrides the ssthresh
+            iss = int(bic["initial_ssthresh"]) * seg
+    elif "bic" in tcp:
+        raise ValueError("[defaults.tcp.bic] needs cc = \"bic\"")
     D("ns3::TcpSocket::InitialSlowStartThreshold", ns.UintegerValue(iss))
     D("ns3::TcpSocket::DelAckCount", ns.UintegerValue(int(tcp.get("delack_segments", 2))))
     D("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.NanoSeconds(time_ns(tcp.get("delack_timeout", "40ms")))))

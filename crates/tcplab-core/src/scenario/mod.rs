@@ -1,8 +1,10 @@
-//! Scenarios: parse (TOML or JSON) with field paths in every error, resolve every default,
-//! validate, and build a [`Simulation`]. The only module that knows every other one.
+//! Scenarios: parse (TOML or JSON) with field paths in every error (`spec`), resolve every
+//! default and validate (`resolve`, one module per section), and build a [`Simulation`]
+//! (`build`). The only module that knows every other one.
 
 pub mod build;
 pub mod observers;
+pub mod resolve;
 pub mod spec;
 
 use std::fmt;
@@ -12,6 +14,7 @@ use serde::Serialize;
 use crate::engine::rng::fnv1a64;
 use crate::sim::{event_codes, milestone_codes, RunSummary, Simulation};
 
+pub use resolve::ResolvedScenario;
 pub use spec::Scenario;
 
 /// An error a scenario author can cause: the path of the offending field and the reason.
@@ -54,12 +57,37 @@ fn from_path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> Scenari
         _ => reason,
     };
     let path = if path == "?" || path == "." { String::new() } else { path };
+    if let Some(moved) = moved_key(&path) {
+        return ScenarioError::new(path, moved);
+    }
     // With no field to name (a syntax error, a number out of range), say where in the text.
     let reason = match text.lines().next().and_then(|l| l.strip_prefix("TOML parse error at ")) {
         Some(at) if path.is_empty() => format!("{at}: {reason}"),
         _ => reason,
     };
     ScenarioError::new(path, reason)
+}
+
+/// Where a key of a `tcp` table that moved now lives (`spec::MOVED_TCP_KEYS`): for the path
+/// `flows[2].tcp.bic_beta`, "moved to [flows.tcp.bic] beta".
+fn moved_key(path: &str) -> Option<String> {
+    let (parent, key) = path.rsplit_once('.')?;
+    if parent != "tcp" && !parent.ends_with(".tcp") {
+        return None;
+    }
+    let (_, table, new) = spec::MOVED_TCP_KEYS.iter().find(|(old, ..)| *old == key)?;
+    // The TOML table header: the path without its array indices.
+    let mut header = String::new();
+    let mut in_index = false;
+    for c in parent.chars() {
+        match c {
+            '[' => in_index = true,
+            ']' => in_index = false,
+            c if !in_index => header.push(c),
+            _ => {}
+        }
+    }
+    Some(format!("moved to [{header}.{table}] {new} (docs/scenario-format.md)"))
 }
 
 /// A line of toml's source excerpt: `17 | key = …`, a bare `|`, or `|   ^^^` (a message may
@@ -82,13 +110,22 @@ pub fn parse_json(text: &str) -> Result<Scenario, ScenarioError> {
     Ok(sc)
 }
 
+/// The resolved scenario as JSON without `run.seed`: what the scenario hash digests.
+fn canonical_without_seed(r: &ResolvedScenario) -> String {
+    let mut v = serde_json::to_value(r).expect("resolved scenarios always serialize");
+    if let Some(run) = v.get_mut("run").and_then(|r| r.as_object_mut()) {
+        run.remove("seed");
+    }
+    v.to_string()
+}
+
 /// A built run: the simulation, its fully resolved scenario, the seed and the scenario hash.
 #[derive(Debug)]
 pub struct Run {
     /// The simulation.
     pub sim: Simulation,
     /// The scenario with every default filled in (and `run.seed` set to the seed used).
-    pub resolved: Scenario,
+    pub resolved: ResolvedScenario,
     /// Master seed.
     pub seed: u64,
     /// FNV-1a 64 of the canonical resolved scenario without its seed, as 16 hex digits.
@@ -103,15 +140,13 @@ impl Run {
 
     /// As `new`, with taps writing their pcapng files into `capture_dir`.
     pub fn with_capture_dir(sc: &Scenario, seed: Option<u64>, capture_dir: Option<&std::path::Path>) -> Result<Run, ScenarioError> {
-        let mut resolved = build::resolve(sc)?;
-        let seed = seed.or(resolved.run.seed).unwrap_or(1);
-        if seed > build::MAX_SEED {
+        let mut resolved = resolve::resolve(sc)?;
+        let seed = seed.unwrap_or(resolved.run.seed);
+        if seed > resolve::MAX_SEED {
             return Err(ScenarioError::new("run.seed", format!("must be an integer in [0, 2^63), got {seed}")));
         }
-        resolved.run.seed = None;
-        let canonical = serde_json::to_string(&resolved).expect("scenario types always serialize");
-        let hash = format!("{:016x}", fnv1a64(canonical.as_bytes()));
-        resolved.run.seed = Some(seed);
+        resolved.run.seed = seed;
+        let hash = format!("{:016x}", fnv1a64(canonical_without_seed(&resolved).as_bytes()));
         let sim = build::build(&resolved, seed, capture_dir)?;
         Ok(Run { sim, resolved, seed, hash })
     }

@@ -75,6 +75,54 @@ impl<'de> Deserialize<'de> for Size {
     }
 }
 
+/// A threshold in bytes or `"unlimited"` (`initial_ssthresh`): a size string such as "64KB".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Threshold {
+    /// No threshold.
+    Unlimited,
+    /// This many bytes.
+    Bytes(u64),
+}
+
+impl Threshold {
+    /// In bytes, `u64::MAX` for unlimited.
+    pub fn bytes(self) -> u64 {
+        match self {
+            Threshold::Unlimited => u64::MAX,
+            Threshold::Bytes(b) => b,
+        }
+    }
+}
+
+impl Serialize for Threshold {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Threshold::Unlimited => s.serialize_str("unlimited"),
+            Threshold::Bytes(b) => s.serialize_str(&units::format_size(*b)),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Threshold {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Threshold;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size such as \"64KB\" or \"unlimited\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Threshold, E> {
+                match units::parse_queue_limit(v).map_err(E::custom)? {
+                    QueueLimit::Unlimited => Ok(Threshold::Unlimited),
+                    QueueLimit::Bytes(b) => Ok(Threshold::Bytes(b)),
+                    QueueLimit::Packets(_) => Err(E::custom("give a size (e.g. \"64KB\") or \"unlimited\"")),
+                }
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
 /// A queue: one drop-tail limit, or strict-priority classes with a limit each.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
@@ -245,7 +293,7 @@ pub struct HostSpec {
 }
 
 /// `[[switches]]`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchSpec {
     /// Unique name.
@@ -542,122 +590,203 @@ pub enum RecoveryName {
     Linux,
 }
 
-/// TCP settings; every field optional here, resolved against `defaults.tcp` and built-ins.
+/// `[defaults.tcp]`, `[flows.tcp]`: TCP settings, every key optional here. A flow's settings are
+/// resolved from the built-ins, then its profile, then `defaults.tcp`, then its own keys.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
-    /// Host profile whose defaults apply before `defaults.tcp` and the flow's own keys.
+    /// Host profile whose defaults apply before `defaults.tcp` and the flow's own keys
+    /// (default `"rfc"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileName>,
-    /// Congestion controller.
+    /// Congestion controller (default `"newreno"`); its parameters are in the `bic` and
+    /// `cubic` tables.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cc: Option<CcName>,
-    /// MSS, bytes.
+    /// MSS, bytes, 64..=65495, counting option space (default 1460).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mss: Option<u32>,
-    /// SACK.
+    /// Offer SACK (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sack: Option<bool>,
-    /// Timestamps.
+    /// Offer RFC 7323 timestamps (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamps: Option<bool>,
-    /// Window scaling.
+    /// Offer RFC 7323 window scaling (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_scaling: Option<bool>,
-    /// Nagle.
+    /// Nagle's algorithm (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nagle: Option<bool>,
-    /// Send buffer.
+    /// Send buffer, bytes, at least one MSS (default 4MB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sndbuf: Option<Size>,
-    /// Receive buffer.
+    /// Receive buffer, bytes, at least one MSS (default 4MB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rcvbuf: Option<Size>,
-    /// Initial window, segments (0 = RFC 5681 rule).
+    /// Initial window, segments; 0 = by `initial_cwnd_rule` (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_cwnd: Option<u32>,
-    /// MSS-based initial-window rule when initial_cwnd is 0.
+    /// MSS-based initial-window rule when `initial_cwnd` is 0 (default `"rfc5681"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_cwnd_rule: Option<IwRuleName>,
-    /// Quick-ACK segments at connection start.
+    /// Segments acknowledged one by one at connection start (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quickack: Option<u32>,
-    /// Linux receive-window growth with its quick ACKs (`tcp_grow_window`).
+    /// Linux receive-window growth with its quick ACKs, `tcp_grow_window` (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rcv_window_growth: Option<bool>,
-    /// Which Linux's receive-window rules the growth follows (first window, out-of-order growth).
+    /// Which Linux's receive-window rules the growth follows: first window, out-of-order
+    /// growth (default `"linux-2.6.16"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rcv_window_rule: Option<RcvWindowRuleName>,
-    /// Initial ssthresh: a size or "unlimited".
+    /// Initial ssthresh: a size or `"unlimited"` (default `"unlimited"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub initial_ssthresh: Option<QLimit>,
-    /// Delayed ACK every N segments.
+    pub initial_ssthresh: Option<Threshold>,
+    /// Delayed ACK at least every N full segments, at least 1 (default 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delack_segments: Option<u32>,
-    /// Delayed-ACK timeout.
+    /// Delayed-ACK timeout (default 40ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delack_timeout: Option<Dur>,
-    /// RTT estimator.
+    /// RTT estimator (default `"rfc6298"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt_estimator: Option<EstimatorName>,
-    /// RTO floor.
+    /// RTO floor, at most `rto_max` (default 200ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_min: Option<Dur>,
-    /// RTO ceiling.
+    /// RTO ceiling, positive (default 60s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_max: Option<Dur>,
-    /// RTO before the first sample.
+    /// RTO before the first RTT sample, positive (default 1s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_initial: Option<Dur>,
-    /// Clock granularity G.
+    /// Clock granularity G of RFC 6298 (default 0s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_granularity: Option<Dur>,
-    /// Backoff rule.
+    /// Backoff rule (default `"exponential"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_backoff: Option<BackoffName>,
-    /// Hybrid: doublings before linear growth.
+    /// Hybrid backoff: doublings before linear growth, at most 40 (default 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_hybrid_switch: Option<u32>,
-    /// RFC 3042.
+    /// RFC 3042 limited transmit (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_transmit: Option<bool>,
-    /// RFC 7661: grow the window only while cwnd-limited.
+    /// RFC 7661: grow the window only while cwnd-limited (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwnd_validation: Option<bool>,
-    /// Duplicate-ACK threshold.
+    /// Duplicate-ACK threshold, at least 1 (default 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dupthresh: Option<u32>,
-    /// Recovery procedure.
+    /// Recovery procedure (default `"auto"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<RecoveryName>,
-    /// Slow-start byte-counting limit L (segments per ACK).
+    /// Slow-start byte-counting limit L, segments per ACK (RFC 3465; default 1); BIC's
+    /// `tcp_abc`, where 0 turns ABC off (other controllers need at least 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abc_limit: Option<u32>,
-    /// Timestamp clock tick.
+    /// Timestamp clock tick, positive (default 1ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ts_tick: Option<Dur>,
-    /// Kernel HZ (paces BIC's window recomputation, HZ/32).
+    /// Kernel HZ, 10..=100000 (default 1000; linux-2.6.16: 250): the jiffy that paces BIC's
+    /// and CUBIC's window recomputation (HZ/32).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hz: Option<u32>,
-    /// BIC: largest per-RTT increase, segments (S_max).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bic_max_increment: Option<u32>,
-    /// BIC: decrease factor ×1024.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bic_beta: Option<u32>,
-    /// BIC: Reno below this window, segments.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bic_low_window: Option<u32>,
-    /// BIC: initial ssthresh in segments (0 = none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bic_initial_ssthresh: Option<u32>,
-    /// BIC: fast convergence.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bic_fast_convergence: Option<bool>,
-    /// BIC: smooth part.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bic_smooth_part: Option<u32>,
+    /// BIC's parameters, used when `cc = "bic"`: the `bic` table under this one.
+    #[serde(default, skip_serializing_if = "BicSpec::is_empty")]
+    pub bic: BicSpec,
+    /// CUBIC's parameters, used when `cc = "cubic"`: the `cubic` table under this one.
+    #[serde(default, skip_serializing_if = "CubicSpec::is_empty")]
+    pub cubic: CubicSpec,
 }
+
+/// `[defaults.tcp.bic]`, `[flows.tcp.bic]`: BIC's module parameters (Linux 2.6.16
+/// `tcp_bic.c`), each optional here and resolved like the keys of the `tcp` table. The
+/// defaults are Linux 2.6.16's; `abc_limit` (BIC's `tcp_abc`) and `hz` stay in the `tcp` table.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BicSpec {
+    /// Largest window increase per RTT, segments, at least 1 (S_max; default 16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_increment: Option<u32>,
+    /// Multiplicative decrease: the fraction of the window kept after a loss, ×1024, in
+    /// 1..1024 (default 819 ≈ 0.8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<u32>,
+    /// At or below this window, segments, BIC grows and backs off as Reno (default 14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low_window: Option<u32>,
+    /// ssthresh set at connection start, segments; 0 keeps the `tcp` table's
+    /// `initial_ssthresh` (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_ssthresh: Option<u32>,
+    /// Fast convergence: a flow that lost below its previous maximum remembers a lower one
+    /// (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fast_convergence: Option<bool>,
+    /// Near the previous maximum the window grows by B/smooth_part segments per RTT (B = 4);
+    /// at least 1 (default 20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smooth_part: Option<u32>,
+}
+
+impl BicSpec {
+    /// True when no key is set.
+    pub fn is_empty(&self) -> bool {
+        *self == BicSpec::default()
+    }
+}
+
+/// `[defaults.tcp.cubic]`, `[flows.tcp.cubic]`: CUBIC's module parameters (modern Linux
+/// `tcp_cubic.c`), each optional here and resolved like the keys of the `tcp` table. The
+/// defaults are Linux's; `hz` stays in the `tcp` table.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CubicSpec {
+    /// β: the fraction of the window kept after a loss, ×1024, in 1..1024 (default 717 ≈ 0.7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<u32>,
+    /// The cubic's scale C as Linux's `bic_scale` = C·1024/10, in 1..=10000 (default 41,
+    /// C ≈ 0.4 segments/s³).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bic_scale: Option<u32>,
+    /// Fast convergence: a flow that lost below its previous maximum remembers a lower one,
+    /// (1 + β)/2 of its window (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fast_convergence: Option<bool>,
+    /// The Reno-friendly region: grow at least as fast as Reno with the same β would
+    /// (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_friendliness: Option<bool>,
+    /// HyStart: leave slow start on an ACK train or a delay increase (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart: Option<bool>,
+    /// HyStart acts only from this window on, segments (default 16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart_low_window: Option<u32>,
+    /// HyStart: ACKs at most this far apart form a train (default 2ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart_ack_delta: Option<Dur>,
+}
+
+impl CubicSpec {
+    /// True when no key is set.
+    pub fn is_empty(&self) -> bool {
+        *self == CubicSpec::default()
+    }
+}
+
+/// Keys of the `tcp` table that moved into a controller's own table: (old key, table, new
+/// key). Reading one is an error naming its new place (see `scenario::parse_toml`).
+pub const MOVED_TCP_KEYS: &[(&str, &str, &str)] = &[
+    ("bic_max_increment", "bic", "max_increment"),
+    ("bic_beta", "bic", "beta"),
+    ("bic_low_window", "bic", "low_window"),
+    ("bic_initial_ssthresh", "bic", "initial_ssthresh"),
+    ("bic_fast_convergence", "bic", "fast_convergence"),
+    ("bic_smooth_part", "bic", "smooth_part"),
+];
 
 /// Which queues to trace.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

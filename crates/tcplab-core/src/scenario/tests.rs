@@ -73,15 +73,15 @@ fn errors_name_the_field_and_reason() {
 fn profiles_pick_their_receive_window_rules() {
     let growth = |tcp: &str| {
         let r = Run::from_toml(&format!("{TINY}\n[defaults.tcp]\n{tcp}\n"), None).unwrap_or_else(|e| panic!("{e}"));
-        let t = &r.resolved.flows[0].tcp;
+        let t = &r.resolved.flows[0].tcp().expect("a tcp flow").settings;
         (t.rcv_window_growth, t.rcv_window_rule)
     };
     use spec::RcvWindowRuleName::*;
-    assert_eq!(growth(""), (Some(false), Some(Linux2616)));
-    assert_eq!(growth("profile = \"linux-2.6.16\""), (Some(true), Some(Linux2616)));
-    assert_eq!(growth("profile = \"linux-modern\""), (Some(true), Some(Linux420)));
-    assert_eq!(growth("profile = \"linux-modern\"\nrcv_window_rule = \"linux-2.6.16\""), (Some(true), Some(Linux2616)));
-    assert_eq!(growth("profile = \"linux-modern\"\nrcv_window_growth = false"), (Some(false), Some(Linux420)));
+    assert_eq!(growth(""), (false, Linux2616));
+    assert_eq!(growth("profile = \"linux-2.6.16\""), (true, Linux2616));
+    assert_eq!(growth("profile = \"linux-modern\""), (true, Linux420));
+    assert_eq!(growth("profile = \"linux-modern\"\nrcv_window_rule = \"linux-2.6.16\""), (true, Linux2616));
+    assert_eq!(growth("profile = \"linux-modern\"\nrcv_window_growth = false"), (false, Linux420));
 }
 
 #[test]
@@ -122,7 +122,7 @@ fn link_framing_takes_line_time_but_no_ip_bytes() {
         let text = TINY.replace("bytes = \"100KB\"", "").replace("delay = \"1ms\"", &format!("delay = \"1ms\"\n{framing}"));
         let text = format!("{text}\n[run]\nduration = \"4s\"\n[defaults.tcp]\nmss = 1460\nrcvbuf = \"1MB\"\nsndbuf = \"1MB\"\n");
         let r = run(&text, 1);
-        assert_eq!(r.resolved.links[0].framing.map(|s| s.0), Some(if framing.starts_with("framing") { 38 } else { 0 }));
+        assert_eq!(r.resolved.links[0].framing.0, if framing.starts_with("framing") { 38 } else { 0 });
         r.sim.summary().flows[0].bytes_delivered as f64
     };
     let (plain, framed) = (long(""), long("framing = \"38B\""));

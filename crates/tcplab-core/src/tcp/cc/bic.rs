@@ -17,7 +17,9 @@ const BICTCP_B: u32 = 4;
 /// `delayed_ack` is kept ×2^4.
 const ACK_RATIO_SHIFT: u32 = 4;
 
-/// BIC parameters; defaults are the Linux 2.6.16 module parameters.
+/// BIC parameters; defaults are the Linux 2.6.16 module parameters (a scenario sets them in
+/// its `[defaults.tcp.bic]` or `[flows.tcp.bic]` table, `abc` as `abc_limit` and `hz` in the
+/// `tcp` table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BicConfig {
     /// Fast convergence (default on).

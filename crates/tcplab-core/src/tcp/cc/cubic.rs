@@ -13,24 +13,25 @@ const BICTCP_HZ: u32 = 10;
 /// HyStart needs this many delay samples per round before judging.
 const HYSTART_MIN_SAMPLES: u32 = 8;
 
-/// CUBIC parameters; defaults are the Linux module parameters.
+/// CUBIC parameters; defaults are the Linux module parameters (a scenario sets them in its
+/// `[defaults.tcp.cubic]` or `[flows.tcp.cubic]` table, `hz` in the `tcp` table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CubicConfig {
-    /// Fast convergence.
+    /// Fast convergence: after a loss below W_max, W_max = (1 + β)/2 of the window (default on).
     pub fast_convergence: bool,
-    /// β ×1024 (717 ≈ 0.7).
+    /// β, the fraction of the window kept after a loss, ×1024, in 1..1024 (default 717 ≈ 0.7).
     pub beta: u32,
-    /// C ×1024/10 (41 → C ≈ 0.4).
+    /// C ×1024/10, segments/s³ (default 41 → C ≈ 0.4).
     pub bic_scale: u32,
-    /// Reno-friendly region.
+    /// Reno-friendly region (default on).
     pub tcp_friendliness: bool,
-    /// HyStart on.
+    /// HyStart (default on).
     pub hystart: bool,
-    /// HyStart acts only from this window on, segments (16).
+    /// HyStart acts only from this window on, segments (default 16).
     pub hystart_low_window: u32,
-    /// ACKs at most this far apart form a train (2 ms).
+    /// ACKs at most this far apart form a train (default 2 ms).
     pub hystart_ack_delta: SimDuration,
-    /// Kernel HZ (the jiffy of `last_time` and of the HZ/32 recomputation pacing).
+    /// Kernel HZ, the jiffy of `last_time` and of the HZ/32 recomputation pacing (default 1000).
     pub hz: u32,
 }
 

@@ -1,0 +1,176 @@
+//! `[[flows]]`: endpoints, replication (`count`) and the names it makes, the traffic of each
+//! kind (a TCP transfer with its resolved `tcp` table, or a constant-bit-rate UDP stream), and
+//! whether the run can end.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::nodes::{Names, NodeKind};
+use super::run::ResolvedRun;
+use super::tcp::{resolve_tcp, ResolvedTcp};
+use super::{err, Res, MAX_FLOWS};
+use crate::net::packet::{IPV4_HEADER, UDP_HEADER};
+use crate::scenario::spec::{Dur, FlowKind, FlowSpec, Rate, Size, StopSpec, TcpSpec};
+use crate::units::SimDuration;
+
+/// `[[flows]]`, resolved. Serialized with the keys of `spec::FlowSpec`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ResolvedFlow {
+    /// Name (suffixed `.i` when `count` > 1).
+    pub name: String,
+    /// Source host.
+    pub src: String,
+    /// Destination host.
+    pub dst: String,
+    /// Start time (default 0s).
+    pub start: Dur,
+    /// Number of identical flows, at least 1 (default 1).
+    pub count: u32,
+    /// Stop writing (sending) at this time; none: until the bytes are sent or the run ends.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Dur>,
+    /// Priority class at strict-priority queues (default 0, the highest).
+    pub class: u8,
+    /// What the flow sends.
+    #[serde(flatten)]
+    pub traffic: Traffic,
+}
+
+impl ResolvedFlow {
+    /// The TCP settings of a TCP flow.
+    pub fn tcp(&self) -> Option<&ResolvedTcp> {
+        match &self.traffic {
+            Traffic::Tcp(t) => Some(&t.tcp),
+            Traffic::UdpCbr(_) => None,
+        }
+    }
+}
+
+/// A flow's traffic by kind; serialized as `kind = "…"` and the kind's keys.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Traffic {
+    /// A TCP connection with a bulk sender.
+    Tcp(TcpTraffic),
+    /// Constant-bit-rate UDP.
+    UdpCbr(UdpCbrTraffic),
+}
+
+/// A bulk TCP transfer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TcpTraffic {
+    /// Bytes to send, at least 1; none: until `stop` or the end of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Size>,
+    /// Application write size, at least 1 byte (default 128KiB).
+    pub write_size: Size,
+    /// The connection's settings.
+    pub tcp: ResolvedTcp,
+}
+
+/// A constant-bit-rate UDP stream.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UdpCbrTraffic {
+    /// Sending rate (IP bytes).
+    pub rate: Rate,
+    /// IP packet size, 29..=65535 bytes (default 1500B).
+    pub packet_size: Size,
+}
+
+/// Resolve `[[flows]]`: `defaults_tcp` is the scenario's `defaults.tcp` as written and
+/// `resolved_tcp` as resolved (what a flow without a `tcp` table of its own uses). Returns the
+/// flows and how many they expand to.
+pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &TcpSpec, resolved_tcp: &ResolvedTcp, run: &ResolvedRun) -> Res<(Vec<ResolvedFlow>, u64)> {
+    let mut flow_names = BTreeMap::new();
+    let mut expanded: BTreeMap<String, usize> = BTreeMap::new();
+    let mut total_flows = 0u64;
+    let mut out = Vec::with_capacity(flows.len());
+    for (i, f) in flows.iter().enumerate() {
+        let p = |x: &str| format!("flows[{i}].{x}");
+        if f.name.trim().is_empty() {
+            return err(p("name"), "must not be empty");
+        }
+        if flow_names.insert(f.name.clone(), i).is_some() {
+            return err(p("name"), format!("another flow is already named '{}'", f.name));
+        }
+        for (field, n) in [("src", &f.src), ("dst", &f.dst)] {
+            match names.get(n) {
+                Some(NodeKind::Host) => {}
+                Some(k) => return err(p(field), format!("'{n}' is a {}, not a host", k.name())),
+                None => return err(p(field), format!("no host is named '{n}'")),
+            }
+        }
+        if f.src == f.dst {
+            return err(p("dst"), "source and destination are the same host");
+        }
+        let count = f.count.unwrap_or(1);
+        if count == 0 {
+            return err(p("count"), "must be at least 1");
+        }
+        total_flows += count as u64;
+        if total_flows > MAX_FLOWS {
+            return err(p("count"), format!("the scenario would have {total_flows} flows or more; at most {MAX_FLOWS} (memory: about 3.5 KB per flow plus its packets in flight)"));
+        }
+        // The names the flows get (`name.k` for k < count), unique across all flows.
+        for k in 0..count {
+            let name = if count > 1 { format!("{}.{k}", f.name) } else { f.name.clone() };
+            if let Some(j) = expanded.insert(name.clone(), i) {
+                return err(p("name"), format!("makes a flow named '{name}', as flows[{j}] does; flow names must be unique (a flow with count = n is named name.0 … name.(n-1))"));
+            }
+        }
+        let traffic = match f.kind {
+            FlowKind::Tcp => {
+                for (field, set) in [("rate", f.rate.is_some()), ("packet_size", f.packet_size.is_some())] {
+                    if set {
+                        return err(p(field), "only for udp-cbr flows");
+                    }
+                }
+                let write_size = f.write_size.unwrap_or(Size(128 * 1024));
+                if write_size.0 == 0 {
+                    return err(p("write_size"), "must be at least 1 byte");
+                }
+                if f.bytes.is_some_and(|b| b.0 == 0) {
+                    return err(p("bytes"), "must be at least 1 byte");
+                }
+                // A flow without settings of its own has the resolved defaults.
+                let tcp = if f.tcp == TcpSpec::default() { resolved_tcp.clone() } else { resolve_tcp(defaults_tcp, &f.tcp, &p("tcp"))? };
+                Traffic::Tcp(TcpTraffic { bytes: f.bytes, write_size, tcp })
+            }
+            FlowKind::UdpCbr => {
+                for (field, set) in [("bytes", f.bytes.is_some()), ("write_size", f.write_size.is_some()), ("tcp", f.tcp != TcpSpec::default())] {
+                    if set {
+                        return err(p(field), "only for tcp flows");
+                    }
+                }
+                let Some(rate) = f.rate else {
+                    return err(p("rate"), "a udp-cbr flow needs a rate");
+                };
+                let packet_size = f.packet_size.unwrap_or(Size(1500));
+                if packet_size.0 <= (IPV4_HEADER + UDP_HEADER) as u64 || packet_size.0 > 65_535 {
+                    return err(p("packet_size"), format!("{} bytes is out of range (29..=65535 IP bytes)", packet_size.0));
+                }
+                Traffic::UdpCbr(UdpCbrTraffic { rate, packet_size })
+            }
+        };
+        let rule = if run.stop == StopSpec::Idle { "idle" } else { "flows-done" };
+        let endless = run.stop != StopSpec::Duration && run.duration.is_none() && f.stop.is_none();
+        if endless && f.kind == FlowKind::Tcp && f.bytes.is_none() {
+            return err(p("bytes"), format!("with run.stop = \"{rule}\" and no run.duration, every flow needs bytes or stop (or the run never ends)"));
+        }
+        if endless && f.kind == FlowKind::UdpCbr {
+            return err(p("stop"), format!("with run.stop = \"{rule}\" and no run.duration, a udp-cbr flow needs stop (or the run never ends)"));
+        }
+        out.push(ResolvedFlow {
+            name: f.name.clone(),
+            src: f.src.clone(),
+            dst: f.dst.clone(),
+            start: f.start.unwrap_or(Dur(SimDuration::ZERO)),
+            count,
+            stop: f.stop,
+            class: f.class.unwrap_or(0),
+            traffic,
+        });
+    }
+    Ok((out, total_flows))
+}

@@ -1,0 +1,135 @@
+//! Resolution: every default filled in, every value and cross-reference checked, one module
+//! per section. The result, a [`ResolvedScenario`], holds a value wherever the simulation
+//! needs one: an `Option` is left only where "none" is itself a setting (no run duration, no
+//! byte limit, no rate limit on an emulator). It serializes to the fully resolved scenario,
+//! a complete scenario file that parses back, as a `spec::Scenario`, to itself.
+
+mod cc;
+mod coordinators;
+mod emulators;
+mod flows;
+mod links;
+mod nodes;
+mod observe;
+mod run;
+mod tcp;
+
+use serde::Serialize;
+
+pub use cc::{ResolvedBic, ResolvedCc, ResolvedCubic};
+pub use coordinators::ResolvedCoordinator;
+pub use emulators::{RateLimit, Reorder, ResolvedEmulator, ResolvedHarmonizer};
+pub use flows::{ResolvedFlow, TcpTraffic, Traffic, UdpCbrTraffic};
+pub use links::ResolvedLink;
+pub use nodes::{NodeKind, ResolvedHost};
+pub use observe::{ResolvedTap, ResolvedTrace, TracedQueues};
+pub use run::ResolvedRun;
+pub use tcp::{profile_tcp, resolve_tcp, ResolvedTcp, TcpSettings};
+
+use crate::scenario::spec::{QueueSpec, Scenario, StopSpec, SwitchSpec, TcpSpec};
+use crate::scenario::ScenarioError;
+use crate::units::SimDuration;
+
+pub(crate) type Res<T> = Result<T, ScenarioError>;
+
+/// The most flows a scenario may expand to (memory: about 3.5 KB per flow plus the packets in
+/// flight, `make bench-memory`; 10⁵ flows ≈ 0.4 GB before any packet).
+pub const MAX_FLOWS: u64 = 100_000;
+
+/// The shortest period of a recurring event (throughput samples, coordinators, harmonizer
+/// updates): 1 µs, below one 1500-byte packet at 10 Gb/s. Shorter periods only cost events.
+pub const MIN_PERIOD: SimDuration = SimDuration(1_000_000);
+
+/// The most rows the throughput trace may reach (flows × bins): 2·10⁸ rows take ≈ 5 GB.
+pub const MAX_THROUGHPUT_ROWS: u64 = 200_000_000;
+
+/// The largest seed: seeds are in [0, 2⁶³), since the resolved scenario carries its seed as a
+/// TOML integer (signed 64-bit).
+pub const MAX_SEED: u64 = i64::MAX as u64;
+
+pub(crate) fn err<T>(path: impl Into<String>, reason: impl Into<String>) -> Res<T> {
+    Err(ScenarioError::new(path, reason))
+}
+
+fn check_period(path: String, d: SimDuration) -> Res<()> {
+    if d < MIN_PERIOD {
+        return err(path, format!("{} is shorter than the shortest period tcplab allows (1us)", crate::units::format_duration(d)));
+    }
+    Ok(())
+}
+
+/// The whole scenario, resolved. Serialized with the keys of `spec::Scenario`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ResolvedScenario {
+    /// Scenario name, not empty.
+    pub name: String,
+    /// Free text.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Stop condition and seed.
+    pub run: ResolvedRun,
+    /// Defaults for every element.
+    pub defaults: ResolvedDefaults,
+    /// End hosts.
+    pub hosts: Vec<ResolvedHost>,
+    /// Switches.
+    pub switches: Vec<SwitchSpec>,
+    /// Delay/loss emulators.
+    pub emulators: Vec<ResolvedEmulator>,
+    /// Links.
+    pub links: Vec<ResolvedLink>,
+    /// Observation points (header capture).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub taps: Vec<ResolvedTap>,
+    /// Traffic.
+    pub flows: Vec<ResolvedFlow>,
+    /// Remedies that coordinate parallel streams.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub coordinators: Vec<ResolvedCoordinator>,
+    /// Requested traces.
+    pub trace: ResolvedTrace,
+}
+
+/// `[defaults]`, resolved.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ResolvedDefaults {
+    /// Egress queue of every link end that does not give its own (default 1000pkts).
+    pub queue: QueueSpec,
+    /// The TCP settings of a flow without a `tcp` table of its own.
+    pub tcp: ResolvedTcp,
+}
+
+/// Fill every default and check every value and reference.
+pub fn resolve(sc: &Scenario) -> Res<ResolvedScenario> {
+    if sc.name.trim().is_empty() {
+        return err("name", "must not be empty");
+    }
+    let run = run::resolve_run(&sc.run)?;
+    let queue = sc.defaults.queue.clone().unwrap_or_else(links::default_queue);
+    links::check_queue(&queue, "defaults.queue")?;
+    let defaults = ResolvedDefaults { queue, tcp: resolve_tcp(&sc.defaults.tcp, &TcpSpec::default(), "defaults.tcp")? };
+    let names = nodes::node_names(sc)?;
+    let hosts = nodes::resolve_hosts(&sc.hosts);
+    let switches = nodes::resolve_switches(&sc.switches);
+    let emulators = emulators::resolve_emulators(&sc.emulators, &sc.links)?;
+    let links = links::resolve_links(&sc.links, &defaults.queue, &names)?;
+    links::check_total_delay(&links, &emulators)?;
+    emulators::check_degree(&emulators, &sc.links)?;
+    let (flows, total_flows) = flows::resolve_flows(&sc.flows, &names, &sc.defaults.tcp, &defaults.tcp, &run)?;
+    let taps = observe::resolve_taps(&sc.taps, &links)?;
+    let coordinators = coordinators::resolve_coordinators(&sc.coordinators, &flows)?;
+    let trace = observe::resolve_trace(&sc.trace, &run, total_flows)?;
+    // A run that stops when idle never idles while something recurs.
+    if run.stop == StopSpec::Idle && run.duration.is_none() {
+        if trace.throughput_interval.is_some() {
+            return err("run.stop", "\"idle\" with no run.duration never ends while trace.throughput_interval samples; set run.duration");
+        }
+        if !coordinators.is_empty() {
+            return err("run.stop", "\"idle\" with no run.duration never ends while a coordinator acts; set run.duration");
+        }
+    }
+    Ok(ResolvedScenario { name: sc.name.clone(), description: sc.description.clone(), run, defaults, hosts, switches, emulators, links, taps, flows, coordinators, trace })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,360 @@
+//! `defaults.tcp` and `flows[i].tcp`: the built-in settings, the host profiles, the layering of
+//! the tables (built-ins, profile, `defaults.tcp`, the flow's own keys), the checks, and the
+//! connection configuration a resolved table builds.
+
+use serde::Serialize;
+
+use super::cc::{CcLayers, ResolvedCc};
+use super::{err, Res};
+use crate::scenario::spec::{BackoffName, CcName, Dur, EstimatorName, IwRuleName, ProfileName, RcvWindowRuleName, RecoveryName, Size, TcpSpec, Threshold};
+use crate::tcp::cc::RenoConfig;
+use crate::tcp::{Backoff, InitialWindowRule, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
+use crate::units::SimDuration;
+
+/// A resolved `tcp` table: every setting, and the controller with its own parameters.
+/// Serialized as a complete `tcp` table (with the controller's `bic` or `cubic` table).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ResolvedTcp {
+    /// The host profile whose defaults applied first.
+    pub profile: ProfileName,
+    /// Everything but the controller.
+    #[serde(flatten)]
+    pub settings: TcpSettings,
+    /// The congestion controller and its parameters.
+    #[serde(flatten)]
+    pub cc: ResolvedCc,
+}
+
+/// The settings of a `tcp` table but the profile and the controller, resolved. Each key's
+/// range and built-in default are on `spec::TcpSpec`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TcpSettings {
+    /// MSS, bytes, counting option space.
+    pub mss: u32,
+    /// Offer SACK.
+    pub sack: bool,
+    /// Offer RFC 7323 timestamps.
+    pub timestamps: bool,
+    /// Offer RFC 7323 window scaling.
+    pub window_scaling: bool,
+    /// Nagle's algorithm.
+    pub nagle: bool,
+    /// Send buffer, bytes.
+    pub sndbuf: Size,
+    /// Receive buffer, bytes.
+    pub rcvbuf: Size,
+    /// Initial window, segments (0 = by `initial_cwnd_rule`).
+    pub initial_cwnd: u32,
+    /// MSS-based initial-window rule.
+    pub initial_cwnd_rule: IwRuleName,
+    /// Segments acknowledged one by one at connection start.
+    pub quickack: u32,
+    /// Linux receive-window growth.
+    pub rcv_window_growth: bool,
+    /// Which Linux's receive-window rules the growth follows.
+    pub rcv_window_rule: RcvWindowRuleName,
+    /// Initial ssthresh, bytes or unlimited.
+    pub initial_ssthresh: Threshold,
+    /// Delayed ACK at least every this many full segments.
+    pub delack_segments: u32,
+    /// Delayed-ACK timeout.
+    pub delack_timeout: Dur,
+    /// RTT estimator.
+    pub rtt_estimator: EstimatorName,
+    /// RTO floor.
+    pub rto_min: Dur,
+    /// RTO ceiling.
+    pub rto_max: Dur,
+    /// RTO before the first RTT sample.
+    pub rto_initial: Dur,
+    /// Clock granularity G of RFC 6298.
+    pub rto_granularity: Dur,
+    /// Backoff rule.
+    pub rto_backoff: BackoffName,
+    /// Hybrid backoff: doublings before linear growth.
+    pub rto_hybrid_switch: u32,
+    /// RFC 3042 limited transmit.
+    pub limited_transmit: bool,
+    /// RFC 7661 congestion-window validation.
+    pub cwnd_validation: bool,
+    /// Duplicate-ACK threshold.
+    pub dupthresh: u32,
+    /// Recovery procedure.
+    pub recovery: RecoveryName,
+    /// Slow-start byte-counting limit, segments per ACK (BIC: 0 = off).
+    pub abc_limit: u32,
+    /// Timestamp clock tick.
+    pub ts_tick: Dur,
+    /// Kernel HZ (paces BIC's and CUBIC's window recomputation).
+    pub hz: u32,
+}
+
+fn set<T: Clone>(dst: &mut T, v: &Option<T>) {
+    if let Some(v) = v {
+        *dst = v.clone();
+    }
+}
+
+impl TcpSettings {
+    /// The built-in defaults (docs/scenario-format.md lists them): `TcpConfig::default()`'s.
+    pub fn builtin() -> Self {
+        let d = TcpConfig::default();
+        TcpSettings {
+            mss: d.mss,
+            sack: d.sack,
+            timestamps: d.timestamps,
+            window_scaling: d.window_scaling,
+            nagle: d.nagle,
+            sndbuf: Size(d.sndbuf),
+            rcvbuf: Size(d.rcvbuf),
+            initial_cwnd: d.initial_cwnd,
+            initial_cwnd_rule: IwRuleName::Rfc5681,
+            quickack: 0,
+            rcv_window_growth: false,
+            rcv_window_rule: RcvWindowRuleName::Linux2616,
+            initial_ssthresh: Threshold::Unlimited,
+            delack_segments: d.delack_segments,
+            delack_timeout: Dur(d.delack_timeout),
+            rtt_estimator: EstimatorName::Rfc6298,
+            rto_min: Dur(d.rto.min),
+            rto_max: Dur(d.rto.max),
+            rto_initial: Dur(d.rto.initial),
+            rto_granularity: Dur(d.rto.granularity),
+            rto_backoff: BackoffName::Exponential,
+            rto_hybrid_switch: 3,
+            limited_transmit: d.limited_transmit,
+            cwnd_validation: d.cwnd_validation,
+            dupthresh: d.dupthresh,
+            recovery: RecoveryName::Auto,
+            abc_limit: RenoConfig::default().abc_limit,
+            ts_tick: Dur(d.ts_tick),
+            hz: 1000,
+        }
+    }
+
+    /// Apply the keys a layer sets (its profile and controller are resolved apart).
+    fn overlay(&mut self, s: &TcpSpec) {
+        #[rustfmt::skip]
+        let TcpSpec {
+            profile: _, cc: _, bic: _, cubic: _,
+            mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
+            rcv_window_growth, rcv_window_rule, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
+            rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit,
+            cwnd_validation, dupthresh, recovery, abc_limit, ts_tick, hz,
+        } = s;
+        set(&mut self.mss, mss);
+        set(&mut self.sack, sack);
+        set(&mut self.timestamps, timestamps);
+        set(&mut self.window_scaling, window_scaling);
+        set(&mut self.nagle, nagle);
+        set(&mut self.sndbuf, sndbuf);
+        set(&mut self.rcvbuf, rcvbuf);
+        set(&mut self.initial_cwnd, initial_cwnd);
+        set(&mut self.initial_cwnd_rule, initial_cwnd_rule);
+        set(&mut self.quickack, quickack);
+        set(&mut self.rcv_window_growth, rcv_window_growth);
+        set(&mut self.rcv_window_rule, rcv_window_rule);
+        set(&mut self.initial_ssthresh, initial_ssthresh);
+        set(&mut self.delack_segments, delack_segments);
+        set(&mut self.delack_timeout, delack_timeout);
+        set(&mut self.rtt_estimator, rtt_estimator);
+        set(&mut self.rto_min, rto_min);
+        set(&mut self.rto_max, rto_max);
+        set(&mut self.rto_initial, rto_initial);
+        set(&mut self.rto_granularity, rto_granularity);
+        set(&mut self.rto_backoff, rto_backoff);
+        set(&mut self.rto_hybrid_switch, rto_hybrid_switch);
+        set(&mut self.limited_transmit, limited_transmit);
+        set(&mut self.cwnd_validation, cwnd_validation);
+        set(&mut self.dupthresh, dupthresh);
+        set(&mut self.recovery, recovery);
+        set(&mut self.abc_limit, abc_limit);
+        set(&mut self.ts_tick, ts_tick);
+        set(&mut self.hz, hz);
+    }
+
+    /// Check every value; `path` is the table's, `cc` its controller.
+    fn check(&self, path: &str, cc: CcName) -> Res<()> {
+        let g = |name: &str| format!("{path}.{name}");
+        let mss = self.mss;
+        if !(64..=65_495).contains(&mss) {
+            return err(g("mss"), format!("{mss} is out of range (64..=65495 bytes)"));
+        }
+        for (name, buf) in [("sndbuf", self.sndbuf.0), ("rcvbuf", self.rcvbuf.0)] {
+            if buf < mss as u64 {
+                return err(g(name), format!("{buf} bytes is smaller than one MSS ({mss})"));
+            }
+        }
+        if self.delack_segments == 0 {
+            return err(g("delack_segments"), "must be at least 1");
+        }
+        if self.dupthresh == 0 {
+            return err(g("dupthresh"), "must be at least 1");
+        }
+        if self.abc_limit == 0 && cc != CcName::Bic {
+            return err(g("abc_limit"), "must be at least 1 (0, ABC off, is for cc = \"bic\")");
+        }
+        if !(10..=100_000).contains(&self.hz) {
+            return err(g("hz"), format!("{} is out of range (10..=100000)", self.hz));
+        }
+        let (rto_min, rto_max) = (self.rto_min.0, self.rto_max.0);
+        if rto_min > rto_max {
+            return err(g("rto_min"), format!("{rto_min} is above rto_max ({rto_max})"));
+        }
+        if self.rto_initial.0 == SimDuration::ZERO {
+            return err(g("rto_initial"), "must be positive");
+        }
+        if rto_max == SimDuration::ZERO {
+            return err(g("rto_max"), "must be positive");
+        }
+        if self.rto_hybrid_switch > 40 {
+            return err(g("rto_hybrid_switch"), "must be at most 40");
+        }
+        if self.ts_tick.0 == SimDuration::ZERO {
+            return err(g("ts_tick"), "must be positive");
+        }
+        Ok(())
+    }
+}
+
+/// The settings a profile brings (applied over the built-ins, before `defaults.tcp`).
+pub fn profile_tcp(p: ProfileName) -> TcpSpec {
+    match p {
+        ProfileName::Rfc => TcpSpec::default(),
+        // Linux 2.6.16 (algorithms.md §1, §2.6): HZ = 250 so jiffies are 4 ms; RTO from the
+        // Linux estimator with TCP_RTO_MIN 200 ms, TCP_TIMEOUT_INIT 3 s, TCP_RTO_MAX 120 s;
+        // SACK + FACK with rate-halving; timestamps on; tcp_abc = 1; quick-ACK 16 and
+        // quick ACKs while the receive window grows from 2.6.16's first window;
+        // tcp_init_cwnd's MSS thresholds; delayed-ACK ato 40 ms; BIC with its 2.6.16 defaults.
+        ProfileName::Linux2616 => TcpSpec {
+            profile: Some(p),
+            cc: Some(CcName::Bic),
+            sack: Some(true),
+            timestamps: Some(true),
+            window_scaling: Some(true),
+            initial_cwnd: Some(0),
+            initial_cwnd_rule: Some(IwRuleName::Linux),
+            quickack: Some(16),
+            rcv_window_growth: Some(true),
+            rcv_window_rule: Some(RcvWindowRuleName::Linux2616),
+            delack_segments: Some(2),
+            delack_timeout: Some(Dur(SimDuration::from_millis(40))),
+            rtt_estimator: Some(EstimatorName::Linux),
+            rto_min: Some(Dur(SimDuration::from_millis(200))),
+            rto_max: Some(Dur(SimDuration::from_secs(120))),
+            rto_initial: Some(Dur(SimDuration::from_secs(3))),
+            rto_granularity: Some(Dur(SimDuration::from_millis(4))),
+            recovery: Some(RecoveryName::Linux),
+            abc_limit: Some(1),
+            ts_tick: Some(Dur(SimDuration::from_millis(4))),
+            hz: Some(250),
+            ..TcpSpec::default()
+        },
+        // Modern Linux (algorithms.md §2.6 "Modern Linux", §2.7): CUBIC + HyStart, IW 10,
+        // RTO initial 1 s / min 200 ms / max 120 s, Linux estimator, timestamps (1 ms clock),
+        // SACK; quick ACKs while the receive window grows from the 4.20–6.9 first window
+        // (min(rcvbuf, 65535); 6.10+ starts at the whole buffer and does not grow: set
+        // rcv_window_growth = false for it); MODEL: PRR is represented by the rate-halving recovery.
+        ProfileName::LinuxModern => TcpSpec {
+            profile: Some(p),
+            cc: Some(CcName::Cubic),
+            sack: Some(true),
+            timestamps: Some(true),
+            window_scaling: Some(true),
+            initial_cwnd: Some(10),
+            quickack: Some(16),
+            rcv_window_growth: Some(true),
+            rcv_window_rule: Some(RcvWindowRuleName::Linux420),
+            delack_segments: Some(2),
+            delack_timeout: Some(Dur(SimDuration::from_millis(40))),
+            rtt_estimator: Some(EstimatorName::Linux),
+            rto_min: Some(Dur(SimDuration::from_millis(200))),
+            rto_max: Some(Dur(SimDuration::from_secs(120))),
+            rto_initial: Some(Dur(SimDuration::from_secs(1))),
+            rto_granularity: Some(Dur(SimDuration::from_millis(1))),
+            recovery: Some(RecoveryName::Linux),
+            ts_tick: Some(Dur(SimDuration::from_millis(1))),
+            hz: Some(1000),
+            ..TcpSpec::default()
+        },
+    }
+}
+
+/// Resolve a `tcp` table: the built-ins, then the profile named by `flow` or `defaults`
+/// (default `"rfc"`), then `defaults`, then `flow`; every value checked, errors under `path`.
+pub fn resolve_tcp(defaults: &TcpSpec, flow: &TcpSpec, path: &str) -> Res<ResolvedTcp> {
+    let profile = flow.profile.or(defaults.profile).unwrap_or(ProfileName::Rfc);
+    let mut settings = TcpSettings::builtin();
+    let mut cc = CcLayers::builtin();
+    for layer in [&profile_tcp(profile), defaults, flow] {
+        settings.overlay(layer);
+        cc.overlay(layer.cc, &layer.bic, &layer.cubic);
+    }
+    settings.check(path, cc.name)?;
+    cc.check(path)?;
+    Ok(ResolvedTcp { profile, settings, cc: cc.select() })
+}
+
+impl ResolvedTcp {
+    /// The connection configuration (both ends of a flow use it).
+    pub fn config(&self) -> TcpConfig {
+        #[rustfmt::skip]
+        let TcpSettings {
+            mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
+            rcv_window_growth, rcv_window_rule, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
+            rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit,
+            cwnd_validation, dupthresh, recovery, abc_limit, ts_tick, hz,
+        } = self.settings;
+        TcpConfig {
+            mss,
+            sack,
+            timestamps,
+            window_scaling,
+            nagle,
+            sndbuf: sndbuf.0,
+            rcvbuf: rcvbuf.0,
+            initial_cwnd,
+            initial_cwnd_rule: match initial_cwnd_rule {
+                IwRuleName::Rfc5681 => InitialWindowRule::Rfc5681,
+                IwRuleName::Linux => InitialWindowRule::Linux,
+            },
+            quickack,
+            rcv_window_growth,
+            rcv_window_rule: match rcv_window_rule {
+                RcvWindowRuleName::Linux2616 => RcvWindowRule::Linux2616,
+                RcvWindowRuleName::Linux420 => RcvWindowRule::Linux420,
+            },
+            initial_ssthresh: initial_ssthresh.bytes(),
+            delack_segments,
+            delack_timeout: delack_timeout.0,
+            rtt_estimator: match rtt_estimator {
+                EstimatorName::Rfc6298 => RttEstimatorKind::Rfc6298,
+                EstimatorName::Linux => RttEstimatorKind::Linux,
+            },
+            rto: RtoPolicy {
+                min: rto_min.0,
+                max: rto_max.0,
+                initial: rto_initial.0,
+                granularity: rto_granularity.0,
+                backoff: match rto_backoff {
+                    BackoffName::Exponential => Backoff::Exponential,
+                    BackoffName::Linear => Backoff::Linear,
+                    BackoffName::Hybrid => Backoff::Hybrid { switch_after: rto_hybrid_switch },
+                },
+            },
+            limited_transmit,
+            cwnd_validation,
+            dupthresh,
+            recovery: match recovery {
+                RecoveryName::Auto => RecoveryKind::Auto,
+                RecoveryName::Reno => RecoveryKind::Reno,
+                RecoveryName::Newreno => RecoveryKind::NewReno,
+                RecoveryName::Sack => RecoveryKind::Sack,
+                RecoveryName::Linux => RecoveryKind::LinuxSack,
+            },
+            cc: self.cc.config(abc_limit, hz),
+            ts_tick: ts_tick.0,
+            persist_min: SimDuration::from_millis(200),
+        }
+    }
+}
