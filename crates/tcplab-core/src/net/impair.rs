@@ -13,7 +13,7 @@
 //! the copies may arrive apart. netem re-enqueues the copy at the root qdisc, where it meets
 //! the loss stage a second time; here the copy is not dropped again (duplicates are rare and
 //! the difference is a second-order loss), and it takes no extra line time (emulators that
-//! duplicate have no rate limit, see `scenario::build`).
+//! duplicate have no rate limit, see `scenario::resolve::emulators`).
 //!
 //! Packets leave in order of (release time, admission order): a packet that is not held back
 //! never overtakes one admitted before it.
