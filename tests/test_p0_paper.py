@@ -4,6 +4,8 @@ CUBIC) are compared in the report, not asserted here."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tcplab.reproduce import p0
@@ -30,13 +32,28 @@ def test_simultaneous_streams_diverge_and_stay_apart(verdicts):
 
 
 def test_streams_sending_later_lose_first(verdicts):
-    c = _check(verdicts, "Figs. 5–6", "lose first")
+    c = _check(verdicts, "Figs. 5–7", "lose first")
     assert c.passed, c.measured
 
 
 def test_send_gap_grows_over_the_early_rtts(verdicts):
     c = _check(verdicts, "Fig. 8", "grows")
     assert c.passed, c.measured
+
+
+def test_every_finding_of_the_paper_is_quoted_and_placed_in_the_report(verdicts, tmp_path_factory):
+    from tcplab.reproduce.findings import missing_quotes
+
+    checks = list(verdicts.values())
+    assert missing_quotes(checks) == []
+    seed = (Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_dc74dff776e003ff.txt")
+    if seed.is_file():
+        # Each quote's fragments are the seed's own words.
+        text = seed.read_text(encoding="utf-8")
+        for c in checks:
+            if c.paper:
+                for part in c.quote.split(" […] "):
+                    assert part in text, (c.figure, part)
 
 
 def test_first_rtt_spread_is_about_two_ms(verdicts):

@@ -7,7 +7,7 @@ import pytest
 import tcplab
 from tcplab.reproduce import STUDIES, p0
 from tcplab.reproduce.figures import new_figure, write_figures
-from tcplab.reproduce.findings import Check, verdict
+from tcplab.reproduce.findings import Check, missing_quotes, verdict
 from tcplab.reproduce.report import Report, write_results_json
 from tcplab.reproduce.scenarios import queue_override, scenario_value, study_dir, study_scenario
 from tcplab.scenario import load_scenario
@@ -21,6 +21,25 @@ def test_verdict_counts_the_papers_findings_only():
     ]
     assert verdict(checks) == (1, 2)
     assert verdict([]) == (0, 0)
+
+
+def test_findings_are_numbered_with_their_quote_place_and_verdict():
+    held = Check("Fig. 4", "streams diverge", "Jain 0.85", True, quote="速度格差が保存されている.", location="§4.1 ¶1")
+    failed = Check("Fig. 9", "fair", "Jain 0.93", False, quote="全て同様の結果になった.", location="§4.2 ¶3")
+    r = Report("t")
+    r.findings([held, failed])
+    text = r.text()
+    assert "1. **streams diverge** (§4.1 ¶1; pass)\n   > 速度格差が保存されている.\n\n   Measured: Jain 0.85" in text
+    assert "2. **fair** (§4.2 ¶3; **FAIL**)" in text
+    assert "> 全て同様の結果になった." in text
+
+
+def test_a_finding_of_the_paper_without_its_quote_or_place_is_listed():
+    quoted = Check("Fig. 4", "a", "m", True, quote="q", location="§4.1")
+    unplaced = Check("Fig. 5", "b", "m", True, quote="q")
+    unquoted = Check("Fig. 6", "c", "m", False, location="§4.1")
+    beyond = Check("not in the paper", "d", "m", True, paper=False)
+    assert missing_quotes([quoted, unplaced, unquoted, beyond]) == [unplaced, unquoted]
 
 
 def test_report_markdown():
@@ -51,7 +70,7 @@ def test_results_json_keeps_data_and_checks_but_not_results(smoke_path, tmp_path
     assert set(data) == {"plan", "checks"}
     assert data["checks"] == [
         {"figure": "Fig. 1", "claim": "a", "measured": "m", "passed": True, "paper": True,
-         "values": {"jain": [0.5, pytest.approx(float("nan"), nan_ok=True)]}}
+         "values": {"jain": [0.5, pytest.approx(float("nan"), nan_ok=True)]}, "quote": "", "location": ""}
     ]
 
 

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Protocol
 
 from tcplab.reproduce import p0
-from tcplab.reproduce.findings import Check, verdict
+from tcplab.reproduce.findings import Check, missing_quotes, verdict
 
-__all__ = ["STUDIES", "Check", "Study", "p0", "verdict"]
+__all__ = ["STUDIES", "Check", "Study", "missing_quotes", "p0", "verdict"]
 
 
 class Study(Protocol):

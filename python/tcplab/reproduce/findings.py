@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["Check", "verdict"]
+__all__ = ["Check", "missing_quotes", "verdict"]
 
 
 @dataclasses.dataclass
@@ -31,6 +31,11 @@ class Check:
     values: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """The numbers behind `measured`, by name (JSON values; units in the name, e.g. `gap_s`),
     for results.json and for tests."""
+    quote: str = ""
+    """The paper's own sentence the finding rests on, in the seed's language (a finding of the
+    paper must have one; `missing_quotes` lists the ones without)."""
+    location: str = ""
+    """Where the quote is in the paper: section and paragraph, e.g. "§4.1 ¶3 (Fig. 7)"."""
 
 
 def verdict(checks: Iterable[Check]) -> tuple[int, int]:
@@ -38,3 +43,9 @@ def verdict(checks: Iterable[Check]) -> tuple[int, int]:
     are not counted."""
     paper = [c for c in checks if c.paper]
     return sum(c.passed for c in paper), len(paper)
+
+
+def missing_quotes(checks: Iterable[Check]) -> list[Check]:
+    """The findings of the paper that carry no quote or no location (a study's tests assert
+    this is empty: every finding a check tests is written with its sentence and place)."""
+    return [c for c in checks if c.paper and not (c.quote.strip() and c.location.strip())]

@@ -56,6 +56,20 @@ class Report:
         """A table of checks, one row each (`check_row`)."""
         self.table(header, [check_row(c) for c in checks])
 
+    def findings(self, checks: Iterable[Check]) -> None:
+        """Every check as a numbered finding: its place in the paper, the claim, the paper's
+        own sentence as a quote, the measurement and pass or **FAIL** (failures included)."""
+        lines = []
+        for i, c in enumerate(checks, 1):
+            where = c.location or c.figure
+            verdict = "pass" if c.passed else "**FAIL**"
+            lines.append(f"{i}. **{c.claim}** ({where}; {verdict})")
+            if c.quote:
+                lines.append(f"   > {c.quote}")
+                lines.append("")
+            lines.append(f"   Measured: {c.measured}")
+        self.blocks.append("\n".join(lines))
+
     def bullets(self, items: Iterable[str]) -> None:
         """A bulleted list."""
         self.blocks.append("\n".join(f"- {item}" for item in items))
