@@ -110,20 +110,9 @@ impl Harmonizer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{Body, End, FlowId, RouteId};
 
     fn pkt(flow: u32) -> Packet {
-        Packet {
-            flow: FlowId(flow),
-            to: End::Dst,
-            route: RouteId(0),
-            hop: 0,
-            class: 0,
-            link: crate::net::link_layer::LinkMark::INTACT,
-            size: 1000,
-            created: SimTime::ZERO,
-            body: Body::Udp { seq: 0, len: 972 },
-        }
+        crate::net::packet::test_udp(flow, 0, 1000, 0)
     }
 
     /// Base RTT and interval 100 ms, at most 500 ms of extra delay.

@@ -100,20 +100,10 @@ impl Impairment {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{Body, End, FlowId, RouteId};
+    use crate::net::packet::Body;
 
     fn pkt(seq: u64) -> Packet {
-        Packet {
-            flow: FlowId(0),
-            to: End::Dst,
-            route: RouteId(0),
-            hop: 0,
-            class: 0,
-            link: crate::net::link_layer::LinkMark::INTACT,
-            size: 1000,
-            created: SimTime::ZERO,
-            body: Body::Udp { seq, len: 972 },
-        }
+        crate::net::packet::test_udp(0, 0, 1000, seq)
     }
 
     /// Feed `n` packets 10 µs apart; return (arrival time, seq) in release order.

@@ -152,20 +152,10 @@ impl Merge {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{Body, End, FlowId, RouteId};
+    use crate::net::packet::Body;
 
     fn pkt(id: u64) -> Packet {
-        Packet {
-            flow: FlowId(0),
-            to: End::Dst,
-            route: RouteId(0),
-            hop: 0,
-            class: 0,
-            link: crate::net::link_layer::LinkMark::INTACT,
-            size: 100,
-            created: SimTime::ZERO,
-            body: Body::Udp { seq: id, len: 0 },
-        }
+        crate::net::packet::test_udp(0, 0, 100, id)
     }
 
     fn id(p: &Packet) -> u64 {

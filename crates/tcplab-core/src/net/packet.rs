@@ -187,6 +187,23 @@ impl Packet {
     }
 }
 
+/// A UDP datagram of `size` IP bytes for unit tests: flow `flow`, class `class`, sequence
+/// number `seq`, on route 0 towards the destination, created at time zero.
+#[cfg(test)]
+pub(crate) fn test_udp(flow: u32, class: u8, size: u32, seq: u64) -> Packet {
+    Packet {
+        flow: FlowId(flow),
+        to: End::Dst,
+        route: RouteId(0),
+        hop: 0,
+        class,
+        link: LinkMark::INTACT,
+        size,
+        created: SimTime::ZERO,
+        body: Body::Udp { seq, len: size.saturating_sub(IPV4_HEADER + UDP_HEADER) },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -572,21 +572,11 @@ impl Pipe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{Body, End, FlowId, RouteId};
+    use crate::net::packet::Body;
     use crate::units::QueueLimit;
 
     fn pkt(size: u32) -> Packet {
-        Packet {
-            flow: FlowId(0),
-            to: End::Dst,
-            route: RouteId(0),
-            hop: 0,
-            class: 0,
-            link: crate::net::link_layer::LinkMark::INTACT,
-            size,
-            created: SimTime::ZERO,
-            body: Body::Udp { seq: 0, len: size },
-        }
+        crate::net::packet::test_udp(0, 0, size, 0)
     }
 
     #[test]

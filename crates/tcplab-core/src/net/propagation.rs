@@ -111,21 +111,11 @@ impl Propagation {
 mod tests {
     use super::*;
     use crate::net::harmonizer::HarmonizerConfig;
-    use crate::net::packet::{Body, End, FlowId, RouteId};
+    use crate::net::packet::Body;
     use crate::units::SimDuration;
 
     fn pkt(flow: u32, seq: u64) -> Packet {
-        Packet {
-            flow: FlowId(flow),
-            to: End::Dst,
-            route: RouteId(0),
-            hop: 0,
-            class: 0,
-            link: crate::net::link_layer::LinkMark::INTACT,
-            size: 1000,
-            created: SimTime::ZERO,
-            body: Body::Udp { seq, len: 972 },
-        }
+        crate::net::packet::test_udp(flow, 0, 1000, seq)
     }
 
     fn seq(p: &Packet) -> u64 {

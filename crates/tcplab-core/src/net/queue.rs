@@ -118,21 +118,10 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{Body, End, FlowId, RouteId};
-    use crate::units::SimTime;
+    use crate::net::packet::Body;
 
     fn pkt(class: u8, size: u32, seq: u64) -> Packet {
-        Packet {
-            flow: FlowId(0),
-            to: End::Dst,
-            route: RouteId(0),
-            hop: 0,
-            class,
-            link: crate::net::link_layer::LinkMark::INTACT,
-            size,
-            created: SimTime::ZERO,
-            body: Body::Udp { seq, len: size },
-        }
+        crate::net::packet::test_udp(0, class, size, seq)
     }
 
     #[test]
