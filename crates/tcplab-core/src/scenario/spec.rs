@@ -640,6 +640,15 @@ pub struct TcpSpec {
     /// growth (default `"linux-2.6.16"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rcv_window_rule: Option<RcvWindowRuleName>,
+    /// Memory one received data segment occupies, Linux `skb->truesize` (the NIC's receive
+    /// buffer plus `struct sk_buff`), for the growth check; 0 = the segment's length, so the
+    /// check always passes (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_truesize: Option<Size>,
+    /// Linux `net.ipv4.tcp_rmem[2]`, the growth fallback's size target when `rx_truesize`
+    /// fails the first check; 0 = unbounded (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_rmem_max: Option<Size>,
     /// Initial ssthresh: a size or `"unlimited"` (default `"unlimited"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_ssthresh: Option<Threshold>,

@@ -83,6 +83,13 @@ pub struct TcpConfig {
     /// The Linux version whose receive-window rules (first window, growth on out-of-order
     /// segments) `rcv_window_growth` follows.
     pub rcv_window_rule: RcvWindowRule,
+    /// Memory a received data segment occupies (Linux `skb->truesize`: the NIC's receive
+    /// buffer plus `struct sk_buff`), bytes; 0 = the segment's own length (the growth check
+    /// always passes). Only used with `rcv_window_growth`.
+    pub rx_truesize: u64,
+    /// Linux `net.ipv4.tcp_rmem[2]`, bytes, the size target of `__tcp_grow_window`'s fallback
+    /// when `rx_truesize` fails the first check; 0 = unbounded. Only used with `rcv_window_growth`.
+    pub tcp_rmem_max: u64,
     /// Initial ssthresh in bytes (`u64::MAX` = unlimited).
     pub initial_ssthresh: u64,
     /// ACK at least every this many full-sized segments (1 = ACK every segment).
@@ -126,6 +133,8 @@ impl Default for TcpConfig {
             quickack: 0,
             rcv_window_growth: false,
             rcv_window_rule: RcvWindowRule::Linux2616,
+            rx_truesize: 0,
+            tcp_rmem_max: 0,
             initial_ssthresh: u64::MAX,
             delack_segments: 2,
             delack_timeout: SimDuration::from_millis(40),

@@ -53,6 +53,10 @@ pub struct TcpSettings {
     pub rcv_window_growth: bool,
     /// Which Linux's receive-window rules the growth follows.
     pub rcv_window_rule: RcvWindowRuleName,
+    /// Truesize of a received segment, bytes (0 = its length).
+    pub rx_truesize: Size,
+    /// Linux `tcp_rmem[2]`, bytes (0 = unbounded).
+    pub tcp_rmem_max: Size,
     /// Initial ssthresh, bytes or unlimited.
     pub initial_ssthresh: Threshold,
     /// Delayed ACK at least every this many full segments.
@@ -112,6 +116,8 @@ impl TcpSettings {
             quickack: 0,
             rcv_window_growth: false,
             rcv_window_rule: RcvWindowRuleName::Linux2616,
+            rx_truesize: Size(d.rx_truesize),
+            tcp_rmem_max: Size(d.tcp_rmem_max),
             initial_ssthresh: Threshold::Unlimited,
             delack_segments: d.delack_segments,
             delack_timeout: Dur(d.delack_timeout),
@@ -138,7 +144,7 @@ impl TcpSettings {
         let TcpSpec {
             profile: _, cc: _, bic: _, cubic: _,
             mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
-            rcv_window_growth, rcv_window_rule, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
+            rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit,
             cwnd_validation, dupthresh, recovery, abc_limit, ts_tick, hz,
         } = s;
@@ -154,6 +160,8 @@ impl TcpSettings {
         set(&mut self.quickack, quickack);
         set(&mut self.rcv_window_growth, rcv_window_growth);
         set(&mut self.rcv_window_rule, rcv_window_rule);
+        set(&mut self.rx_truesize, rx_truesize);
+        set(&mut self.tcp_rmem_max, tcp_rmem_max);
         set(&mut self.initial_ssthresh, initial_ssthresh);
         set(&mut self.delack_segments, delack_segments);
         set(&mut self.delack_timeout, delack_timeout);
@@ -183,6 +191,11 @@ impl TcpSettings {
         for (name, buf) in [("sndbuf", self.sndbuf.0), ("rcvbuf", self.rcvbuf.0)] {
             if buf < mss as u64 {
                 return err(g(name), format!("{buf} bytes is smaller than one MSS ({mss})"));
+            }
+        }
+        for (name, v) in [("rx_truesize", self.rx_truesize.0), ("tcp_rmem_max", self.tcp_rmem_max.0)] {
+            if v > 0 && !self.rcv_window_growth {
+                return err(g(name), "only applies to rcv_window_growth = true (the window-growth check)");
             }
         }
         if self.delack_segments == 0 {
@@ -301,7 +314,7 @@ impl ResolvedTcp {
         #[rustfmt::skip]
         let TcpSettings {
             mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
-            rcv_window_growth, rcv_window_rule, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
+            rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit,
             cwnd_validation, dupthresh, recovery, abc_limit, ts_tick, hz,
         } = self.settings;
@@ -324,6 +337,8 @@ impl ResolvedTcp {
                 RcvWindowRuleName::Linux2616 => RcvWindowRule::Linux2616,
                 RcvWindowRuleName::Linux420 => RcvWindowRule::Linux420,
             },
+            rx_truesize: rx_truesize.0,
+            tcp_rmem_max: tcp_rmem_max.0,
             initial_ssthresh: initial_ssthresh.bytes(),
             delack_segments,
             delack_timeout: delack_timeout.0,

@@ -63,6 +63,8 @@ fn every_setting_changed() -> TcpSettings {
         quickack: 5,
         rcv_window_growth: true,
         rcv_window_rule: RcvWindowRuleName::Linux420,
+        rx_truesize: Size(9_300),
+        tcp_rmem_max: Size(4 << 20),
         initial_ssthresh: Threshold::Bytes(64_000),
         delack_segments: 3,
         delack_timeout: ms(33),

@@ -3,7 +3,7 @@
 //! quick ACKs, immediate ACKs for out-of-order data).
 
 use crate::net::packet::{flags, TcpHeader, MAX_SACK_BLOCKS};
-use crate::tcp::config::RcvWindowRule;
+use crate::tcp::config::{RcvWindowRule, TcpConfig};
 use crate::tcp::timers::TimerKind;
 use crate::units::SimTime;
 
@@ -100,19 +100,22 @@ impl Connection {
         }
     }
 
-    /// Linux `tcp_grow_window` (net/ipv4/tcp_input.c; 2.6.16 and 4.20+) for a data segment of
-    /// `len` bytes, called for segments of at least 128 bytes (`tcp_event_data_recv`): raise
-    /// `rcv_ssthresh` by 2·advmss, at most to the receive buffer. True when it grew (Linux then
-    /// sets `icsk_ack.quick |= 1`).
-    /// MODEL: the truesize check ("Check #2") always passes, so the step is 2·advmss, with the
-    /// negotiated payload MSS as advmss. Linux 4.20+ steps by max(2·advmss, 2·skb->len), the
-    /// same here: no segment is longer than the MSS (no GRO/LRO aggregation).
+    /// Linux `tcp_grow_window` (net/ipv4/tcp_input.c; 2.6.16 and 4.20+) for an in-order data
+    /// segment of `len` payload bytes, called for segments of at least 128 bytes
+    /// (`tcp_event_data_recv`): raise `rcv_ssthresh` by 2·advmss, at most to the receive
+    /// buffer, when the segment's memory (`rx_truesize`) will fit the buffer in future. True
+    /// when it grew (Linux then sets `icsk_ack.quick |= 1`: this segment is ACKed at once).
+    /// MODEL: advmss is the negotiated payload MSS; Linux 4.20+ steps by max(2·advmss,
+    /// 2·skb->len), the same here since no segment exceeds the MSS (no GRO/LRO).
     pub(super) fn grow_rcv_window(&mut self, len: u32) -> bool {
         if !self.cfg.rcv_window_growth || len < 128 || self.rcv_ssthresh >= self.cfg.rcvbuf {
             return false;
         }
-        self.rcv_ssthresh = (self.rcv_ssthresh + 2 * self.smss as u64).min(self.cfg.rcvbuf);
-        true
+        let grows = rx_truesize_fits(self.rcv_ssthresh, len, &self.cfg);
+        if grows {
+            self.rcv_ssthresh = (self.rcv_ssthresh + 2 * self.smss as u64).min(self.cfg.rcvbuf);
+        }
+        grows
     }
 
     pub(super) fn rcv_window(&self) -> u64 {
@@ -178,4 +181,41 @@ impl Connection {
         self.stats.acks_sent += 1;
         out.segments.push(h);
     }
+}
+
+/// Linux `tcp_win_from_space`: the part of `space` bytes of buffer memory the window may
+/// offer, `space − space >> tcp_adv_win_scale` (`tcp_adv_win_scale` = 2 in 2.6.16; 1 from
+/// Linux 3.4, commit b49960a05e32, so in 4.20).
+fn win_from_space(space: u64, rule: RcvWindowRule) -> u64 {
+    let scale = match rule {
+        RcvWindowRule::Linux2616 => 2,
+        RcvWindowRule::Linux420 => 1,
+    };
+    space - (space >> scale)
+}
+
+/// Linux `tcp_grow_window`'s check #2 and `__tcp_grow_window` (2.6.16 with the `tcp_rmem[2]`
+/// target of J. Heffner's 2005 patch, as in 2.6.18; 4.20 the same): the window grows when the
+/// segment's truesize, seen as window, is at most its length; otherwise it grows while
+/// `rcv_ssthresh` ≤ ½·win(`tcp_rmem[2]`) / 2^j for the first j at which ½·win(truesize) / 2^j
+/// ≤ `len`. With a 16.3 KB buffer per 9 KB segment (Chelsio's in-kernel driver, see p0's
+/// EVIDENCE.md §4) that is j = 0: growth, and a quick ACK, while `rcv_ssthresh` ≤ ⅜·tcp_rmem[2].
+pub(super) fn rx_truesize_fits(rcv_ssthresh: u64, len: u32, cfg: &TcpConfig) -> bool {
+    let len = len as u64;
+    if cfg.rx_truesize == 0 || win_from_space(cfg.rx_truesize, cfg.rcv_window_rule) <= len {
+        return true;
+    }
+    if cfg.tcp_rmem_max == 0 {
+        return true; // An unbounded target: the fallback loop always finds its step.
+    }
+    let mut truesize = win_from_space(cfg.rx_truesize, cfg.rcv_window_rule) / 2;
+    let mut window = win_from_space(cfg.tcp_rmem_max, cfg.rcv_window_rule) / 2;
+    while rcv_ssthresh <= window {
+        if truesize <= len {
+            return true;
+        }
+        truesize >>= 1;
+        window >>= 1;
+    }
+    false
 }

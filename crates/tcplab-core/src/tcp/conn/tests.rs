@@ -769,6 +769,54 @@ fn linux_4_20_receive_window_grows_from_64k_with_a_quick_ack_per_step() {
 }
 
 #[test]
+fn jumbo_receive_buffers_grow_the_window_only_up_to_three_eighths_of_tcp_rmem_max() {
+    // Linux 2.6.16 with Chelsio's in-kernel driver (p0 EVIDENCE.md §4): a 9000-byte segment
+    // sits in a 16 KB buffer, truesize 16564, so tcp_grow_window's check #2 fails
+    // (¾·16564 = 12423 > 9000) and __tcp_grow_window grows the window, with a quick ACK for
+    // the segment, only while rcv_ssthresh ≤ ½·¾·tcp_rmem[2].
+    let run = |rmem_max: u64| {
+        let a = TcpConfig { mss: 9000, ..cfg() };
+        let b = TcpConfig {
+            mss: 9000,
+            delack_segments: 2,
+            rcvbuf: 256 << 20,
+            rcv_window_growth: true,
+            rcv_window_rule: RcvWindowRule::Linux2616,
+            rx_truesize: 16_564,
+            tcp_rmem_max: rmem_max,
+            ..cfg()
+        };
+        let mut w = Wire::new(a, b, 10 * MS);
+        transfer(&mut w, 900_000);
+        assert_eq!(w.b.stats.bytes_delivered, 900_000);
+        w.data_acks(900_000)
+    };
+    // The untuned 2.6.14-era tcp_rmem[2] = 174760: ⅜ of it is 65535. rcv_ssthresh grows
+    // 18000 → 36000 → 54000 → 72000 on the first three segments (each ACKed at once), then
+    // stops: ACKs cover two segments and the window stays at 72000, 65536 in scale-13 units.
+    let acks = run(174_760);
+    assert_eq!(acks[..3].iter().map(|a| a.0).collect::<Vec<_>>(), vec![9_001, 18_001, 27_001]);
+    let steps = ack_steps(&acks);
+    assert!(steps[3..].iter().all(|&d| d == 18_000), "delayed ACKs once growth stops: {steps:?}");
+    assert!(acks[3..].iter().all(|a| a.1 == 65_536), "the window sticks: {acks:?}");
+    // A tuned tcp_rmem[2] of 256 MB: the 100 segments all fall in the growth phase, each
+    // ACKed at once, each ACK offering more.
+    let acks = run(256 << 20);
+    assert!(ack_steps(&acks).iter().all(|&d| d == 9_000), "{acks:?}");
+    assert!(acks.windows(2).all(|p| p[1].1 >= p[0].1) && acks.last().unwrap().1 > 1_000_000);
+    // A 9.3 KB truesize (an MTU-sized buffer) passes check #2 whatever tcp_rmem[2] is.
+    let cfg_b = |truesize| TcpConfig { mss: 9000, rcv_window_growth: true, rx_truesize: truesize, tcp_rmem_max: 174_760, ..cfg() };
+    assert!(super::receive::rx_truesize_fits(1 << 30, 9000, &cfg_b(9_300)));
+    assert!(!super::receive::rx_truesize_fits(65_536, 9000, &cfg_b(16_564)));
+    assert!(super::receive::rx_truesize_fits(65_535, 9000, &cfg_b(16_564)));
+    // A 64 KB truesize for a 1000-byte segment: ½·¾·65536 = 24576 first fits at j = 5
+    // (768 ≤ 1000), where the target is 65535 >> 5 = 2047.
+    let small = TcpConfig { rx_truesize: 65_536, ..cfg_b(0) };
+    assert!(super::receive::rx_truesize_fits(2_047, 1000, &small));
+    assert!(!super::receive::rx_truesize_fits(2_048, 1000, &small));
+}
+
+#[test]
 fn linux_4_20_out_of_order_segments_grow_the_window_on_sack_connections() {
     // Segment 20 is lost. The 4.20 receiver grows rcv_ssthresh for each out-of-order segment
     // too (tcp_data_queue_ofo, SACK connections only), so its duplicate ACKs offer more and
