@@ -271,6 +271,30 @@ def test_send_gap_per_rtt_grows():
     )
 
 
+def test_send_rounds_follow_a_growing_rtt_where_fixed_windows_wrap():
+    # Round k of flow 0 starts at k * 0.13 s (an RTT of 0.1 s plus growing queueing), two
+    # packets 1 ms apart; flow 1 starts each round (k + 1) * 10 ms later. Fixed 0.1 s
+    # windows drift off the bursts (flow 1's fourth burst falls into a window flow 0 does not
+    # send in, so the fourth gap is lost; later it wraps); rounds follow them.
+    rows = []
+    for k in range(4):
+        for f, t in ((0, k * 0.13), (1, k * 0.13 + 0.010 * (k + 1))):
+            for i in range(2):
+                rows.append((t + 0.001 * i, f, 0, 1 + 1000 * (2 * k + i), 1, 1000, ACK, 0, 0, 0))
+    rounds = A.send_rounds(capture(rows), 0.005)
+    assert rounds.columns == ["flow", "round", "start_s", "end_s", "packets", "bytes"]
+    assert rows_of(rounds.filter(pl.col("flow") == 1), "round", "packets", "bytes") == [(k, 2, 2000) for k in range(4)]
+    assert rounds.filter(pl.col("flow") == 0)["end_s"].to_list() == pytest.approx([k * 0.13 + 0.001 for k in range(4)])
+    gap = A.send_gap_per_round(capture(rows), 0, 1, 0.005)
+    assert gap["round"].to_list() == [0, 1, 2, 3]
+    assert gap["gap_s"].to_list() == pytest.approx([0.01, 0.02, 0.03, 0.04])
+    assert A.send_gap_per_rtt(capture(rows), 0.1, 0, 1)["gap_s"].to_list() == pytest.approx([0.01, 0.02, 0.03])
+    # An idle threshold above the pauses merges every round into one.
+    assert A.send_rounds(capture(rows), 0.2)["round"].to_list() == [0, 0]
+    with pytest.raises(ValueError, match="idle_s must be positive"):
+        A.send_rounds(capture(rows), 0)
+
+
 def test_send_gap_only_where_both_sent():
     out = A.send_gap_per_rtt(capture(), 0.02, "a", "b", t0=0.02)
     assert out["rtt_index"].to_list() == [0]

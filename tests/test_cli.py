@@ -244,7 +244,7 @@ def test_usage_errors(smoke_path, tmp_path):
 
 @pytest.mark.parametrize(
     ("paper_passed", "beyond_passed", "status"),
-    [(True, True, 0), (True, False, 0), (False, True, 1)],
+    [(True, True, 0), (True, False, 0), (False, True, 3)],
 )
 def test_reproduce_exit_status_follows_the_papers_findings(monkeypatch, tmp_path, paper_passed, beyond_passed, status):
     import argparse
@@ -264,6 +264,10 @@ def test_reproduce_exit_status_follows_the_papers_findings(monkeypatch, tmp_path
     monkeypatch.setitem(reproduce_cli.STUDIES, "fake", Study)
     args = argparse.Namespace(paper="fake", out=str(tmp_path), quick=True)
     assert reproduce_cli._cmd(args) == status
+    # A finding that does not hold is a result, told apart from a failed run (1) and bad input (2).
+    from tcplab.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_FINDINGS_DIFFER
+
+    assert len({EXIT_FAILURE, EXIT_BAD_INPUT, EXIT_FINDINGS_DIFFER, 0}) == 4
 
 
 def test_a_run_that_cannot_finish_says_it_stopped_at_the_time_limit(tmp_path):

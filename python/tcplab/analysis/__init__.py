@@ -15,8 +15,8 @@ accept its id or its name (when the frame has `flow_name`); outputs keep `flow_n
 | throughput | `throughput_bins`, `goodput`, `trace_interval` |
 | fairness | `jain_index`, `jain_over_time` |
 | TCP events | `dupack_events`, `retransmissions`, `loss_times`, `first_occurrence_order` |
-| timing | `send_order_per_rtt`, `send_gap_per_rtt`, `data_spacing`, `ack_spacing`, |
-|        | `spacing_stats`, `outstanding_data` |
+| timing | `send_order_per_rtt`, `send_gap_per_rtt`, `send_rounds`, `send_gap_per_round`, |
+|        | `data_spacing`, `ack_spacing`, `spacing_stats`, `outstanding_data` |
 | queues | `queue_occupancy`, `queue_series` |
 | statistics | `mean_ci`, `t_quantile`, `rank_agreement`, `nir`, `p_sru` |
 """
@@ -35,8 +35,10 @@ from tcplab.analysis.timing import (
     ack_spacing,
     data_spacing,
     outstanding_data,
+    send_gap_per_round,
     send_gap_per_rtt,
     send_order_per_rtt,
+    send_rounds,
     spacing_stats,
 )
 
@@ -58,8 +60,10 @@ __all__ = [
     "queue_series",
     "rank_agreement",
     "retransmissions",
+    "send_gap_per_round",
     "send_gap_per_rtt",
     "send_order_per_rtt",
+    "send_rounds",
     "spacing_stats",
     "t_quantile",
     "throughput_bins",

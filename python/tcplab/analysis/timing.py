@@ -26,8 +26,10 @@ __all__ = [
     "ack_spacing",
     "data_spacing",
     "outstanding_data",
+    "send_gap_per_round",
     "send_gap_per_rtt",
     "send_order_per_rtt",
+    "send_rounds",
     "spacing_stats",
 ]
 
@@ -128,6 +130,67 @@ def send_gap_per_rtt(
         )
         .with_columns(gap_s=pl.col("first_b_s") - pl.col("first_a_s"))
         .sort("rtt_index")
+    )
+
+
+def send_rounds(
+    capture: pl.DataFrame,
+    idle_s: float,
+    *,
+    flows: Sequence[int | str] | None = None,
+    tap: int | None = None,
+) -> pl.DataFrame:
+    """Each flow's data packets split into rounds (window-limited bursts): a new round starts
+    where the flow has sent nothing for more than `idle_s` (s).
+
+    Unlike fixed RTT windows, rounds follow an RTT that grows with queueing, so a flow's
+    k-th burst is compared with another's k-th burst however late both come. Once a flow
+    sends without pause (its window covers the path), its rounds run together into one.
+    Returns flow, round (0, 1, ...), start_s, end_s (first and last data packet), packets and
+    bytes (payload), sorted by flow then round.
+    """
+    if not idle_s > 0:
+        raise ValueError(f"idle_s must be positive, got {idle_s}")
+    data = filter_flows(select_tap(capture, tap).filter(data_packets()), flows)
+    if data.is_empty():
+        raise ValueError("capture holds no data packets of the flows asked for")
+    gap = pl.col("time_s").diff().over("flow")
+    return (
+        data.sort("flow", "time_s")
+        .with_columns(round=(gap > idle_s).fill_null(False).cast(pl.Int64).cum_sum().over("flow"))
+        .group_by("flow", "round")
+        .agg(
+            start_s=pl.col("time_s").min(),
+            end_s=pl.col("time_s").max(),
+            packets=pl.len().cast(pl.Int64),
+            bytes=pl.col("len").sum().cast(pl.Int64),
+        )
+        .sort("flow", "round")
+    )
+
+
+def send_gap_per_round(
+    capture: pl.DataFrame,
+    flow_a: int | str,
+    flow_b: int | str,
+    idle_s: float,
+    *,
+    tap: int | None = None,
+) -> pl.DataFrame:
+    """Per round (see `send_rounds`), flow_b's first data packet time minus flow_a's (study
+    000, Fig. 8: "RTT内でこれら2つのストリームで最初に送られたパケット同士の時刻を比較する").
+
+    Only rounds both flows reached appear. Returns round, first_a_s, first_b_s and gap_s (s;
+    positive when flow_b sends after flow_a); the gap never wraps as fixed windows do.
+    """
+    a = flow_id(capture, flow_a)
+    b = flow_id(capture, flow_b)
+    rounds = send_rounds(capture, idle_s, flows=[a, b], tap=tap).select("flow", "round", "start_s")
+    joined = rounds.filter(pl.col("flow") == a).join(rounds.filter(pl.col("flow") == b), on="round", suffix="_b")
+    return (
+        joined.select("round", pl.col("start_s").alias("first_a_s"), pl.col("start_s_b").alias("first_b_s"))
+        .with_columns(gap_s=pl.col("first_b_s") - pl.col("first_a_s"))
+        .sort("round")
     )
 
 

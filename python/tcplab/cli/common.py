@@ -12,6 +12,7 @@ from tcplab.shipped import doc_names
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_FAILURE",
+    "EXIT_FINDINGS_DIFFER",
     "EXIT_INTERRUPTED",
     "PIPE_WIDTH",
     "error",
@@ -20,7 +21,12 @@ __all__ = [
 
 EXIT_FAILURE = 1
 """Exit status when the work failed after it started: a run's output could not be written,
-nothing could be plotted, a sweep run failed, a study's finding did not hold."""
+nothing could be plotted, a sweep run failed, a study's reproduction stopped."""
+
+EXIT_FINDINGS_DIFFER = 3
+"""Exit status of `tcplab reproduce` when it ran to the end and wrote its complete report, but
+one or more of the paper's findings do not hold in it (a result, not an error: report.md lists
+each with its measured values)."""
 
 EXIT_BAD_INPUT = 2
 """Exit status for bad input found before anything runs: the command line, an unreadable or
