@@ -1,0 +1,185 @@
+"""Study 000's unknowns mapped, not tuned: where each finding of the paper holds.
+
+The paper gives neither the bottleneck buffer, nor the receivers' ACK behaviour (which
+follows from `tcp_rmem` and the NIC's receive buffers, see EVIDENCE.md §4), nor BIC's
+`initial_ssthresh` as it took effect, nor how far apart the four iperf processes started.
+`run_map` runs the simultaneous-start scenario over a grid of these, `MapPlan.seeds` seeds
+per point, and judges each run by the same rules as the reproduction (`p0_runs.run_stats`);
+`map_table` counts, per point, the seeds in which each finding holds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from tcplab.reproduce.figures import new_figure
+from tcplab.reproduce.p0_runs import (
+    FIRST_LOSS_PAPER_S,
+    FIRST_LOSS_TOLERANCE_S,
+    bottleneck_buffer_path,
+    run_p0,
+    run_stats,
+)
+
+__all__ = ["ACK_POLICIES", "FINDINGS", "MapPlan", "map_figure", "map_table", "point_label", "run_map"]
+
+ACK_POLICIES: dict[str, dict[str, Any]] = {
+    # tcp_rmem[2] large enough that the growth target never stops (the shipped model): every
+    # data segment grows the window and is ACKed at once until rcv_ssthresh reaches the buffer.
+    "every": {"defaults.tcp.rx_truesize": 16564, "defaults.tcp.tcp_rmem_max": 0},
+    # tcp_rmem[2] = 256 MB (as large as iperf's -w): quick ACKs until rcv_ssthresh passes
+    # 3/8 of it (≈ 96 MB, a few seconds after the first loss), delayed ACKs after.
+    "every→delayed": {"defaults.tcp.rx_truesize": 16564, "defaults.tcp.tcp_rmem_max": 256 << 20},
+    # No window growth (a receiver that offers its whole buffer at once, as a TCP offload
+    # engine or Linux 6.10+ would): delayed ACKs, every second segment, from the start.
+    "delayed": {"defaults.tcp.rcv_window_growth": False},
+}
+"""The receivers' ACK behaviour, by name: scenario overrides."""
+
+FINDINGS: dict[str, str] = {
+    "first_loss": f"first loss within {FIRST_LOSS_PAPER_S:g} ± {FIRST_LOSS_TOLERANCE_S:g} s",
+    "exact_reverse": "losses in exactly the reverse send order",
+    "unfair": "unfair over the window (Jain < 0.95)",
+    "persists": "still unfair in the last 10 s (Jain < 0.95)",
+    "shrinks": "gaps persist and shrink (spread late < early)",
+    "first_loser_slowest": "first loser slowest",
+}
+"""The findings the map judges per run, by key: what each means."""
+
+
+@dataclasses.dataclass(frozen=True)
+class MapPlan:
+    """The grid: bottleneck buffers (packets), ACK policies (keys of `ACK_POLICIES`), BIC
+    initial_ssthresh values (segments; 0 = none), start skews (s) — the skews other than the
+    first are run only at the first ACK policy and ssthresh — seeds, duration and window (s)."""
+
+    buffers: tuple[int, ...]
+    acks: tuple[str, ...]
+    ssthresholds: tuple[int, ...]
+    skews_s: tuple[float, ...]
+    seeds: tuple[int, ...]
+    duration_s: float
+    window: tuple[float, float]
+
+    @staticmethod
+    def make(quick: bool) -> MapPlan:
+        """The full map (≥ 10 seeds per point, the paper's 100 s) or a quick one."""
+        acks = tuple(ACK_POLICIES)
+        if quick:
+            return MapPlan((250, 500, 1000), acks, (0, 100), (0.002,), (1, 2), 30.0, (9.9, 29.7))
+        return MapPlan(
+            (100, 250, 500, 1000, 2000, 4000), acks, (0, 100), (0.002, 0.0005, 0.005),
+            tuple(range(1, 11)), 100.0, (9.9, 99.9),
+        )
+
+    def points(self) -> list[tuple[str, int, float, int]]:
+        """(ack, ssthresh, skew_s, buffer) of every grid point, in run order."""
+        pts = [(a, s, self.skews_s[0], b) for a, s, b in itertools.product(self.acks, self.ssthresholds, self.buffers)]
+        pts += [(self.acks[0], self.ssthresholds[0], k, b) for k in self.skews_s[1:] for b in self.buffers]
+        return pts
+
+
+def _overrides(ack: str, ssthresh: int, skew_s: float, buffer: int) -> dict[str, Any]:
+    """Scenario overrides for one grid point of the simultaneous-start scenario."""
+    o: dict[str, Any] = {bottleneck_buffer_path("simultaneous"): f"{buffer}pkts"}
+    o.update(ACK_POLICIES[ack])
+    o["defaults.tcp.bic.initial_ssthresh"] = ssthresh
+    for i in range(4):
+        o[f"hosts.{i}.start_skew"] = f"{skew_s * 1e6:g}us"
+    return o
+
+
+def judge(stats: dict[str, Any]) -> dict[str, bool]:
+    """Which findings a run bears out (keys of `FINDINGS`)."""
+    t = stats["first_loss_s"]
+    persists = stats["jain_end"] < 0.95
+    return {
+        "first_loss": not math.isnan(t) and abs(t - FIRST_LOSS_PAPER_S) <= FIRST_LOSS_TOLERANCE_S,
+        "exact_reverse": bool(stats["exact_reverse"]),
+        "unfair": stats["jain"] < 0.95,
+        "persists": persists,
+        "shrinks": persists and stats["spread_late"] < stats["spread_early"],
+        "first_loser_slowest": bool(stats["first_loser_slowest"]),
+    }
+
+
+def run_map(plan: MapPlan, progress: Callable[[str], None] = lambda _: None) -> list[dict[str, Any]]:
+    """Run every point of the grid for every seed; one row per run: the point (ack,
+    ssthresh, skew_s, buffer_pkts), the seed, `run_stats` and the verdicts of `judge`."""
+    rows = []
+    for ack, ssthresh, skew, buffer in plan.points():
+        for seed in plan.seeds:
+            progress(f"map: ACKs {ack}, ssthresh {ssthresh}, skew {skew * 1e3:g} ms, buffer {buffer}, seed {seed}")
+            r = run_p0("simultaneous", seed, plan.duration_s, _overrides(ack, ssthresh, skew, buffer))
+            st = run_stats(r, plan.window)
+            row = {"ack": ack, "ssthresh": ssthresh, "skew_s": skew, "buffer_pkts": buffer, "seed": seed}
+            row.update({k: st[k] for k in ("jain", "util", "first_loss_s", "first_loss_order", "start_order")})
+            row.update(judge(st))
+            rows.append(row)
+    return rows
+
+
+def point_label(ack: str, ssthresh: int, skew_s: float) -> str:
+    """A legend label for one curve of the map."""
+    return f"ACKs {ack}, ssthresh {ssthresh or 'none'}, skew {skew_s * 1e3:g} ms"
+
+
+def map_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per grid point: how many seeds bear out each finding (`<key>` = count, `runs`), the
+    number of findings held by a majority of seeds (`majority`), mean Jain, utilisation and
+    first-loss time."""
+    points: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        points.setdefault((r["ack"], r["ssthresh"], r["skew_s"], r["buffer_pkts"]), []).append(r)
+    out = []
+    for (ack, ssthresh, skew, buffer), runs in points.items():
+        n = len(runs)
+        counts = {k: sum(bool(r[k]) for r in runs) for k in FINDINGS}
+        out.append(
+            {
+                "ack": ack,
+                "ssthresh": ssthresh,
+                "skew_s": skew,
+                "buffer_pkts": buffer,
+                "runs": n,
+                **counts,
+                "majority": sum(1 for c in counts.values() if 2 * c > n),
+                "jain": float(np.mean([r["jain"] for r in runs])),
+                "util": float(np.mean([r["util"] for r in runs])),
+                "first_loss_s": float(np.nanmean([r["first_loss_s"] for r in runs])) if any(not math.isnan(r["first_loss_s"]) for r in runs) else math.nan,
+            }
+        )
+    return out
+
+
+def map_figure(table: Sequence[dict[str, Any]]) -> Figure:
+    """One panel per finding: the share of seeds that bear it out against the bottleneck
+    buffer, a curve per (ACK policy, ssthresh, skew)."""
+    fig, axes = new_figure(len(FINDINGS), height=2.0 * len(FINDINGS) + 1.0)
+    curves: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for p in table:
+        curves.setdefault((p["ack"], p["ssthresh"], p["skew_s"]), []).append(p)
+    markers = dict(zip(ACK_POLICIES, "os^", strict=True))
+    for ax, (key, meaning) in zip(axes, FINDINGS.items(), strict=True):
+        for i, ((ack, ssthresh, skew), pts) in enumerate(curves.items()):
+            pts = sorted(pts, key=lambda p: p["buffer_pkts"])
+            style = "--" if ssthresh else "-"
+            # Curves that coincide stay visible: each is nudged by a small fixed offset.
+            y = [p[key] / p["runs"] + 0.012 * (i - len(curves) / 2) for p in pts]
+            ax.plot([p["buffer_pkts"] for p in pts], y, style, marker=markers.get(ack, "o"), ms=3.5, alpha=0.85,
+                    label=point_label(ack, ssthresh, skew))
+        ax.set_xscale("log")
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_ylabel("share of seeds (nudged)")
+        ax.set_title(meaning, fontsize=9)
+    axes[-1].set_xlabel("bottleneck buffer (packets)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=7)
+    return fig

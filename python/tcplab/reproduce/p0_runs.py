@@ -1,0 +1,177 @@
+"""Study 000, one run at a time: run a shipped scenario and measure, per run, what the paper's
+findings are about (first loss time and order, fairness and utilisation, the gaps' persistence
+and shrinking, the first loser's rate, the send order and its gap per round).
+
+`p0` (the reproduction) and `p0_map` (the map of the unknowns) share these, so both judge a
+run by the same rules.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tcplab import analysis
+from tcplab.reproduce.scenarios import queue_override, scenario_value, study_dir
+from tcplab.result import Result
+from tcplab.run import run
+
+__all__ = [
+    "BOTTLENECK",
+    "FIRST_LOSS_PAPER_S",
+    "FIRST_LOSS_TOLERANCE_S",
+    "RTT_S",
+    "SCENARIOS",
+    "bottleneck_buffer_path",
+    "first_loss_order",
+    "first_loss_s",
+    "round_stats",
+    "run_p0",
+    "run_stats",
+    "shipped_buffer",
+    "start_order",
+]
+
+SCENARIOS: Path = study_dir("p0_parallel_bic")
+"""The shipped scenario directory (inside the installed package)."""
+
+RTT_S = 0.300
+"""Base round-trip time of the testbed (2 × 150 ms), seconds."""
+
+BOTTLENECK = "sw_recv->sw_1g"
+"""Name of the bottleneck queue (the 1 Gb/s egress towards the receivers)."""
+
+FIRST_LOSS_PAPER_S = 5.0
+"""§4.1 ¶1: the streams carry the same rate "until about 5 s" (5秒付近まで), s."""
+
+FIRST_LOSS_TOLERANCE_S = 1.5
+"""How far from 5 s the first loss may come and still be "about 5 s", s: five RTTs, since the
+paper reads the time off Fig. 4, whose points are 300 ms (one RTT) averages, and says only
+"付近" (about)."""
+
+ROUND_IDLE_S = 0.010
+"""A pause longer than this (s) ends a flow's round (`analysis.send_rounds`): 9 KB segments
+leave 0.07–0.15 ms apart within a burst, and bursts are one RTT (300 ms) apart."""
+
+
+def bottleneck_buffer_path(name: str = "simultaneous") -> str:
+    """The override path of the bottleneck buffer in shipped scenario `name`, found by the
+    queue's name (`links.6.queue_a` in `simultaneous.toml`)."""
+    return queue_override(SCENARIOS / f"{name}.toml", BOTTLENECK)
+
+
+def shipped_buffer() -> str:
+    """The bottleneck buffer the shipped scenarios use (e.g. "500pkts")."""
+    return str(scenario_value(SCENARIOS / "simultaneous.toml", bottleneck_buffer_path()))
+
+
+def run_p0(name: str, seed: int, duration_s: float, overrides: dict[str, Any] | None = None) -> Result:
+    """Run shipped p0 scenario `name` for `duration_s` with `overrides` (no pcap files)."""
+    o: dict[str, Any] = {"run.duration": f"{duration_s:g}s", "taps.0.pcap": False}
+    o.update(overrides or {})
+    return run(SCENARIOS / f"{name}.toml", seed=seed, overrides=o)
+
+
+def first_loss_order(result: Result) -> list[int]:
+    """Flows in the order of their first loss (fast retransmit or timeout)."""
+    ev = result.trace("events").filter(pl.col("kind_name").is_in(["fast_retransmit", "timeout"]))
+    first = ev.group_by("flow").agg(pl.col("time_s").min()).sort("time_s", "flow")
+    return first["flow"].to_list()
+
+
+def first_loss_s(result: Result) -> float:
+    """Time of the run's first loss (a fast retransmit or a timeout of any flow), s; NaN when
+    nothing was lost."""
+    ev = result.trace("events").filter(pl.col("kind_name").is_in(["fast_retransmit", "timeout"]))
+    return float(ev["time_s"].min()) if len(ev) else math.nan
+
+
+def start_order(result: Result) -> list[int]:
+    """Flows in the order they started (their SYNs, hence their first-RTT data, go out so)."""
+    return result.flows.sort("start_s", "id")["id"].to_list()
+
+
+def _means_mbps(result: Result, start_s: float, end_s: float) -> list[float]:
+    """Per-flow mean goodput over [start_s, end_s], Mb/s, by flow id."""
+    bins = analysis.throughput_bins(result.trace("throughput"), None, start_s=start_s, end_s=end_s)
+    return (
+        bins.group_by("flow")
+        .agg(mbps=pl.col("bytes").sum() * 8 / (pl.col("end_s") - pl.col("start_s")).sum() / 1e6)
+        .sort("flow")["mbps"]
+        .to_list()
+    )
+
+
+def _bin_edge(t: float) -> float:
+    """`t` moved to the nearest edge of the 300 ms throughput bins, s."""
+    return round(t / RTT_S) * RTT_S
+
+
+def _spread(means: list[float]) -> float:
+    """(max − min) / mean of per-flow rates: 0 when equal."""
+    m = sum(means) / len(means) if means else 0.0
+    return (max(means) - min(means)) / m if m > 0 else math.nan
+
+
+def run_stats(result: Result, window: tuple[float, float]) -> dict[str, Any]:
+    """What a run says about the paper's findings (window: the averaging span, s).
+
+    jain, util (goodput / 1 Gb/s), means_mbps (per flow) over the window; first_loss_s and
+    first_loss_order; start_order; kendall_tau (send order against reversed loss order) and
+    exact_reverse (losses in exactly the reverse of the send order); first_loser_slowest (the
+    first flow to lose has the lowest mean); spread_early and spread_late ((max − min)/mean
+    over the first and last third of the window); jain_end (over the window's last 10 s).
+    """
+    w0, w1 = window
+    fair = analysis.jain_over_time(result.trace("throughput"), None, w0, w1)
+    means = _means_mbps(result, w0, w1)
+    losses = first_loss_order(result)
+    starts = start_order(result)
+    tau = analysis.rank_agreement(starts, list(reversed(losses))) if len(losses) >= 2 else math.nan
+    third = (w1 - w0) / 3
+    end = analysis.jain_over_time(result.trace("throughput"), None, _bin_edge(max(w0, w1 - 10.0)), w1)
+    slowest = min(range(len(means)), key=lambda i: means[i]) if means else -1
+    return {
+        "jain": fair.overall,
+        "util": sum(means) / 1000.0,
+        "means_mbps": means,
+        "first_loss_s": first_loss_s(result),
+        "first_loss_order": losses,
+        "start_order": starts,
+        "kendall_tau": tau,
+        "exact_reverse": len(losses) == len(starts) and losses == list(reversed(starts)),
+        "first_loser_slowest": bool(losses) and losses[0] == slowest,
+        "spread_early": _spread(_means_mbps(result, w0, _bin_edge(w0 + third))),
+        "spread_late": _spread(_means_mbps(result, _bin_edge(w1 - third), w1)),
+        "jain_end": end.overall,
+        "timeouts": int(result.flows["timeouts"].sum()),
+        "fast_retransmits": int(result.flows["fast_retransmits"].sum()),
+        "wall_s": result.summary["wall_time_s"],
+    }
+
+
+def round_stats(result: Result) -> dict[str, Any]:
+    """The send order and gap per round (Figs. 6–8) from a run's TAPEE capture, up to the
+    first retransmission: send_orders (flows by their first packet, per round), order_kept
+    (every round's order is the first round's), gaps_s (first minus last stream of the first
+    round, per round), first_round_spread_s."""
+    cap = result.trace("capture")
+    first_rtx = cap.filter(pl.col("retransmit") == 1)["time_s"].min()
+    limit = float(first_rtx) if first_rtx is not None else math.inf  # type: ignore[arg-type]
+    rounds = analysis.send_rounds(cap, ROUND_IDLE_S).filter(pl.col("start_s") < limit)
+    n = int(rounds.group_by("flow").agg(pl.len())["len"].min())
+    orders = [
+        rounds.filter(pl.col("round") == k).sort("start_s", "flow")["flow"].to_list() for k in range(n)
+    ]
+    first, last = orders[0][0], orders[0][-1]
+    gaps = analysis.send_gap_per_round(cap, first, last, ROUND_IDLE_S).filter(pl.col("round") < n)
+    return {
+        "send_orders": orders,
+        "order_kept": all(o == orders[0] for o in orders),
+        "rounds_before_loss": n,
+        "gaps_s": gaps["gap_s"].to_list(),
+        "first_round_spread_s": float(gaps["gap_s"][0]),
+    }
