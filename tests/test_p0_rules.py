@@ -104,13 +104,16 @@ def test_staggered_and_remedy_checks_judge_rate_and_utilisation():
 
 def test_map_judges_runs_by_the_same_rules_and_counts_per_point():
     good = _run(1)
-    assert p0_map.judge(good) == dict.fromkeys(p0_map.FINDINGS, True)
-    late = p0_map.judge(_run(1, first_loss_s=6.6, jain_end=0.97))
+    assert p0_map.judge(good, _fair(1)) == dict.fromkeys(p0_map.FINDINGS, True)
+    late = p0_map.judge(_run(1, first_loss_s=6.6, jain_end=0.97), _fair(1, util=0.9))
     assert not late["first_loss"] and not late["persists"] and not late["shrinks"] and late["unfair"]
+    assert not late["staggered_full"] and late["staggered_fair"]
+    assert not p0_map.judge(good, _fair(1, means_mbps=[280.0, 240.0, 240.0, 240.0]))["staggered_fair"]
     rows = []
     for seed, stats in ((1, good), (2, good), (3, _run(3, exact_reverse=False))):
         rows.append({"ack": "every", "ssthresh": 0, "skew_s": 0.002, "buffer_pkts": 500, "seed": seed,
-                     **{k: stats[k] for k in ("jain", "util", "first_loss_s")}, **p0_map.judge(stats)})
+                     **{k: stats[k] for k in ("jain", "util", "first_loss_s")}, "staggered_jain": 0.999,
+                     "staggered_util": 0.99, **p0_map.judge(stats, _fair(seed))})
     [point] = p0_map.map_table(rows)
     assert point["runs"] == 3 and point["exact_reverse"] == 2 and point["first_loss"] == 3
     assert point["majority"] == len(p0_map.FINDINGS)

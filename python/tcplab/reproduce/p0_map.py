@@ -3,7 +3,7 @@
 The paper gives neither the bottleneck buffer, nor the receivers' ACK behaviour (which
 follows from `tcp_rmem` and the NIC's receive buffers, see EVIDENCE.md §4), nor BIC's
 `initial_ssthresh` as it took effect, nor how far apart the four iperf processes started.
-`run_map` runs the simultaneous-start scenario over a grid of these, `MapPlan.seeds` seeds
+`run_map` runs the simultaneous and the staggered start over a grid of these, `MapPlan.seeds` seeds
 per point, and judges each run by the same rules as the reproduction (`p0_runs.run_stats`);
 `map_table` counts, per point, the seeds in which each finding holds.
 """
@@ -20,6 +20,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from tcplab.reproduce.figures import new_figure
+from tcplab.reproduce.p0_checks import STAGGERED_RATE_MBPS
 from tcplab.reproduce.p0_runs import (
     FIRST_LOSS_PAPER_S,
     FIRST_LOSS_TOLERANCE_S,
@@ -50,6 +51,8 @@ FINDINGS: dict[str, str] = {
     "persists": "still unfair in the last 10 s (Jain < 0.95)",
     "shrinks": "gaps persist and shrink (spread late < early)",
     "first_loser_slowest": "first loser slowest",
+    "staggered_fair": "staggered: fair, every stream 225–275 Mb/s",
+    "staggered_full": "staggered: link ≥ 95 % used",
 }
 """The findings the map judges per run, by key: what each means."""
 
@@ -86,9 +89,9 @@ class MapPlan:
         return pts
 
 
-def _overrides(ack: str, ssthresh: int, skew_s: float, buffer: int) -> dict[str, Any]:
-    """Scenario overrides for one grid point of the simultaneous-start scenario."""
-    o: dict[str, Any] = {bottleneck_buffer_path("simultaneous"): f"{buffer}pkts"}
+def _overrides(name: str, ack: str, ssthresh: int, skew_s: float, buffer: int) -> dict[str, Any]:
+    """Scenario overrides for one grid point of shipped scenario `name`."""
+    o: dict[str, Any] = {bottleneck_buffer_path(name): f"{buffer}pkts"}
     o.update(ACK_POLICIES[ack])
     o["defaults.tcp.bic.initial_ssthresh"] = ssthresh
     for i in range(4):
@@ -96,10 +99,12 @@ def _overrides(ack: str, ssthresh: int, skew_s: float, buffer: int) -> dict[str,
     return o
 
 
-def judge(stats: dict[str, Any]) -> dict[str, bool]:
-    """Which findings a run bears out (keys of `FINDINGS`)."""
+def judge(stats: dict[str, Any], staggered: dict[str, Any]) -> dict[str, bool]:
+    """Which findings a seed bears out (keys of `FINDINGS`), from the stats of its
+    simultaneous and its staggered run."""
     t = stats["first_loss_s"]
     persists = stats["jain_end"] < 0.95
+    lo, hi = STAGGERED_RATE_MBPS
     return {
         "first_loss": not math.isnan(t) and abs(t - FIRST_LOSS_PAPER_S) <= FIRST_LOSS_TOLERANCE_S,
         "exact_reverse": bool(stats["exact_reverse"]),
@@ -107,21 +112,29 @@ def judge(stats: dict[str, Any]) -> dict[str, bool]:
         "persists": persists,
         "shrinks": persists and stats["spread_late"] < stats["spread_early"],
         "first_loser_slowest": bool(stats["first_loser_slowest"]),
+        "staggered_fair": staggered["jain"] >= 0.98 and all(lo <= m <= hi for m in staggered["means_mbps"]),
+        "staggered_full": staggered["util"] >= 0.95,
     }
 
 
 def run_map(plan: MapPlan, progress: Callable[[str], None] = lambda _: None) -> list[dict[str, Any]]:
-    """Run every point of the grid for every seed; one row per run: the point (ack,
-    ssthresh, skew_s, buffer_pkts), the seed, `run_stats` and the verdicts of `judge`."""
+    """Run every point of the grid for every seed, both starts; one row per (point, seed):
+    the point (ack, ssthresh, skew_s, buffer_pkts), the seed, the simultaneous run's Jain,
+    utilisation and loss orders, the staggered run's Jain and utilisation, and the verdicts of
+    `judge`."""
     rows = []
     for ack, ssthresh, skew, buffer in plan.points():
         for seed in plan.seeds:
             progress(f"map: ACKs {ack}, ssthresh {ssthresh}, skew {skew * 1e3:g} ms, buffer {buffer}, seed {seed}")
-            r = run_p0("simultaneous", seed, plan.duration_s, _overrides(ack, ssthresh, skew, buffer))
-            st = run_stats(r, plan.window)
+            st = {}
+            for name in ("simultaneous", "staggered"):
+                r = run_p0(name, seed, plan.duration_s, _overrides(name, ack, ssthresh, skew, buffer))
+                st[name] = run_stats(r, plan.window)
+            sim = st["simultaneous"]
             row = {"ack": ack, "ssthresh": ssthresh, "skew_s": skew, "buffer_pkts": buffer, "seed": seed}
-            row.update({k: st[k] for k in ("jain", "util", "first_loss_s", "first_loss_order", "start_order")})
-            row.update(judge(st))
+            row.update({k: sim[k] for k in ("jain", "util", "first_loss_s", "first_loss_order", "start_order")})
+            row.update(staggered_jain=st["staggered"]["jain"], staggered_util=st["staggered"]["util"])
+            row.update(judge(sim, st["staggered"]))
             rows.append(row)
     return rows
 
@@ -133,8 +146,9 @@ def point_label(ack: str, ssthresh: int, skew_s: float) -> str:
 
 def map_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per grid point: how many seeds bear out each finding (`<key>` = count, `runs`), the
-    number of findings held by a majority of seeds (`majority`), mean Jain, utilisation and
-    first-loss time."""
+    number of findings held by a majority of seeds (`majority`), the simultaneous start's
+    mean Jain, utilisation and first-loss time, and the staggered start's mean Jain and
+    utilisation."""
     points: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
         points.setdefault((r["ack"], r["ssthresh"], r["skew_s"], r["buffer_pkts"]), []).append(r)
@@ -153,6 +167,8 @@ def map_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 "majority": sum(1 for c in counts.values() if 2 * c > n),
                 "jain": float(np.mean([r["jain"] for r in runs])),
                 "util": float(np.mean([r["util"] for r in runs])),
+                "staggered_jain": float(np.mean([r["staggered_jain"] for r in runs])),
+                "staggered_util": float(np.mean([r["staggered_util"] for r in runs])),
                 "first_loss_s": float(np.nanmean([r["first_loss_s"] for r in runs])) if any(not math.isnan(r["first_loss_s"]) for r in runs) else math.nan,
             }
         )
@@ -162,7 +178,7 @@ def map_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def map_figure(table: Sequence[dict[str, Any]]) -> Figure:
     """One panel per finding: the share of seeds that bear it out against the bottleneck
     buffer, a curve per (ACK policy, ssthresh, skew)."""
-    fig, axes = new_figure(len(FINDINGS), height=2.0 * len(FINDINGS) + 1.0)
+    fig, axes = new_figure(len(FINDINGS), height=1.8 * len(FINDINGS) + 1.5)
     curves: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for p in table:
         curves.setdefault((p["ack"], p["ssthresh"], p["skew_s"]), []).append(p)

@@ -133,7 +133,7 @@ def _map_section(rep: Report, data: dict[str, Any]) -> None:
     table = p0_map.map_table(data["map"])
     rep.heading("Where each finding holds: the map of the unknowns")
     rep.paragraph(
-        f"The simultaneous start over bottleneck buffers {', '.join(map(str, mp['buffers']))} packets × receiver ACK "
+        f"The simultaneous and the staggered start over bottleneck buffers {', '.join(map(str, mp['buffers']))} packets × receiver ACK "
         f"behaviour ({', '.join(mp['acks'])}) × BIC initial_ssthresh ({', '.join(str(s or 'none') for s in mp['ssthresholds'])}) "
         f"at a {mp['skews_s'][0] * 1e3:g} ms start skew"
         + (f", and skews {', '.join(f'{k * 1e3:g}' for k in mp['skews_s'][1:])} ms at the first ACK behaviour without ssthresh"
@@ -157,10 +157,12 @@ def _map_section(rep: Report, data: dict[str, Any]) -> None:
         f"Most findings held at one point: {best} of {len(p0_map.FINDINGS)}, at "
         + "; ".join(f"{p0_map.point_label(p['ack'], p['ssthresh'], p['skew_s'])}, {p['buffer_pkts']} pkts" for p in tops) + "."
     )
-    header = ("ACKs", "ssthresh", "skew (ms)", "buffer", *p0_map.FINDINGS, "majority", "Jain", "util", "first loss (s)")
+    header = ("ACKs", "ssthresh", "skew (ms)", "buffer", *p0_map.FINDINGS, "majority", "Jain", "util", "first loss (s)",
+              "staggered Jain", "staggered util")
     rows = [
         (p["ack"], p["ssthresh"] or "none", f"{p['skew_s'] * 1e3:g}", p["buffer_pkts"],
-         *(f"{p[k]}/{p['runs']}" for k in p0_map.FINDINGS), p["majority"], f"{p['jain']:.3f}", f"{p['util']:.3f}", _t(p["first_loss_s"]))
+         *(f"{p[k]}/{p['runs']}" for k in p0_map.FINDINGS), p["majority"], f"{p['jain']:.3f}", f"{p['util']:.3f}",
+         _t(p["first_loss_s"]), f"{p['staggered_jain']:.3f}", f"{p['staggered_util']:.3f}")
         for p in table
     ]
     rep.table(header, rows)
