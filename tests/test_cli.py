@@ -270,6 +270,26 @@ def test_reproduce_exit_status_follows_the_papers_findings(monkeypatch, tmp_path
     assert len({EXIT_FAILURE, EXIT_BAD_INPUT, EXIT_FINDINGS_DIFFER, 0}) == 4
 
 
+def test_reproduce_that_cannot_finish_says_why_without_a_traceback(monkeypatch, tmp_path, capsys):
+    import argparse
+
+    from tcplab.cli import reproduce as reproduce_cli
+    from tcplab.cli.common import EXIT_FAILURE
+    from tcplab.scenario import ScenarioError
+
+    class Study:
+        @staticmethod
+        def reproduce(out, quick=False, progress=lambda _: None):
+            raise ScenarioError("defaults.tcp.rx_truesize: only applies to rcv_window_growth = true")
+
+    monkeypatch.setitem(reproduce_cli.STUDIES, "fake", Study)
+    args = argparse.Namespace(paper="fake", out=str(tmp_path / "out"), quick=True)
+    assert reproduce_cli._cmd(args) == EXIT_FAILURE
+    err = capsys.readouterr().err
+    assert "error: defaults.tcp.rx_truesize: only applies" in err
+    assert "Traceback" not in err and "report.md was not written" in " ".join(err.split())
+
+
 def test_a_run_that_cannot_finish_says_it_stopped_at_the_time_limit(tmp_path):
     # 99.9 % loss and no run.duration: the transfer cannot complete, so the run stops at the
     # simulated-time limit (10^6 s), exits 0 with its summary, and says why.

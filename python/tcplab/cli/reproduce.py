@@ -13,7 +13,8 @@ import time
 
 from rich.console import Console
 
-from tcplab.cli.common import EXIT_FINDINGS_DIFFER
+from tcplab.scenario import ScenarioError
+from tcplab.cli.common import EXIT_FAILURE, EXIT_FINDINGS_DIFFER, error
 from tcplab.reproduce import STUDIES, verdict
 
 __all__ = ["add_parser"]
@@ -40,8 +41,15 @@ def _cmd(args: argparse.Namespace) -> int:
     out = args.out or f"out/{args.paper}"
     console = Console(stderr=True)
     started = time.perf_counter()
-    with console.status("starting") as status:
-        checks = STUDIES[args.paper].reproduce(out, quick=args.quick, progress=lambda msg: status.update(msg))
+    try:
+        with console.status("starting") as status:
+            checks = STUDIES[args.paper].reproduce(out, quick=args.quick, progress=lambda msg: status.update(msg))
+    except (ScenarioError, OSError) as e:
+        # A shipped scenario the study's overrides make invalid, or an output it cannot write:
+        # the reproduction stops with the reason, not a traceback.
+        error(e)
+        console.print(f"reproduce {args.paper}: stopped; {out}/report.md was not written")
+        return EXIT_FAILURE
     for c in checks:
         mark = "[green]pass[/]" if c.passed else "[red]FAIL[/]"
         kind = "" if c.paper else " (beyond the paper)"

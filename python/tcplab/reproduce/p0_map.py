@@ -40,7 +40,7 @@ ACK_POLICIES: dict[str, dict[str, Any]] = {
     "every→delayed": {"defaults.tcp.rx_truesize": 16564, "defaults.tcp.tcp_rmem_max": 256 << 20},
     # No window growth (a receiver that offers its whole buffer at once, as a TCP offload
     # engine or Linux 6.10+ would): delayed ACKs, every second segment, from the start.
-    "delayed": {"defaults.tcp.rcv_window_growth": False},
+    "delayed": {"defaults.tcp.rcv_window_growth": False, "defaults.tcp.rx_truesize": 0, "defaults.tcp.tcp_rmem_max": 0},
 }
 """The receivers' ACK behaviour, by name: scenario overrides."""
 
