@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import math
 
+import polars as pl
 import pytest
 
 from tcplab.reproduce import p0_map
@@ -126,3 +127,43 @@ def test_map_plans_cover_the_unknowns_the_issue_names():
     assert len(full.seeds) >= 10 and full.duration_s == 100.0
     assert set(full.acks) == set(p0_map.ACK_POLICIES) and set(full.ssthresholds) == {0, 100}
     assert len(full.points()) == len(full.buffers) * (len(full.acks) * 2 + len(full.skews_s) - 1)
+
+
+def test_route_cache_keeps_the_ssthresh_linux_2_6_16_saves_at_close():
+    from tcplab.reproduce.p0_runs import cached_ssthresh
+
+    # Congestion avoidance in the Open state: max(cwnd/2, ssthresh), whatever was cached.
+    assert cached_ssthresh(1000, 400, True) == 500
+    assert cached_ssthresh(1000, 800, True, cached=2000) == 800
+    # In recovery (not Open) or with cwnd ≤ ssthresh: only raises an existing metric.
+    assert cached_ssthresh(1000, 800, False) == 0
+    assert cached_ssthresh(1000, 800, False, cached=300) == 800
+    assert cached_ssthresh(700, 800, True, cached=900) == 900
+    # Slow start not finished: an existing metric is raised to cwnd/2, none is created.
+    assert cached_ssthresh(1000, 0xFFFF, True) == 0
+    assert cached_ssthresh(1000, 0xFFFF, True, cached=300) == 500
+    # A backed-off retransmission timer saves nothing.
+    assert cached_ssthresh(1000, 400, True, cached=300, backoff=1) == 300
+
+
+def test_a_repeated_run_starts_each_stream_from_its_cached_ssthresh():
+    from tcplab.reproduce.p0_runs import SEGMENT_BYTES, repeated_run_overrides, run_p0
+
+    # At 8 s streams 1 and 2 are still recovering (not Open) and nothing was cached before,
+    # so only streams 0 and 3 leave a metric; the others start the next run uncapped.
+    first = run_p0("simultaneous", 1, 8.0)
+    over = repeated_run_overrides(first, SEGMENT_BYTES)
+    assert sorted(over) == ["flows.0.tcp.initial_ssthresh", "flows.3.tcp.initial_ssthresh"]
+    last = first.trace("cwnd").sort("time_s").group_by("flow", maintain_order=True).last().sort("flow")
+    for row in last.filter(pl.col("flow").is_in([0, 3])).iter_rows(named=True):
+        value = int(over[f"flows.{row['flow']}.tcp.initial_ssthresh"].removesuffix("B"))
+        assert value % SEGMENT_BYTES == 0
+        assert value >= row["ssthresh_bytes"] // SEGMENT_BYTES * SEGMENT_BYTES  # max(cwnd/2, ssthresh) or ssthresh
+    second = run_p0("simultaneous", 1, 8.0, over)
+    start = second.trace("cwnd").sort("time_s").group_by("flow", maintain_order=True).first().sort("flow")
+    for row in start.iter_rows(named=True):
+        key = f"flows.{row['flow']}.tcp.initial_ssthresh"
+        if key in over:
+            assert row["ssthresh_bytes"] == int(over[key].removesuffix("B"))
+        else:
+            assert row["ssthresh_bytes"] > 1 << 40  # unlimited

@@ -29,6 +29,8 @@ __all__ = [
     "first_loss_order",
     "first_loss_s",
     "round_stats",
+    "cached_ssthresh",
+    "repeated_run_overrides",
     "run_p0",
     "run_stats",
     "shipped_buffer",
@@ -51,6 +53,10 @@ FIRST_LOSS_TOLERANCE_S = 1.5
 """How far from 5 s the first loss may come and still be "about 5 s", s: five RTTs, since the
 paper reads the time off Fig. 4, whose points are 300 ms (one RTT) averages, and says only
 "付近" (about)."""
+
+SEGMENT_BYTES = 9088
+"""Payload bytes per segment (iperf -M 9100 less the 12-byte timestamp option): the unit of
+the cwnd trace's segments."""
 
 ROUND_IDLE_S = 0.010
 """A pause longer than this (s) ends a flow's round (`analysis.send_rounds`): 9 KB segments
@@ -175,3 +181,52 @@ def round_stats(result: Result) -> dict[str, Any]:
         "gaps_s": gaps["gap_s"].to_list(),
         "first_round_spread_s": float(gaps["gap_s"][0]),
     }
+
+
+INFINITE_SSTHRESH_SEGMENTS = 0xFFFF
+"""Linux 2.6.16 `tcp_update_metrics` treats ssthresh ≥ 0xFFFF segments as "slow start still
+did not finish"."""
+
+
+def cached_ssthresh(cwnd: int, ssthresh: int, ca_open: bool, cached: int = 0, backoff: int = 0) -> int:
+    """The ssthresh metric (segments; 0 = none) Linux 2.6.16's `tcp_update_metrics` leaves in
+    the route cache when a connection closes with `cwnd` and `ssthresh` (segments), in the Open
+    congestion state or not, over a cached metric `cached` (EVIDENCE.md §2):
+
+    - nothing is saved while the retransmission timer is backed off (`icsk_backoff`);
+    - slow start not finished (ssthresh ≥ 0xFFFF): an existing metric is raised to cwnd/2;
+    - congestion avoidance in the Open state with cwnd > ssthresh: max(cwnd/2, ssthresh);
+    - otherwise an existing metric is raised to ssthresh.
+
+    The next connection to the same host starts with it as its ssthresh (`tcp_init_metrics`),
+    unless BIC's `initial_ssthresh` is set, which `bictcp_init` applies afterwards.
+    """
+    if backoff > 0:
+        return cached
+    if ssthresh >= INFINITE_SSTHRESH_SEGMENTS:
+        return cwnd >> 1 if cached and (cwnd >> 1) > cached else cached
+    if cwnd > ssthresh and ca_open:
+        return max(cwnd >> 1, ssthresh)
+    return ssthresh if cached and ssthresh > cached else cached
+
+
+def repeated_run_overrides(result: Result, mss: int) -> dict[str, Any]:
+    """Per-flow overrides that start a second run as the testbed's next iperf run would: each
+    stream's ssthresh from the route cache its first run left (`cached_ssthresh`, from the
+    run's last cwnd trace row; Open unless a loss came after the last recovery exit). `mss`
+    is the segment size in bytes the cwnd trace counts in."""
+    cw = result.trace("cwnd").sort("time_s").group_by("flow", maintain_order=True).last()
+    ev = result.trace("events")
+    out: dict[str, Any] = {}
+    for row in cw.iter_rows(named=True):
+        f = row["flow"]
+        mine = ev.filter(pl.col("flow") == f)
+        last_loss = mine.filter(pl.col("kind_name").is_in(["fast_retransmit", "timeout"]))["time_s"].max()
+        last_exit = mine.filter(pl.col("kind_name") == "recovery_exit")["time_s"].max()
+        ca_open = last_loss is None or (last_exit is not None and last_exit >= last_loss)  # type: ignore[operator]
+        cwnd = int(row["cwnd_bytes"]) // mss
+        ssthresh = min(int(row["ssthresh_bytes"]) // mss, INFINITE_SSTHRESH_SEGMENTS)
+        metric = cached_ssthresh(cwnd, ssthresh, ca_open)
+        if metric:
+            out[f"flows.{f}.tcp.initial_ssthresh"] = f"{metric * mss}B"
+    return out
