@@ -5,6 +5,7 @@
 //! implements `Sockets`; tests can implement it with a fake. The set is closed (`Application`),
 //! dispatched by `match`; a study adds an application as a new file here and a variant.
 
+pub mod block_read;
 pub mod bulk;
 pub mod cbr;
 pub mod sink;
@@ -12,6 +13,7 @@ pub mod sink;
 use crate::engine::order::Rank;
 use crate::units::SimTime;
 
+pub use block_read::{BlockReader, BlockServer};
 pub use bulk::BulkSender;
 pub use cbr::CbrSource;
 pub use sink::Sink;
@@ -77,11 +79,13 @@ pub enum Milestone {
     Received = 1,
     /// A datagram source sent its last datagram; bytes: datagrams sent.
     Sent = 2,
+    /// A block reader has every server's part of one more block; bytes: the block's payload.
+    Block = 3,
 }
 
 impl Milestone {
     /// Every milestone, in code order.
-    pub const ALL: [Milestone; 3] = [Milestone::Written, Milestone::Received, Milestone::Sent];
+    pub const ALL: [Milestone; 4] = [Milestone::Written, Milestone::Received, Milestone::Sent, Milestone::Block];
 
     /// Name as in traces.
     pub fn name(self) -> &'static str {
@@ -89,6 +93,7 @@ impl Milestone {
             Milestone::Written => "written",
             Milestone::Received => "received",
             Milestone::Sent => "sent",
+            Milestone::Block => "block",
         }
     }
 }
@@ -144,6 +149,10 @@ pub enum Application {
     Sink(Sink),
     /// A constant-bit-rate UDP source.
     Cbr(CbrSource),
+    /// The client of barrier-synchronised block reads (one socket per server).
+    BlockReader(BlockReader),
+    /// A server of block reads.
+    BlockServer(BlockServer),
 }
 
 impl Application {
@@ -154,13 +163,15 @@ impl Application {
             Application::Bulk(a) => a.on(notice, io),
             Application::Sink(a) => a.on(notice, io),
             Application::Cbr(a) => a.on(notice, io),
+            Application::BlockReader(a) => a.on(notice, io),
+            Application::BlockServer(a) => a.on(notice, io),
         }
     }
 
     /// The socket notices it needs.
     pub fn interest(&self) -> Interest {
         match self {
-            Application::Bulk(_) => Interest::Every,
+            Application::Bulk(_) | Application::BlockReader(_) | Application::BlockServer(_) => Interest::Every,
             Application::Sink(_) => Interest::PeerClosed,
             Application::Cbr(_) => Interest::Nothing,
         }
@@ -170,7 +181,7 @@ impl Application {
     /// it fires often (a packet clock: the busy lane) or rarely.
     pub fn timer_rank(&self) -> (Rank, bool) {
         match self {
-            Application::Bulk(_) | Application::Sink(_) => (Rank::AppStop, false),
+            Application::Bulk(_) | Application::Sink(_) | Application::BlockReader(_) | Application::BlockServer(_) => (Rank::AppStop, false),
             Application::Cbr(_) => (Rank::Cbr, true),
         }
     }
