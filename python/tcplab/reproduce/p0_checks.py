@@ -13,17 +13,13 @@ from typing import Any
 import numpy as np
 
 from tcplab.reproduce.findings import Check
-from tcplab.reproduce.p0_runs import FIRST_LOSS_PAPER_S, FIRST_LOSS_TOLERANCE_S
+from tcplab.reproduce.p0_runs import FIRST_LOSS_PAPER_S, FIRST_LOSS_TOLERANCE_S, STAGGERED_RATE_MBPS, judge
 
 __all__ = ["GAP_GROWTH", "STAGGERED_RATE_MBPS", "checks", "remedy_check"]
 
 GAP_GROWTH = 3.0
 """Fig. 8: the gap must grow at least this many times from the first round to the last one
 before the first loss (the paper's gap grows from ≈ 2 ms over its RTTs)."""
-
-STAGGERED_RATE_MBPS = (225.0, 275.0)
-"""Fig. 9: "ほぼ 250Mbps" read as 250 Mb/s ± 10 % for every stream."""
-
 
 def _majority(flags: list[bool]) -> bool:
     """More than half of the seeds."""
@@ -48,9 +44,15 @@ def checks(data: dict[str, Any]) -> list[Check]:
     """The paper's findings, and the comparisons beyond it, set beside the measurements."""
     sim, stag = data["simultaneous"], data["staggered"]
     win = data["plan"]["window"]
+    # Each seed judged once, by the rules the map uses too.
+    verdicts = [judge(a, b) for a, b in zip(sim, stag, strict=True)]
+
+    def holds(key: str) -> list[bool]:
+        return [v[key] for v in verdicts]
+
     res: list[Check] = []
     firsts = [r["first_loss_s"] for r in sim]
-    near = [not math.isnan(t) and abs(t - FIRST_LOSS_PAPER_S) <= FIRST_LOSS_TOLERANCE_S for t in firsts]
+    near = holds("first_loss")
     res.append(Check(
         "Fig. 4",
         f"All streams carry the same rate until about 5 s: the first loss comes at "
@@ -61,7 +63,7 @@ def checks(data: dict[str, Any]) -> list[Check]:
         quote="5秒付近までは全ての ストリームがほぼ同じ流量である.",
         location="§4.1 ¶1 (Fig. 4)",
     ))
-    unfair = [r["jain"] < 0.95 for r in sim]
+    unfair = holds("unfair")
     res.append(Check(
         "Fig. 4",
         f"Simultaneous start: the streams diverge and stay apart (Jain < 0.95 over {win[0]:g}–{win[1]:g} s)",
@@ -71,7 +73,7 @@ def checks(data: dict[str, Any]) -> list[Check]:
         quote="その後は, どのストリームもほぼ一定の値を保っている.序盤 でついた速度格差が保存されている.",
         location="§4.1 ¶1 (Fig. 4)",
     ))
-    persist = [r["jain_end"] < 0.95 and r["spread_late"] < r["spread_early"] for r in sim]
+    persist = holds("shrinks")
     res.append(Check(
         "Fig. 4",
         "The gaps shrink slowly but persist to the end of the run: still unfair in its last 10 s "
@@ -85,7 +87,7 @@ def checks(data: dict[str, Any]) -> list[Check]:
         quote="速度格差は少 […] しずつ減少しているが、少なくとも 100 秒の範囲内 では解消されていない.",
         location="§4.1 ¶1–2 (Fig. 4)",
     ))
-    slowest = [bool(r["first_loser_slowest"]) for r in sim]
+    slowest = holds("first_loser_slowest")
     res.append(Check(
         "Fig. 4",
         "The rate drops in loss order and the gap it opens is kept: the first stream to lose stays the slowest",
@@ -107,7 +109,7 @@ def checks(data: dict[str, Any]) -> list[Check]:
         quote="順番が後のストリームは直前に他のストリー ムがパケットを送っているためスイッチのバッファ にパケットがたまっている可能性が高い.そのため、 ロスを起こしやすい.",
         location="§4.1 ¶4 (Fig. 7)",
     ))
-    exact = [bool(r["exact_reverse"]) for r in sim]
+    exact = holds("exact_reverse")
     res.append(Check(
         "Figs. 5–7",
         "The losses come in exactly the reverse of the send order (the paper: sent 0, 2, 1, 3; lost 3, 1, 2, 0; τ = +1)",
@@ -144,7 +146,7 @@ def checks(data: dict[str, Any]) -> list[Check]:
         location="§4.1 ¶5 (Fig. 8)",
     ))
     lo, hi = STAGGERED_RATE_MBPS
-    fair = [r["jain"] >= 0.98 and all(lo <= m <= hi for m in r["means_mbps"]) for r in stag]
+    fair = holds("staggered_fair")
     res.append(Check(
         "Fig. 9",
         f"Staggered start (i·RTT/4): every run fair, each stream near 250 Mb/s (Jain ≥ 0.98, every stream {lo:g}–{hi:g} Mb/s)",
@@ -158,7 +160,7 @@ def checks(data: dict[str, Any]) -> list[Check]:
         "Fig. 9",
         "Staggered start: the 1 Gb/s link used close to 100 % (≥ 95 %)",
         "goodput / 1 Gb/s " + ", ".join(f"{r['util']:.3f}" for r in stag),
-        all(r["util"] >= 0.95 for r in stag),
+        all(holds("staggered_full")),
         values={"utilisation": [r["util"] for r in stag]},
         quote="1Gbpsのボトルネックリンク帯域を公平かつ 100%に近い効率で使用している.",
         location="§4.2 ¶3 (Fig. 9)",

@@ -4,7 +4,7 @@ The paper gives neither the bottleneck buffer, nor the receivers' ACK behaviour 
 follows from `tcp_rmem` and the NIC's receive buffers, see EVIDENCE.md §4), nor BIC's
 `initial_ssthresh` as it took effect, nor how far apart the four iperf processes started.
 `run_map` runs the simultaneous and the staggered start over a grid of these, `MapPlan.seeds` seeds
-per point, and judges each run by the same rules as the reproduction (`p0_runs.run_stats`);
+per point, and judges each run by the same rules as the reproduction (`p0_runs.judge`);
 `map_table` counts, per point, the seeds in which each finding holds.
 """
 
@@ -20,16 +20,15 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from tcplab.reproduce.figures import new_figure
-from tcplab.reproduce.p0_checks import STAGGERED_RATE_MBPS
 from tcplab.reproduce.p0_runs import (
-    FIRST_LOSS_PAPER_S,
-    FIRST_LOSS_TOLERANCE_S,
+    FINDINGS,
     bottleneck_buffer_path,
+    judge,
     run_p0,
     run_stats,
 )
 
-__all__ = ["ACK_POLICIES", "FINDINGS", "MapPlan", "map_figure", "map_table", "point_label", "run_map"]
+__all__ = ["ACK_POLICIES", "FINDINGS", "MapPlan", "judge", "map_figure", "map_table", "point_label", "run_map"]
 
 ACK_POLICIES: dict[str, dict[str, Any]] = {
     # tcp_rmem[2] large enough that the growth target never stops (the shipped model): every
@@ -44,17 +43,6 @@ ACK_POLICIES: dict[str, dict[str, Any]] = {
 }
 """The receivers' ACK behaviour, by name: scenario overrides."""
 
-FINDINGS: dict[str, str] = {
-    "first_loss": f"first loss within {FIRST_LOSS_PAPER_S:g} ± {FIRST_LOSS_TOLERANCE_S:g} s",
-    "exact_reverse": "losses in exactly the reverse send order",
-    "unfair": "unfair over the window (Jain < 0.95)",
-    "persists": "still unfair in the last 10 s (Jain < 0.95)",
-    "shrinks": "gaps persist and shrink (spread late < early)",
-    "first_loser_slowest": "first loser slowest",
-    "staggered_fair": "staggered: fair, every stream 225–275 Mb/s",
-    "staggered_full": "staggered: link ≥ 95 % used",
-}
-"""The findings the map judges per run, by key: what each means."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,24 +85,6 @@ def _overrides(name: str, ack: str, ssthresh: int, skew_s: float, buffer: int) -
     for i in range(4):
         o[f"hosts.{i}.start_skew"] = f"{skew_s * 1e6:g}us"
     return o
-
-
-def judge(stats: dict[str, Any], staggered: dict[str, Any]) -> dict[str, bool]:
-    """Which findings a seed bears out (keys of `FINDINGS`), from the stats of its
-    simultaneous and its staggered run."""
-    t = stats["first_loss_s"]
-    persists = stats["jain_end"] < 0.95
-    lo, hi = STAGGERED_RATE_MBPS
-    return {
-        "first_loss": not math.isnan(t) and abs(t - FIRST_LOSS_PAPER_S) <= FIRST_LOSS_TOLERANCE_S,
-        "exact_reverse": bool(stats["exact_reverse"]),
-        "unfair": stats["jain"] < 0.95,
-        "persists": persists,
-        "shrinks": persists and stats["spread_late"] < stats["spread_early"],
-        "first_loser_slowest": bool(stats["first_loser_slowest"]),
-        "staggered_fair": staggered["jain"] >= 0.98 and all(lo <= m <= hi for m in staggered["means_mbps"]),
-        "staggered_full": staggered["util"] >= 0.95,
-    }
 
 
 def run_map(plan: MapPlan, progress: Callable[[str], None] = lambda _: None) -> list[dict[str, Any]]:

@@ -21,13 +21,16 @@ from tcplab.run import run
 
 __all__ = [
     "BOTTLENECK",
+    "FINDINGS",
     "FIRST_LOSS_PAPER_S",
     "FIRST_LOSS_TOLERANCE_S",
     "RTT_S",
     "SCENARIOS",
+    "STAGGERED_RATE_MBPS",
     "bottleneck_buffer_path",
     "first_loss_order",
     "first_loss_s",
+    "judge",
     "round_stats",
     "cached_ssthresh",
     "repeated_run_overrides",
@@ -57,6 +60,22 @@ paper reads the time off Fig. 4, whose points are 300 ms (one RTT) averages, and
 SEGMENT_BYTES = 9088
 """Payload bytes per segment (iperf -M 9100 less the 12-byte timestamp option): the unit of
 the cwnd trace's segments."""
+
+STAGGERED_RATE_MBPS = (225.0, 275.0)
+"""Fig. 9: "ほぼ 250Mbps" read as 250 Mb/s ± 10 % for every stream."""
+
+FINDINGS: dict[str, str] = {
+    "first_loss": f"first loss within {FIRST_LOSS_PAPER_S:g} ± {FIRST_LOSS_TOLERANCE_S:g} s",
+    "exact_reverse": "losses in exactly the reverse send order",
+    "unfair": "unfair over the window (Jain < 0.95)",
+    "persists": "still unfair in the last 10 s (Jain < 0.95)",
+    "shrinks": "gaps persist and shrink (spread late < early)",
+    "first_loser_slowest": "first loser slowest",
+    "staggered_fair": "staggered: fair, every stream 225–275 Mb/s",
+    "staggered_full": "staggered: link ≥ 95 % used",
+}
+"""The findings a seed is judged on (`judge`), by key: what each means. The reproduction's
+checks and the map both use them."""
 
 ROUND_IDLE_S = 0.010
 """A pause longer than this (s) ends a flow's round (`analysis.send_rounds`): 9 KB segments
@@ -156,6 +175,24 @@ def run_stats(result: Result, window: tuple[float, float]) -> dict[str, Any]:
         "timeouts": int(result.flows["timeouts"].sum()),
         "fast_retransmits": int(result.flows["fast_retransmits"].sum()),
         "wall_s": result.summary["wall_time_s"],
+    }
+
+
+def judge(stats: dict[str, Any], staggered: dict[str, Any]) -> dict[str, bool]:
+    """Which findings a seed bears out (keys of `FINDINGS`), from the stats of its
+    simultaneous and its staggered run."""
+    t = stats["first_loss_s"]
+    persists = stats["jain_end"] < 0.95
+    lo, hi = STAGGERED_RATE_MBPS
+    return {
+        "first_loss": not math.isnan(t) and abs(t - FIRST_LOSS_PAPER_S) <= FIRST_LOSS_TOLERANCE_S,
+        "exact_reverse": bool(stats["exact_reverse"]),
+        "unfair": stats["jain"] < 0.95,
+        "persists": persists,
+        "shrinks": persists and stats["spread_late"] < stats["spread_early"],
+        "first_loser_slowest": bool(stats["first_loser_slowest"]),
+        "staggered_fair": staggered["jain"] >= 0.98 and all(lo <= m <= hi for m in staggered["means_mbps"]),
+        "staggered_full": staggered["util"] >= 0.95,
     }
 
 
