@@ -47,6 +47,8 @@ pub enum Rank {
     Sample = 7,
     /// A stream coordinator acts.
     Coordinate = 8,
+    /// A client's throughput monitor samples (AHTCP), after everything else at its instant.
+    Monitor = 9,
 }
 
 /// Position of an event in the canonical order.

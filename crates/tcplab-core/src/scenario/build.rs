@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::app::{Application, BulkSender, CbrSource, Sink, Socket};
+use crate::app::{Application, BlockReader, BlockServer, BulkSender, CbrSource, Sink, Socket};
 use crate::engine::SeedTree;
 use crate::net::harmonizer::{Harmonizer, HarmonizerConfig};
 use crate::net::impair::ImpairConfig;
@@ -13,11 +13,12 @@ use crate::net::link_layer::LinkLayer;
 use crate::net::pipe::Pipe;
 use crate::net::queue::Queue;
 use crate::net::route::{Graph, NodeId, NodeRole};
-use crate::scenario::resolve::{err, Res, ResolvedScenario, TracedQueues, Traffic};
+use crate::scenario::resolve::{block_read_names, err, member_name, MonitorKey, Res, ResolvedAhtcp, ResolvedScenario, ResolvedVariant, TracedQueues, Traffic};
 use crate::scenario::spec::{LinkLayerSpec, QueueSpec, StopSpec};
 use crate::scenario::ScenarioError;
-use crate::sim::{Coordinator, Flow, FlowEngine, FlowInfo, Simulation, StopRule, Tap, TcpFlow, UdpFlow};
-use crate::tcp::Connection;
+use crate::sim::{AhtcpMonitor, Coordinator, Flow, FlowEngine, FlowInfo, Simulation, StopRule, Tap, TcpFlow, UdpFlow};
+use crate::tcp::ahtcp::{AhtcpReceiver, AhtcpSender};
+use crate::tcp::{Connection, Endpoint};
 use crate::trace::pcap::{host_address, PcapWriter, WireIdentity};
 use crate::units::{QueueLimit, SimDuration, SimTime};
 
@@ -25,6 +26,80 @@ fn queue_of(q: &QueueSpec) -> Queue {
     match q {
         QueueSpec::Limit(l) => Queue::fifo(l.0),
         QueueSpec::Classes(c) => Queue::classes(&c.classes.iter().map(|l| l.0).collect::<Vec<_>>()),
+    }
+}
+
+/// Routes between hosts, each computed once (with the source's processing stage in front).
+struct Routes<'a> {
+    graph: &'a Graph,
+    host_stage: &'a BTreeMap<NodeId, crate::net::PipeId>,
+    names_by_node: &'a BTreeMap<NodeId, &'a str>,
+    cache: BTreeMap<(NodeId, NodeId), crate::net::RouteId>,
+}
+
+impl Routes<'_> {
+    /// The route from `a` to `b` (for `flows[flow]`'s messages).
+    fn get(&mut self, a: NodeId, b: NodeId, sim: &mut Simulation, flow: usize) -> Res<crate::net::RouteId> {
+        if let Some(&id) = self.cache.get(&(a, b)) {
+            return Ok(id);
+        }
+        let Some(mut pipes) = self.graph.route(a, b) else {
+            return err(format!("flows[{flow}]"), format!("no path from '{}' to '{}'", self.names_by_node[&a], self.names_by_node[&b]));
+        };
+        if let Some(&stage) = self.host_stage.get(&a) {
+            pipes.insert(0, stage);
+        }
+        let id = sim.add_route(pipes);
+        self.cache.insert((a, b), id);
+        Ok(id)
+    }
+}
+
+/// A TCP flow's two endpoints, with AHTCP's policies when it runs (`sender`: the end that
+/// sends the data).
+fn tcp_flow(cfg: &crate::tcp::TcpConfig, ahtcp: Option<&ResolvedAhtcp>, sender: usize) -> TcpFlow {
+    let Some(a) = ahtcp else {
+        return TcpFlow::new(Connection::new(cfg.clone()), Connection::new(cfg.clone()));
+    };
+    let c = a.config();
+    let tx = Endpoint::with_variant(Connection::new(cfg.clone()), Box::new(AhtcpSender::new(&c)));
+    let rx = Endpoint::with_variant(Connection::new(cfg.clone()), Box::new(AhtcpReceiver::new(&c)));
+    if sender == 0 {
+        TcpFlow::with_endpoints(tx, rx)
+    } else {
+        TcpFlow::with_endpoints(rx, tx)
+    }
+}
+
+fn ahtcp_of(tcp: &crate::scenario::resolve::ResolvedTcp) -> Option<ResolvedAhtcp> {
+    match tcp.variant {
+        ResolvedVariant::Ahtcp { ahtcp } => Some(ahtcp),
+        ResolvedVariant::None => None,
+    }
+}
+
+/// One AHTCP monitor per receiving host, over all its AHTCP connections.
+#[derive(Default)]
+struct Monitors {
+    by_host: BTreeMap<String, (MonitorKey, AhtcpMonitor)>,
+}
+
+impl Monitors {
+    /// End `end` of flow `flow` receives AHTCP data at `host` (declared by `flows[index]`).
+    fn join(&mut self, host: &str, flow: usize, end: usize, a: &ResolvedAhtcp, index: usize) -> Res<()> {
+        let key = a.monitor_key();
+        let m = self.by_host.entry(host.to_string()).or_insert_with(|| {
+            let stalled = a.targets == crate::scenario::spec::TargetsName::Stalled;
+            (key, AhtcpMonitor::new(Vec::new(), a.interval.0, a.samples as usize, a.threshold.0.bps() as f64, stalled))
+        });
+        if m.0 != key {
+            return err(
+                format!("flows[{index}].tcp.ahtcp"),
+                format!("host '{host}' measures its throughput once for all its AHTCP connections; their threshold, interval, samples and targets must agree"),
+            );
+        }
+        m.1.ends.push((flow, end));
+        Ok(())
     }
 }
 
@@ -41,8 +116,17 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
 
     let mut graph = Graph::new();
     let mut node_of: BTreeMap<&str, NodeId> = BTreeMap::new();
-    for h in &r.hosts {
-        node_of.insert(&h.name, graph.add_node(NodeRole::Host));
+    // Every host by name, a group's members one by one.
+    let host_names: Vec<(String, &crate::scenario::resolve::ResolvedHost)> = r.hosts.iter().flat_map(|h| h.host_names().into_iter().map(move |n| (n, h))).collect();
+    let groups: BTreeMap<&str, u32> = r.hosts.iter().filter_map(|h| h.count.map(|n| (h.name.as_str(), n))).collect();
+    let members = |name: &str| -> Vec<String> {
+        match groups.get(name) {
+            Some(&n) => (0..n).map(|k| member_name(name, k)).collect(),
+            None => vec![name.to_string()],
+        }
+    };
+    for (n, _) in &host_names {
+        node_of.insert(n, graph.add_node(NodeRole::Host));
     }
     for s in &r.switches {
         node_of.insert(&s.name, graph.add_node(NodeRole::Switch));
@@ -52,8 +136,10 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
     }
     let mut queue_names: BTreeMap<String, crate::net::PipeId> = BTreeMap::new();
     let mut link_pipes: BTreeMap<(String, String), crate::net::PipeId> = BTreeMap::new();
-    for l in &r.links {
-        let (a, b) = (&l.between[0], &l.between[1]);
+    // A group's link is one link per member.
+    let links: Vec<(String, String, &crate::scenario::resolve::ResolvedLink)> =
+        r.links.iter().flat_map(|l| members(&l.between[0]).into_iter().flat_map(move |a| members(&l.between[1]).into_iter().map(move |b| (a.clone(), b, l)))).collect();
+    for (a, b, l) in &links {
         let delay = l.delay.0;
         let link = match l.link_layer {
             LinkLayerSpec::Ip => match l.framing.0 as u32 {
@@ -66,6 +152,7 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
         let mk = |from: &str, to: &str, q: &QueueSpec| {
             Pipe::new(format!("{from}->{to}"), Some(l.rate.0), delay, 0.0, seeds.stream(&format!("links/{from}->{to}")), queue_of(q)).with_link_layer(link)
         };
+        let (a, b) = (&a.to_string(), &b.to_string());
         let ab = sim.add_pipe(mk(a, b, &l.queue_a), true);
         let ba = sim.add_pipe(mk(b, a, &l.queue_b), true);
         queue_names.insert(format!("{a}->{b}"), ab);
@@ -164,39 +251,69 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
 
     // Host processing stages (jitter), spliced in front of every route leaving the host.
     let mut host_stage: BTreeMap<NodeId, crate::net::PipeId> = BTreeMap::new();
-    for h in &r.hosts {
+    for (name, h) in &host_names {
         let j = h.jitter.0;
         if j > SimDuration::ZERO {
-            let name = format!("{}:processing", h.name);
-            let pipe = Pipe::new(name.clone(), None, SimDuration::ZERO, 0.0, seeds.stream(&format!("hosts/{}/jitter", h.name)), Queue::fifo(QueueLimit::Unlimited)).with_jitter(j);
-            host_stage.insert(node_of[h.name.as_str()], sim.add_pipe(pipe, false));
+            let stage = format!("{name}:processing");
+            let pipe = Pipe::new(stage, None, SimDuration::ZERO, 0.0, seeds.stream(&format!("hosts/{name}/jitter")), Queue::fifo(QueueLimit::Unlimited)).with_jitter(j);
+            host_stage.insert(node_of[name.as_str()], sim.add_pipe(pipe, false));
         }
     }
-    let mut start_skew: BTreeMap<&str, (SimDuration, crate::engine::Rng)> = BTreeMap::new();
-    for h in &r.hosts {
-        start_skew.insert(h.name.as_str(), (h.start_skew.0, seeds.stream(&format!("hosts/{}/start", h.name))));
-    }
+    let mut start_skew: BTreeMap<&str, (SimDuration, crate::engine::Rng)> =
+        host_names.iter().map(|(n, h)| (n.as_str(), (h.start_skew.0, seeds.stream(&format!("hosts/{n}/start"))))).collect();
+    let mut late = |host: &str| -> SimDuration {
+        let (skew, rng) = start_skew.get_mut(host).expect("a flow's hosts are hosts");
+        if *skew > SimDuration::ZERO {
+            SimDuration(rng.below(skew.as_ps()))
+        } else {
+            SimDuration::ZERO
+        }
+    };
 
     // Flows.
-    let host_index: BTreeMap<&str, u32> = r.hosts.iter().enumerate().map(|(i, h)| (h.name.as_str(), i as u32)).collect();
-    let mut routes: BTreeMap<(NodeId, NodeId), crate::net::RouteId> = BTreeMap::new();
+    let host_index: BTreeMap<&str, u32> = host_names.iter().enumerate().map(|(i, (n, _))| (n.as_str(), i as u32)).collect();
+    let mut monitors = Monitors::default();
+    let mut routes = Routes { graph: &graph, host_stage: &host_stage, names_by_node: &names_by_node, cache: BTreeMap::new() };
+    let wire = |id: u32, name: &str, src: &str, dst: &str| {
+        let (sip, smac) = host_address(host_index[src]);
+        let (dip, dmac) = host_address(host_index[dst]);
+        let mut isn = seeds.stream(&format!("flows/{name}/isn"));
+        WireIdentity { ip: [sip, dip], mac: [smac, dmac], port: [32_768 + (id % 28_000) as u16, 5001], isn: [isn.next_u64() as u32, isn.next_u64() as u32], wscale: [0, 0] }
+    };
     for (i, f) in r.flows.iter().enumerate() {
+        if let Traffic::BlockRead(b) = &f.traffic {
+            let clients = members(&f.src);
+            let servers = &members(&f.dst)[..b.servers as usize];
+            let names = block_read_names(&f.name, clients.len(), groups.contains_key(f.src.as_str()), b.servers);
+            let cfg = b.tcp.config();
+            let ahtcp = ahtcp_of(&b.tcp);
+            for (client, names) in clients.iter().zip(names) {
+                let start = SimTime::ZERO + f.start.0 + late(client);
+                let mut sockets = Vec::with_capacity(servers.len());
+                for (server, name) in servers.iter().zip(names) {
+                    let (c, s) = (node_of[client.as_str()], node_of[server.as_str()]);
+                    let fwd = routes.get(c, s, &mut sim, i)?;
+                    let rev = routes.get(s, c, &mut sim, i)?;
+                    let id = sim.flows.len() as u32;
+                    // The client (end 0) receives the data, the server (end 1) sends it.
+                    let t = tcp_flow(&cfg, ahtcp.as_ref(), 1);
+                    if let Some(a) = &ahtcp {
+                        monitors.join(client, id as usize, 0, a, i)?;
+                    }
+                    let info = FlowInfo { name: name.clone(), src: client.clone(), dst: server.clone(), kind: "tcp", cc: cfg.cc.name(), start, download: true };
+                    let w = wire(id, &name, client, server);
+                    sim.add_flow(Flow::new(info, [fwd, rev], f.class, FlowEngine::Tcp(Box::new(t))), w);
+                    let server_socket = Socket::new(id, 1);
+                    sim.add_app(Application::BlockServer(BlockServer::new(server_socket, b.sru.0, b.request.0)), &[server_socket], None);
+                    sockets.push(Socket::new(id, 0));
+                }
+                let reader = BlockReader::new(sockets.clone(), b.sru.0, b.request.0, b.blocks);
+                sim.add_app(Application::BlockReader(reader), &sockets, Some(start));
+            }
+            continue;
+        }
         let (s, d) = (node_of[f.src.as_str()], node_of[f.dst.as_str()]);
-        let mut route = |a: NodeId, b: NodeId, sim: &mut Simulation| -> Res<crate::net::RouteId> {
-            if let Some(&id) = routes.get(&(a, b)) {
-                return Ok(id);
-            }
-            let Some(mut pipes) = graph.route(a, b) else {
-                return err(format!("flows[{i}]"), format!("no path from '{}' to '{}'", names_by_node[&a], names_by_node[&b]));
-            };
-            if let Some(&stage) = host_stage.get(&a) {
-                pipes.insert(0, stage);
-            }
-            let id = sim.add_route(pipes);
-            routes.insert((a, b), id);
-            Ok(id)
-        };
-        let fwd = route(s, d, &mut sim)?;
+        let fwd = routes.get(s, d, &mut sim, i)?;
         if let Traffic::UdpCbr(udp) = &f.traffic {
             let rate = udp.rate;
             // A host cannot put datagrams on the wire faster than its own link (the first rated
@@ -207,46 +324,36 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
                 return err(format!("flows[{i}].rate"), format!("{} is faster than the link out of '{}' ({nic}); a host cannot send faster than its interface", rate.0, f.src));
             }
         }
-        let rev = route(d, s, &mut sim)?;
+        let rev = routes.get(d, s, &mut sim, i)?;
         let count = f.count;
         for k in 0..count {
             let name = if count > 1 { format!("{}.{k}", f.name) } else { f.name.clone() };
-            let (skew, rng) = start_skew.get_mut(f.src.as_str()).expect("src is a host");
-            let late = if *skew > SimDuration::ZERO { SimDuration(rng.below(skew.as_ps())) } else { SimDuration::ZERO };
-            let start = SimTime::ZERO + f.start.0 + late;
+            let start = SimTime::ZERO + f.start.0 + late(&f.src);
             let stop_at = f.stop.map(|d| SimTime::ZERO + d.0);
             let id = sim.flows.len() as u32;
             let (src, dst) = (Socket::new(id, 0), Socket::new(id, 1));
             // The flow's applications: a bulk sender and a sink, or a CBR source.
-            let (engine, cc, apps) = match &f.traffic {
+            let (engine, cc, apps, kind) = match &f.traffic {
                 Traffic::Tcp(tcp) => {
                     let cfg = tcp.tcp.config();
                     let cc = cfg.cc.name();
                     let app = BulkSender::new(src, tcp.write_size.0, tcp.bytes.map(|b| b.0), stop_at);
-                    let t = TcpFlow::new(Connection::new(cfg.clone()), Connection::new(cfg));
-                    (FlowEngine::Tcp(Box::new(t)), cc, vec![Application::Bulk(app), Application::Sink(Sink::new(dst))])
+                    let ahtcp = ahtcp_of(&tcp.tcp);
+                    if let Some(a) = &ahtcp {
+                        monitors.join(&f.dst, id as usize, 1, a, i)?;
+                    }
+                    let t = tcp_flow(&cfg, ahtcp.as_ref(), 0);
+                    (FlowEngine::Tcp(Box::new(t)), cc, vec![Application::Bulk(app), Application::Sink(Sink::new(dst))], "tcp")
                 }
                 Traffic::UdpCbr(udp) => {
                     let app = CbrSource { socket: src, rate: udp.rate.0, packet_size: udp.packet_size.0 as u32, start, stop_at, sent: 0 };
-                    (FlowEngine::Udp(UdpFlow::default()), "none", vec![Application::Cbr(app)])
+                    (FlowEngine::Udp(UdpFlow::default()), "none", vec![Application::Cbr(app)], "udp-cbr")
                 }
+                Traffic::BlockRead(_) => unreachable!("block reads are built above"),
             };
-            let kind = match f.traffic {
-                Traffic::Tcp(_) => "tcp",
-                Traffic::UdpCbr(_) => "udp-cbr",
-            };
-            let (sip, smac) = host_address(host_index[f.src.as_str()]);
-            let (dip, dmac) = host_address(host_index[f.dst.as_str()]);
-            let mut isn = seeds.stream(&format!("flows/{name}/isn"));
-            let wire = WireIdentity {
-                ip: [sip, dip],
-                mac: [smac, dmac],
-                port: [32_768 + (id % 28_000) as u16, 5001],
-                isn: [isn.next_u64() as u32, isn.next_u64() as u32],
-                wscale: [0, 0],
-            };
-            let info = FlowInfo { name, src: f.src.clone(), dst: f.dst.clone(), kind, cc, start };
-            sim.add_flow(Flow::new(info, [fwd, rev], f.class, engine), wire);
+            let w = wire(id, &name, &f.src, &f.dst);
+            let info = FlowInfo { name, src: f.src.clone(), dst: f.dst.clone(), kind, cc, start, download: false };
+            sim.add_flow(Flow::new(info, [fwd, rev], f.class, engine), w);
             for app in apps {
                 // The sender opens the flow at its start; the sink waits for it.
                 let (socket, start) = match &app {
@@ -256,6 +363,9 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
                 sim.add_app(app, &[socket], start);
             }
         }
+    }
+    for m in monitors.by_host.into_values() {
+        sim.add_monitor(m.1);
     }
     // Coordinators, over the expanded flow names.
     for c in &r.coordinators {

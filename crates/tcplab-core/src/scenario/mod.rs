@@ -195,3 +195,6 @@ impl Run {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+#[path = "tests_incast.rs"]
+mod tests_incast;

@@ -290,6 +290,10 @@ pub struct HostSpec {
     /// before reaching its NIC, in order (seeded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jitter: Option<Dur>,
+    /// A group of this many identical hosts, named `name.0` … `name.(count-1)`; a link or a
+    /// block-read flow naming the group means every member (or the first `servers`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
 }
 
 /// `[[switches]]`.
@@ -456,6 +460,9 @@ pub enum FlowKind {
     Tcp,
     /// Constant-bit-rate UDP.
     UdpCbr,
+    /// Barrier-synchronised block reads: the source (a client, or each member of a group)
+    /// reads blocks striped over the destination's members, one TCP connection per server.
+    BlockRead,
 }
 
 /// `[[flows]]`.
@@ -495,6 +502,18 @@ pub struct FlowSpec {
     /// UDP IP packet size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packet_size: Option<Size>,
+    /// Block reads: the active servers, the first this many members of `dst`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers: Option<u32>,
+    /// Block reads: the bytes each server returns per block (the SRU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sru: Option<Size>,
+    /// Block reads: the bytes of one request to one server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<Size>,
+    /// Block reads: the number of blocks to read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<u64>,
     /// Per-flow TCP settings.
     #[serde(default, skip_serializing_if = "is_default_tcp")]
     pub tcp: TcpSpec,
@@ -562,6 +581,69 @@ pub enum EstimatorName {
     Linux,
 }
 
+/// TCP variants by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VariantName {
+    /// Standard TCP.
+    None,
+    /// AHTCP (study 001): held ACKs and the client's retransmission requests.
+    Ahtcp,
+}
+
+/// AHTCP's restart point by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RestartName {
+    /// The first segment boundary at or above the request (the first missing byte).
+    Ceiling,
+    /// The paper's printed eq. (1): the segment before, which the client has.
+    Floor,
+}
+
+/// Which connections AHTCP's client asks when its throughput is low, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TargetsName {
+    /// Those that received nothing in order during the last sample and hold bytes back.
+    Stalled,
+    /// Every one that holds bytes back.
+    Incomplete,
+}
+
+/// `[….tcp.ahtcp]`: AHTCP's parameters, each optional here and resolved key by key like the
+/// `tcp` table.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AhtcpSpec {
+    /// Moving-average throughput below which the client asks for retransmissions (payload
+    /// delivered in order over all its AHTCP connections); required (the paper gives none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<Rate>,
+    /// Sampling interval of the client's throughput, at least 1us (default 1ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Dur>,
+    /// Samples in the moving average, 1..=1000 (default 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u32>,
+    /// Bytes held back from every ACK, at least 1 and below the MSS (default 1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<u32>,
+    /// The server's restart point (default `"ceiling"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart: Option<RestartName>,
+    /// Which connections are asked (default `"stalled"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<TargetsName>,
+}
+
+impl AhtcpSpec {
+    /// True when no key is set.
+    pub fn is_empty(&self) -> bool {
+        *self == AhtcpSpec::default()
+    }
+}
+
 /// Backoff rules by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -572,6 +654,8 @@ pub enum BackoffName {
     Linear,
     /// Doubling, then linear.
     Hybrid,
+    /// Linear, then doubling.
+    HybridLinearFirst,
 }
 
 /// Recovery procedures by name.
@@ -676,7 +760,8 @@ pub struct TcpSpec {
     /// Backoff rule (default `"exponential"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_backoff: Option<BackoffName>,
-    /// Hybrid backoff: doublings before linear growth, at most 40 (default 3).
+    /// Hybrid backoff: backoffs before the growth changes (doublings before linear growth,
+    /// or linear steps before doubling), at most 40 (default 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_hybrid_switch: Option<u32>,
     /// RFC 3042 limited transmit (default true).
@@ -692,7 +777,8 @@ pub struct TcpSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<RecoveryName>,
     /// Slow-start byte-counting limit L, segments per ACK (RFC 3465; default 1); BIC's
-    /// `tcp_abc`, where 0 turns ABC off (other controllers need at least 1).
+    /// `tcp_abc`; 0 turns byte counting off (one MSS per ACK of new data, as RFC 2581 and
+    /// ns-2) for reno, newreno and bic; cubic needs at least 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abc_limit: Option<u32>,
     /// Timestamp clock tick, positive (default 1ms).
@@ -708,6 +794,13 @@ pub struct TcpSpec {
     /// CUBIC's parameters, used when `cc = "cubic"`: the `cubic` table under this one.
     #[serde(default, skip_serializing_if = "CubicSpec::is_empty")]
     pub cubic: CubicSpec,
+    /// A policy around the standard connection (default `"none"`); its parameters are in the
+    /// table of its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<VariantName>,
+    /// AHTCP's parameters, used when `variant = "ahtcp"`: the `ahtcp` table under this one.
+    #[serde(default, skip_serializing_if = "AhtcpSpec::is_empty")]
+    pub ahtcp: AhtcpSpec,
 }
 
 /// `[defaults.tcp.bic]`, `[flows.tcp.bic]`: BIC's module parameters (Linux 2.6.16

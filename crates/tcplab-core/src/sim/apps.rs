@@ -269,11 +269,11 @@ impl Simulation {
     /// Socket `s` produced the output now in `self.out`: send it, re-arm its timer, and trace
     /// a sender's window.
     #[inline]
-    fn sent_by(&mut self, now: SimTime, s: Socket) {
+    pub(super) fn sent_by(&mut self, now: SimTime, s: Socket) {
         let (f, e) = (s.flow(), s.end());
         self.emit(now, f, e);
         self.resched(f, e);
-        if e == 0 {
+        if e == self.flows[f].data_sender() {
             self.record_cwnd(now, f);
         }
     }

@@ -21,6 +21,10 @@ pub struct FlowInfo {
     pub cc: &'static str,
     /// Start time.
     pub start: SimTime,
+    /// The payload runs from the destination to the source: the source opens the connection
+    /// and reads (a block-read client). The summary's sender counters, the cwnd trace and
+    /// the delivered bytes then follow the destination end's data.
+    pub download: bool,
 }
 
 /// A TCP flow: both endpoints.
@@ -95,10 +99,16 @@ impl Flow {
         Flow { info, routes, class, engine, finish: None, owners: [(NO_APP, Interest::Nothing); 2], last_sample_bytes: 0 }
     }
 
-    /// Payload bytes delivered in order at the destination.
+    /// The end whose payload the flow's results count (0 normally, 1 for a download).
+    #[inline(always)]
+    pub fn data_sender(&self) -> usize {
+        self.info.download as usize
+    }
+
+    /// Payload bytes delivered in order at the receiving end of its data.
     pub fn delivered(&self) -> u64 {
         match &self.engine {
-            FlowEngine::Tcp(t) => t.ends[1].stats.bytes_delivered,
+            FlowEngine::Tcp(t) => t.ends[1 - self.data_sender()].stats.bytes_delivered,
             FlowEngine::Udp(u) => u.bytes_received,
         }
     }

@@ -5,12 +5,14 @@
 //! (`summary`). The fabric hands back the packets that reach a host; the simulation gives them
 //! to their flow. No globals: everything a run touches lives in one `Simulation` value.
 
+mod ahtcp_monitor;
 mod apps;
 mod decp;
 mod flows;
 mod observe;
 mod summary;
 
+pub use ahtcp_monitor::AhtcpMonitor;
 pub use apps::AppSlot;
 pub use decp::Coordinator;
 pub use flows::{Flow, FlowEngine, FlowInfo, TcpFlow, UdpFlow};
@@ -92,6 +94,7 @@ enum Event {
     },
     Sample,
     Coordinate(u32),
+    Monitor(u32),
 }
 
 impl From<NetEvent> for Event {
@@ -113,6 +116,7 @@ impl Event {
             Event::AppTimer { order, rank, .. } => (rank, order),
             Event::Sample => (Rank::Sample, 0),
             Event::Coordinate(c) => (Rank::Coordinate, c),
+            Event::Monitor(m) => (Rank::Monitor, m),
         };
         order.key(t, rank, id)
     }
@@ -143,6 +147,8 @@ pub struct Simulation {
     pub observers: Observers,
     /// Stream coordinators.
     pub coordinators: Vec<Coordinator>,
+    /// AHTCP clients' throughput monitors.
+    pub monitors: Vec<AhtcpMonitor>,
     /// The applications.
     apps: Vec<AppSlot>,
     /// What the application told last did (reused between notices).
@@ -169,6 +175,7 @@ impl Simulation {
             out: Output::default(),
             observers: Observers::default(),
             coordinators: Vec::new(),
+            monitors: Vec::new(),
             apps: Vec::new(),
             effects: apps::Effects::default(),
         }
@@ -188,6 +195,26 @@ impl Simulation {
         let next = now + self.coordinators[id].interval;
         if self.stop_time.is_none_or(|s| next <= s) {
             self.schedule(Lane::Timer, next, Event::Coordinate(id as u32));
+        }
+    }
+
+    /// Add an AHTCP client monitor; it first samples one interval after time zero.
+    pub fn add_monitor(&mut self, m: AhtcpMonitor) {
+        let id = self.monitors.len() as u32;
+        self.schedule(Lane::Timer, SimTime::ZERO + m.interval, Event::Monitor(id));
+        self.monitors.push(m);
+    }
+
+    fn monitor(&mut self, now: SimTime, id: usize) {
+        for (f, e) in self.monitors[id].sample(&self.flows) {
+            let FlowEngine::Tcp(t) = &mut self.flows[f].engine else { continue };
+            if t.ends[e].signal(now, &mut self.out) {
+                self.sent_by(now, crate::app::Socket::new(f as u32, e as u8));
+            }
+        }
+        let next = now + self.monitors[id].interval;
+        if !self.monitors[id].done(&self.flows) && self.stop_time.is_none_or(|s| next <= s) {
+            self.schedule(Lane::Timer, next, Event::Monitor(id as u32));
         }
     }
 
@@ -373,6 +400,7 @@ impl Simulation {
             Event::AppTimer { app, .. } => self.app_timer(now, app as usize),
             Event::Sample => self.sample(now),
             Event::Coordinate(c) => self.coordinate(now, c as usize),
+            Event::Monitor(m) => self.monitor(now, m as usize),
         }
     }
 

@@ -179,8 +179,9 @@ impl Observers {
 
 /// Record flow `f`'s sender window in the cwnd trace if (cwnd, ssthresh) changed.
 pub(super) fn record_cwnd(tr: &mut CwndTrace, now: SimTime, f: usize, flow: &mut Flow) {
+    let sender = flow.data_sender();
     let FlowEngine::Tcp(t) = &mut flow.engine else { return };
-    let c = &t.ends[0];
+    let c = &t.ends[sender];
     let key = (c.cwnd(), c.ssthresh());
     if key == t.last_cwnd {
         return;

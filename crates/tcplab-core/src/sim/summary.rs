@@ -24,6 +24,7 @@ impl Simulation {
                     kind: f.info.kind,
                     src: f.info.src.clone(),
                     dst: f.info.dst.clone(),
+                    download: f.info.download,
                     cc: f.info.cc,
                     start_s: f.info.start.as_secs_f64(),
                     finish_s: f.finish.map(|t| t.as_secs_f64()),
@@ -33,7 +34,7 @@ impl Simulation {
                 };
                 match &f.engine {
                     FlowEngine::Tcp(t) => {
-                        let c = &t.ends[0];
+                        let c = &t.ends[f.data_sender()];
                         s.segments_sent = c.stats.segments_sent;
                         s.bytes_sent = c.stats.bytes_sent;
                         s.retransmits = c.stats.retransmits;
@@ -41,6 +42,7 @@ impl Simulation {
                         s.fast_retransmits = c.stats.fast_retransmits;
                         s.dupacks_received = c.stats.dupacks_received;
                         s.srtt_s = c.srtt().map(|d| d.as_secs_f64());
+                        s.requests = t.ends[1 - f.data_sender()].variant_actions();
                         s.cwnd_bytes = c.cwnd();
                     }
                     FlowEngine::Udp(u) => {
@@ -89,6 +91,9 @@ pub struct FlowSummary {
     pub src: String,
     /// Destination host.
     pub dst: String,
+    /// True when the payload runs from `dst` to `src` (a block read: the source opens the
+    /// connection and reads); the sender counters below are then `dst`'s.
+    pub download: bool,
     /// Congestion controller (`"none"` for UDP).
     pub cc: &'static str,
     /// Start time, s.
@@ -118,6 +123,8 @@ pub struct FlowSummary {
     pub cwnd_bytes: u64,
     /// UDP datagrams received.
     pub packets_received: u64,
+    /// Retransmission requests the data's receiver sent (AHTCP; 0 otherwise).
+    pub requests: u64,
 }
 
 /// Per-queue results.

@@ -50,6 +50,17 @@ pub trait Variant: Debug + Send {
     /// The variant's timer expired (called at or after its deadline). Segments it adds to
     /// `out` leave as they are (`on_departure` does not see them again).
     fn on_timer(&mut self, _now: SimTime, _conn: &mut Connection, _out: &mut Output) {}
+
+    /// Something outside the endpoint (a controller such as AHTCP's client monitor) asks the
+    /// variant to act now; returns whether it did. Segments it adds to `out` leave as they are.
+    fn on_signal(&mut self, _now: SimTime, _conn: &mut Connection, _out: &mut Output) -> bool {
+        false
+    }
+
+    /// How many times it acted (AHTCP: requests sent or answered), for the summary.
+    fn actions(&self) -> u64 {
+        0
+    }
 }
 
 /// Whether a wake-up event still stands.
@@ -188,6 +199,19 @@ impl Endpoint {
         } else {
             Wake::Early
         }
+    }
+
+    /// Ask the variant to act now (`Variant::on_signal`); false without one.
+    pub fn signal(&mut self, now: SimTime, out: &mut Output) -> bool {
+        match self.variant.as_mut() {
+            Some(v) => v.on_signal(now, &mut self.conn, out),
+            None => false,
+        }
+    }
+
+    /// How many times the variant acted (0 without one).
+    pub fn variant_actions(&self) -> u64 {
+        self.variant.as_ref().map_or(0, |v| v.actions())
     }
 
     /// Passive open.

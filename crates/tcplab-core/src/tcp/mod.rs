@@ -1,6 +1,7 @@
-//! TCP: the sans-I/O connection, the endpoint that wraps it with a variant policy, its configuration, RTT/RTO, its timer table, range sets for
+//! TCP: the sans-I/O connection, the endpoint that wraps it with a variant policy (AHTCP's in `ahtcp`), its configuration, RTT/RTO, its timer table, range sets for
 //! SACK and reassembly, and the congestion controllers.
 
+pub mod ahtcp;
 pub mod cc;
 pub mod config;
 pub mod conn;

@@ -35,6 +35,13 @@ pub enum Backoff {
         /// Number of exponential doublings before growth turns linear.
         switch_after: u32,
     },
+    /// One more RTO per backoff for the first k = `switch_after` backoffs, then doubling:
+    /// RTO·(n+1) for n ≤ k, RTO·(k+1)·2^(n−k) beyond (the other reading of "exponential and
+    /// linear combined"; Linux's thin-stream linear timeouts, k = 6, are this shape).
+    LinearThenExponential {
+        /// Number of linear steps before growth turns exponential.
+        switch_after: u32,
+    },
 }
 
 /// The retransmission-timer policy, as data.
@@ -76,6 +83,13 @@ impl RtoPolicy {
                     1u128 << n.min(64)
                 } else {
                     (1u128 << k.min(64)) + (n - k) as u128
+                }
+            }
+            Backoff::LinearThenExponential { switch_after: k } => {
+                if n <= k {
+                    n as u128 + 1
+                } else {
+                    (k as u128 + 1).saturating_mul(1u128 << (n - k).min(64))
                 }
             }
         };

@@ -42,6 +42,7 @@ impl ResolvedFlow {
     pub fn tcp(&self) -> Option<&ResolvedTcp> {
         match &self.traffic {
             Traffic::Tcp(t) => Some(&t.tcp),
+            Traffic::BlockRead(b) => Some(&b.tcp),
             Traffic::UdpCbr(_) => None,
         }
     }
@@ -55,6 +56,31 @@ pub enum Traffic {
     Tcp(TcpTraffic),
     /// Constant-bit-rate UDP.
     UdpCbr(UdpCbrTraffic),
+    /// Barrier-synchronised block reads.
+    BlockRead(BlockReadTraffic),
+}
+
+/// Barrier-synchronised block reads: each client (`src`, or each member of the group) opens
+/// one TCP connection to each of the first `servers` members of `dst` and reads `blocks`
+/// blocks, each one `sru` from every server, asked for with `request` bytes per server.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BlockReadTraffic {
+    /// Active servers: the first this many members of `dst` (default: all).
+    pub servers: u32,
+    /// Bytes each server returns per block, at least 1.
+    pub sru: Size,
+    /// Bytes of one request, at least 1 (default 48B, an iSCSI command PDU's header).
+    pub request: Size,
+    /// Blocks to read, at least 1.
+    pub blocks: u64,
+    /// The connections' settings.
+    pub tcp: ResolvedTcp,
+}
+
+/// The names of the connections of a block-read flow, per client and per server: `name.k`
+/// for one client, `name.c.k` for the members of a client group.
+pub fn block_read_names(name: &str, clients: usize, client_is_group: bool, servers: u32) -> Vec<Vec<String>> {
+    (0..clients).map(|c| (0..servers).map(|k| if client_is_group { format!("{name}.{c}.{k}") } else { format!("{name}.{k}") }).collect()).collect()
 }
 
 /// A bulk TCP transfer.
@@ -97,6 +123,10 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         for (field, n) in [("src", &f.src), ("dst", &f.dst)] {
             match names.get(n) {
                 Some(NodeKind::Host) => {}
+                Some(NodeKind::Group(_)) if f.kind == FlowKind::BlockRead => {}
+                Some(NodeKind::Group(_)) => {
+                    return err(p(field), format!("'{n}' is a host group; name one member ('{n}.0') or use kind = \"block-read\", which reads from a group's members"))
+                }
                 Some(k) => return err(p(field), format!("'{n}' is a {}, not a host", k.name())),
                 None => return err(p(field), format!("no host is named '{n}'")),
             }
@@ -108,13 +138,43 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         if count == 0 {
             return err(p("count"), "must be at least 1");
         }
-        total_flows += count as u64;
+        if f.kind == FlowKind::BlockRead && count > 1 {
+            return err(p("count"), "a block-read flow makes one connection per server (and per client of a group); set servers instead");
+        }
+        if f.kind != FlowKind::BlockRead {
+            for (field, set) in [("servers", f.servers.is_some()), ("sru", f.sru.is_some()), ("request", f.request.is_some()), ("blocks", f.blocks.is_some())] {
+                if set {
+                    return err(p(field), "only for block-read flows");
+                }
+            }
+        }
+        let clients = super::nodes::members(&f.src, names);
+        let dst_members = super::nodes::members(&f.dst, names).len() as u32;
+        let servers = f.servers.unwrap_or(dst_members);
+        let (count, made) = if f.kind == FlowKind::BlockRead {
+            if servers == 0 || servers > dst_members {
+                return err(p("servers"), format!("{servers} active servers out of range: '{}' has {dst_members} (1..={dst_members})", f.dst));
+            }
+            if clients.iter().any(|c| super::nodes::is_or_member_of(c, &f.dst, names)) {
+                return err(p("dst"), "a client cannot read from itself");
+            }
+            (1, clients.len() as u64 * servers as u64)
+        } else {
+            (count, count as u64)
+        };
+        total_flows += made;
         if total_flows > MAX_FLOWS {
             return err(p("count"), format!("the scenario would have {total_flows} flows or more; at most {MAX_FLOWS} (memory: about 3.5 KB per flow plus its packets in flight)"));
         }
-        // The names the flows get (`name.k` for k < count), unique across all flows.
-        for k in 0..count {
-            let name = if count > 1 { format!("{}.{k}", f.name) } else { f.name.clone() };
+        // The names the flows get (`name.k` for k < count; a block read's per connection),
+        // unique across all flows.
+        let made_names: Vec<String> = if f.kind == FlowKind::BlockRead {
+            let client_is_group = matches!(names.get(&f.src), Some(NodeKind::Group(_)));
+            block_read_names(&f.name, clients.len(), client_is_group, servers).concat()
+        } else {
+            (0..count).map(|k| if count > 1 { format!("{}.{k}", f.name) } else { f.name.clone() }).collect()
+        };
+        for name in made_names {
             if let Some(j) = expanded.insert(name.clone(), i) {
                 return err(p("name"), format!("makes a flow named '{name}', as flows[{j}] does; flow names must be unique (a flow with count = n is named name.0 … name.(n-1))"));
             }
@@ -151,6 +211,33 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
                     return err(p("packet_size"), format!("{} bytes is out of range (29..=65535 IP bytes)", packet_size.0));
                 }
                 Traffic::UdpCbr(UdpCbrTraffic { rate, packet_size })
+            }
+            FlowKind::BlockRead => {
+                for (field, set) in [
+                    ("bytes", f.bytes.is_some()),
+                    ("write_size", f.write_size.is_some()),
+                    ("stop", f.stop.is_some()),
+                    ("rate", f.rate.is_some()),
+                    ("packet_size", f.packet_size.is_some()),
+                ] {
+                    if set {
+                        return err(p(field), "not for block-read flows (they read sru × servers per block, blocks times)");
+                    }
+                }
+                let Some(sru) = f.sru else {
+                    return err(p("sru"), "a block-read flow needs the bytes each server returns per block (sru)");
+                };
+                let Some(blocks) = f.blocks else {
+                    return err(p("blocks"), "a block-read flow needs the number of blocks to read");
+                };
+                let request = f.request.unwrap_or(Size(48));
+                for (field, v) in [("sru", sru.0), ("request", request.0), ("blocks", blocks)] {
+                    if v == 0 {
+                        return err(p(field), "must be at least 1");
+                    }
+                }
+                let tcp = if f.tcp == TcpSpec::default() { resolved_tcp.clone() } else { resolve_tcp(defaults_tcp, &f.tcp, &p("tcp"))? };
+                Traffic::BlockRead(BlockReadTraffic { servers, sru, request, blocks, tcp })
             }
         };
         let rule = if run.stop == StopSpec::Idle { "idle" } else { "flows-done" };

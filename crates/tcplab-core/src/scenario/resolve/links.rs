@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::emulators::ResolvedEmulator;
-use super::nodes::Names;
+use super::nodes::{Names, NodeKind};
 use super::{err, Res};
 use crate::scenario::spec::{Dur, LinkLayerSpec, LinkSpec, QLimit, QueueSpec, Rate, Size};
 use crate::units::{QueueLimit, SimDuration, MAX_TIME};
@@ -59,6 +59,15 @@ pub(super) fn resolve_links(links: &[LinkSpec], default_queue: &QueueSpec, names
         }
         if l.between[0] == l.between[1] {
             return err(format!("links[{i}].between"), "a link joins two different nodes");
+        }
+        // A group's link is one link per member, to one switch.
+        for (k, n) in l.between.iter().enumerate() {
+            if let Some(NodeKind::Group(_)) = names.get(n) {
+                let other = &l.between[1 - k];
+                if names.get(other) != Some(&NodeKind::Switch) {
+                    return err(format!("links[{i}].between"), format!("'{n}' is a host group, linked member by member to a switch; '{other}' is a {}", names[other].name()));
+                }
+            }
         }
         let both = l.queue.clone().unwrap_or_else(|| default_queue.clone());
         let queue_a = l.queue_a.clone().unwrap_or_else(|| both.clone());

@@ -13,18 +13,20 @@ mod nodes;
 mod observe;
 mod run;
 mod tcp;
+mod variant;
 
 use serde::Serialize;
 
 pub use cc::{ResolvedBic, ResolvedCc, ResolvedCubic};
 pub use coordinators::ResolvedCoordinator;
 pub use emulators::{RateLimit, Reorder, ResolvedEmulator, ResolvedHarmonizer};
-pub use flows::{ResolvedFlow, TcpTraffic, Traffic, UdpCbrTraffic};
+pub use flows::{block_read_names, BlockReadTraffic, ResolvedFlow, TcpTraffic, Traffic, UdpCbrTraffic};
 pub use links::ResolvedLink;
-pub use nodes::{NodeKind, ResolvedHost};
+pub use nodes::{is_or_member_of, member_name, members, NodeKind, ResolvedHost};
 pub use observe::{ResolvedTap, ResolvedTrace, TracedQueues};
 pub use run::ResolvedRun;
 pub use tcp::{profile_tcp, resolve_tcp, ResolvedTcp, TcpSettings};
+pub use variant::{MonitorKey, ResolvedAhtcp, ResolvedVariant};
 
 use crate::scenario::spec::{QueueSpec, Scenario, StopSpec, SwitchSpec, TcpSpec};
 use crate::scenario::ScenarioError;
@@ -116,7 +118,7 @@ pub fn resolve(sc: &Scenario) -> Res<ResolvedScenario> {
     links::check_total_delay(&links, &emulators)?;
     emulators::check_degree(&emulators, &sc.links)?;
     let (flows, total_flows) = flows::resolve_flows(&sc.flows, &names, &sc.defaults.tcp, &defaults.tcp, &run)?;
-    let taps = observe::resolve_taps(&sc.taps, &links)?;
+    let taps = observe::resolve_taps(&sc.taps, &links, &names)?;
     let coordinators = coordinators::resolve_coordinators(&sc.coordinators, &flows)?;
     let trace = observe::resolve_trace(&sc.trace, &run, total_flows)?;
     // A run that stops when idle never idles while something recurs.

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Serialize, Serializer};
 
 use super::links::ResolvedLink;
+use super::nodes::{is_or_member_of, Names};
 use super::run::ResolvedRun;
 use super::{check_period, err, Res, MAX_THROUGHPUT_ROWS};
 use crate::scenario::spec::{Dur, QueueSelection, TapSpec, TraceSpec};
@@ -28,7 +29,7 @@ pub struct ResolvedTap {
 }
 
 /// Resolve `[[taps]]` on the resolved links.
-pub(super) fn resolve_taps(taps: &[TapSpec], links: &[ResolvedLink]) -> Res<Vec<ResolvedTap>> {
+pub(super) fn resolve_taps(taps: &[TapSpec], links: &[ResolvedLink], names: &Names) -> Res<Vec<ResolvedTap>> {
     let mut tap_names = BTreeMap::new();
     let mut out = Vec::with_capacity(taps.len());
     for (i, t) in taps.iter().enumerate() {
@@ -40,7 +41,8 @@ pub(super) fn resolve_taps(taps: &[TapSpec], links: &[ResolvedLink]) -> Res<Vec<
             return err(p("name"), format!("another tap is already named '{}'", t.name));
         }
         let [a, b] = &t.link;
-        if !links.iter().any(|l| (&l.between[0] == a && &l.between[1] == b) || (&l.between[0] == b && &l.between[1] == a)) {
+        let joins = |x: &str, y: &str, l: &ResolvedLink| is_or_member_of(x, &l.between[0], names) && is_or_member_of(y, &l.between[1], names);
+        if !links.iter().any(|l| joins(a, b, l) || joins(b, a, l)) {
             return err(p("link"), format!("no link joins '{a}' and '{b}'"));
         }
         let direction = t.direction.clone().unwrap_or_else(|| "both".into());

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::cc::{CcLayers, ResolvedCc};
+use super::variant::{ResolvedVariant, VariantLayers};
 use super::{err, Res};
 use crate::scenario::spec::{BackoffName, CcName, Dur, EstimatorName, IwRuleName, ProfileName, RcvWindowRuleName, RecoveryName, Size, TcpSpec, Threshold};
 use crate::tcp::cc::RenoConfig;
@@ -23,6 +24,9 @@ pub struct ResolvedTcp {
     /// The congestion controller and its parameters.
     #[serde(flatten)]
     pub cc: ResolvedCc,
+    /// The variant policy and its parameters.
+    #[serde(flatten)]
+    pub variant: ResolvedVariant,
 }
 
 /// The settings of a `tcp` table but the profile and the controller, resolved. Each key's
@@ -142,7 +146,7 @@ impl TcpSettings {
     fn overlay(&mut self, s: &TcpSpec) {
         #[rustfmt::skip]
         let TcpSpec {
-            profile: _, cc: _, bic: _, cubic: _,
+            profile: _, cc: _, bic: _, cubic: _, variant: _, ahtcp: _,
             mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
             rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit,
@@ -204,8 +208,8 @@ impl TcpSettings {
         if self.dupthresh == 0 {
             return err(g("dupthresh"), "must be at least 1");
         }
-        if self.abc_limit == 0 && cc != CcName::Bic {
-            return err(g("abc_limit"), "must be at least 1 (0, ABC off, is for cc = \"bic\")");
+        if self.abc_limit == 0 && cc == CcName::Cubic {
+            return err(g("abc_limit"), "must be at least 1 for cubic (0, byte counting off, is for reno, newreno and bic)");
         }
         if !(10..=100_000).contains(&self.hz) {
             return err(g("hz"), format!("{} is out of range (10..=100000)", self.hz));
@@ -299,13 +303,16 @@ pub fn resolve_tcp(defaults: &TcpSpec, flow: &TcpSpec, path: &str) -> Res<Resolv
     let profile = flow.profile.or(defaults.profile).unwrap_or(ProfileName::Rfc);
     let mut settings = TcpSettings::builtin();
     let mut cc = CcLayers::builtin();
+    let mut variant = VariantLayers::default();
     for layer in [&profile_tcp(profile), defaults, flow] {
         settings.overlay(layer);
         cc.overlay(layer.cc, &layer.bic, &layer.cubic);
+        variant.overlay(layer.variant, &layer.ahtcp);
     }
     settings.check(path, cc.name)?;
     cc.check(path)?;
-    Ok(ResolvedTcp { profile, settings, cc: cc.select() })
+    let variant = variant.select(path, settings.mss)?;
+    Ok(ResolvedTcp { profile, settings, cc: cc.select(), variant })
 }
 
 impl ResolvedTcp {
@@ -355,6 +362,7 @@ impl ResolvedTcp {
                     BackoffName::Exponential => Backoff::Exponential,
                     BackoffName::Linear => Backoff::Linear,
                     BackoffName::Hybrid => Backoff::Hybrid { switch_after: rto_hybrid_switch },
+                    BackoffName::HybridLinearFirst => Backoff::LinearThenExponential { switch_after: rto_hybrid_switch },
                 },
             },
             limited_transmit,

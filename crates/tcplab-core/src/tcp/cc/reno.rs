@@ -51,7 +51,12 @@ impl CongestionControl for Reno {
         }
         let mss = a.mss as u64;
         if self.cwnd < self.ssthresh {
-            self.cwnd += a.bytes_acked.min(self.cfg.abc_limit as u64 * mss);
+            self.cwnd += match self.cfg.abc_limit {
+                // No byte counting: one segment per ACK of new data, however little it
+                // acknowledges (RFC 2581 before RFC 3465; ns-2's agents).
+                0 => mss,
+                l => a.bytes_acked.min(l as u64 * mss),
+            };
         } else {
             self.cwnd += (mss * mss / self.cwnd).max(1);
         }

@@ -343,6 +343,11 @@ impl Connection {
         self.snd_nxt
     }
 
+    /// Highest sequence number sent, plus one.
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+
     /// Next sequence number expected from the peer.
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
@@ -542,6 +547,44 @@ impl Connection {
             self.timers.clear(TimerKind::Retransmit);
             self.on_rto(now, out);
         }
+    }
+
+    /// A forced timeout that resends from `from` rather than from SND.UNA (AHTCP: the peer,
+    /// holding its ACKs back, is known to have the bytes below `from`): the timeout's state
+    /// change (backoff, the controller's reaction, everything outstanding deemed lost), then
+    /// go-back-N from max(`from`, SND.UNA). Nothing happens when nothing is outstanding.
+    pub fn force_timeout_from(&mut self, now: SimTime, from: u64, out: &mut Output) {
+        if !self.timers.is_set(TimerKind::Retransmit) {
+            return;
+        }
+        self.timers.clear(TimerKind::Retransmit);
+        let Some(first) = self.enter_timeout(now, out) else { return };
+        let first = first.max(from).min(self.snd_max);
+        if !self.use_sack() {
+            self.snd_nxt = first;
+        }
+        self.retransmit_range(now, first, out);
+        self.timers.set(TimerKind::Retransmit, now + self.rto());
+        self.try_send(now, out);
+    }
+
+    /// Send a copy of bytes `[seq, seq + len)` already sent and acknowledged or held (a
+    /// variant's duplicate, such as AHTCP's restart by the paper's floor form); it counts as a
+    /// retransmitted segment and changes no other state.
+    pub fn resend_copy(&mut self, now: SimTime, seq: u64, len: u32, out: &mut Output) {
+        let mut h = self.base_segment(now, seq, len);
+        h.retransmit = true;
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        self.stats.retransmits += 1;
+        out.events.push(TcpEvent { kind: TcpEventKind::Retransmit, seq });
+        out.segments.push(h);
+    }
+
+    /// Send a pure ACK now, as the connection would (a variant's extra ACK, such as AHTCP's
+    /// retransmission request, which then rewrites its number).
+    pub fn send_ack_now(&mut self, now: SimTime, out: &mut Output) {
+        self.send_ack(now, out);
     }
 
     /// Process expired timers (call at or after `next_deadline`).

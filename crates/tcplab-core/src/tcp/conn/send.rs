@@ -304,6 +304,11 @@ impl Connection {
         }
         let mut h = self.base_segment(now, s, len as u32);
         h.retransmit = true;
+        if e == self.stream_end {
+            // The segment that ends the written data keeps its push flag (Linux resends the
+            // same skb, flags and all).
+            h.flags |= flags::PSH;
+        }
         if self.fin_sent && e == self.stream_end && self.snd_max > self.stream_end {
             h.flags |= flags::FIN;
         }

@@ -401,6 +401,8 @@ fn rto_fires_exactly_and_backs_off_per_policy() {
         (Backoff::Linear, vec![1, 2, 3, 4]),
         (Backoff::Hybrid { switch_after: 1 }, vec![1, 2, 3, 4]),
         (Backoff::Hybrid { switch_after: 2 }, vec![1, 2, 4, 5]),
+        (Backoff::LinearThenExponential { switch_after: 2 }, vec![1, 2, 3, 6]),
+        (Backoff::LinearThenExponential { switch_after: 1 }, vec![1, 2, 4, 8]),
     ] {
         let mut c = no_sack();
         c.rto = RtoPolicy { min: SimDuration::from_micros(200), max: SimDuration::from_secs(60), initial: SimDuration::from_secs(1), granularity: SimDuration::ZERO, backoff };

@@ -1,0 +1,123 @@
+//! The variant of a resolved `tcp` table (`variant = "none"` or `"ahtcp"`) and the parameters
+//! of its own table (`ahtcp`), resolved key by key across the layers like the `tcp` table.
+
+use serde::Serialize;
+
+use super::{check_period, err, Res};
+use crate::scenario::spec::{AhtcpSpec, Dur, Rate, RestartName, TargetsName, VariantName};
+use crate::tcp::ahtcp::{AhtcpConfig, Restart};
+use crate::units::SimDuration;
+
+/// The settings of a client's AHTCP monitor: threshold (bit/s), interval, samples, targets.
+pub type MonitorKey = (u64, SimDuration, u32, TargetsName);
+
+/// The variant with its parameters. Serialized as `variant = "<name>"` plus its table.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "variant", rename_all = "kebab-case")]
+pub enum ResolvedVariant {
+    /// Standard TCP.
+    None,
+    /// AHTCP.
+    Ahtcp {
+        /// `[…tcp.ahtcp]`.
+        ahtcp: ResolvedAhtcp,
+    },
+}
+
+/// AHTCP's parameters, resolved (the keys and ranges of `spec::AhtcpSpec`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ResolvedAhtcp {
+    /// Moving-average throughput below which the client asks.
+    pub threshold: Rate,
+    /// Sampling interval (default 1ms).
+    pub interval: Dur,
+    /// Samples in the moving average (default 5).
+    pub samples: u32,
+    /// Bytes held back from every ACK (default 1000).
+    pub hold: u32,
+    /// The server's restart point (default `"ceiling"`).
+    pub restart: RestartName,
+    /// Which connections are asked (default `"stalled"`).
+    pub targets: TargetsName,
+}
+
+impl ResolvedAhtcp {
+    /// The endpoints' settings.
+    pub fn config(&self) -> AhtcpConfig {
+        AhtcpConfig {
+            hold: self.hold,
+            restart: match self.restart {
+                RestartName::Ceiling => Restart::Ceiling,
+                RestartName::Floor => Restart::Floor,
+            },
+        }
+    }
+
+    /// The client monitor's settings (those that must agree across one client's connections).
+    pub fn monitor_key(&self) -> MonitorKey {
+        (self.threshold.0.bps(), self.interval.0, self.samples, self.targets)
+    }
+}
+
+/// The variant's name and table while the layers are applied.
+#[derive(Clone, Debug, Default)]
+pub(super) struct VariantLayers {
+    name: Option<VariantName>,
+    ahtcp: AhtcpSpec,
+}
+
+impl VariantLayers {
+    /// Apply a layer's `variant` and `ahtcp` table, key by key.
+    pub fn overlay(&mut self, name: Option<VariantName>, a: &AhtcpSpec) {
+        if name.is_some() {
+            self.name = name;
+        }
+        let t = &mut self.ahtcp;
+        t.threshold = a.threshold.or(t.threshold);
+        t.interval = a.interval.or(t.interval);
+        t.samples = a.samples.or(t.samples);
+        t.hold = a.hold.or(t.hold);
+        t.restart = a.restart.or(t.restart);
+        t.targets = a.targets.or(t.targets);
+    }
+
+    /// Check the table (even when unused) and select the variant; `path` is the `tcp` table's.
+    pub fn select(self, path: &str, mss: u32) -> Res<ResolvedVariant> {
+        let g = |k: &str| format!("{path}.ahtcp.{k}");
+        let a = &self.ahtcp;
+        let interval = a.interval.unwrap_or(Dur(SimDuration::from_millis(1)));
+        check_period(g("interval"), interval.0)?;
+        let samples = a.samples.unwrap_or(5);
+        if !(1..=1000).contains(&samples) {
+            return err(g("samples"), format!("{samples} is out of range (1..=1000)"));
+        }
+        let hold = a.hold.unwrap_or(1000);
+        if hold == 0 || hold >= mss {
+            return err(g("hold"), format!("{hold} bytes is out of range: at least 1 and below the MSS ({mss}), so that a request never acknowledges a byte the client lacks"));
+        }
+        if a.threshold.is_some_and(|t| t.0.bps() == 0) {
+            return err(g("threshold"), "must be positive");
+        }
+        Ok(match self.name.unwrap_or(VariantName::None) {
+            VariantName::None => ResolvedVariant::None,
+            VariantName::Ahtcp => {
+                let Some(threshold) = a.threshold else {
+                    return err(
+                        g("threshold"),
+                        "AHTCP needs the throughput below which the client asks for retransmissions (the paper gives no value; see scenarios/p1_incast/README.md)",
+                    );
+                };
+                ResolvedVariant::Ahtcp {
+                    ahtcp: ResolvedAhtcp {
+                        threshold,
+                        interval,
+                        samples,
+                        hold,
+                        restart: a.restart.unwrap_or(RestartName::Ceiling),
+                        targets: a.targets.unwrap_or(TargetsName::Stalled),
+                    },
+                }
+            }
+        })
+    }
+}

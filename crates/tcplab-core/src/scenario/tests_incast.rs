@@ -1,0 +1,170 @@
+//! Host groups, block-read flows and AHTCP as scenarios declare them (study 001): expansion,
+//! the block reads' results, the resolved file, and the errors.
+
+use super::*;
+use crate::app::Milestone;
+
+fn run(text: &str, seed: u64) -> Run {
+    let mut r = Run::from_toml(text, Some(seed)).unwrap_or_else(|e| panic!("{e}"));
+    r.sim.run();
+    r
+}
+
+fn error_of(text: &str) -> String {
+    Run::from_toml(text, None).expect_err("should be rejected").to_string()
+}
+
+/// One switch, `servers` members in the group, the client's port 40 packets; `extra` is
+/// appended (flow keys first, then more tables).
+fn incast(servers: u32, flow: &str, extra: &str) -> String {
+    format!(
+        r#"
+name = "incast"
+[defaults.tcp]
+sack = false
+nagle = false
+delack_segments = 1
+initial_cwnd = 2
+abc_limit = 0
+[[hosts]]
+name = "client"
+[[hosts]]
+name = "server"
+count = {servers}
+jitter = "1us"
+[[switches]]
+name = "sw"
+[[links]]
+between = ["server", "sw"]
+rate = "1Gbps"
+delay = "20us"
+[[links]]
+between = ["sw", "client"]
+rate = "1Gbps"
+delay = "20us"
+queue_a = "40pkts"
+[[flows]]
+name = "read"
+kind = "block-read"
+src = "client"
+dst = "server"
+sru = "64KiB"
+{flow}
+[trace]
+milestones = true
+{extra}
+"#
+    )
+}
+
+#[test]
+fn a_group_expands_to_named_hosts_and_a_block_read_to_one_connection_per_active_server() {
+    let r = run(&incast(4, "servers = 3\nblocks = 2", ""), 1);
+    let s = r.sim.summary();
+    let names: Vec<(&str, &str, &str, bool)> = s.flows.iter().map(|f| (f.name.as_str(), f.src.as_str(), f.dst.as_str(), f.download)).collect();
+    assert_eq!(names, vec![("read.0", "client", "server.0", true), ("read.1", "client", "server.1", true), ("read.2", "client", "server.2", true)]);
+    for f in &s.flows {
+        assert_eq!(f.bytes_delivered, 2 * 65_536, "two SRUs from every active server reach the client");
+        assert!(f.segments_sent >= 2 * 45, "the server's data segments are the flow's: {}", f.segments_sent);
+    }
+    let q = |name: &str| s.queues.iter().find(|q| q.name == name).unwrap_or_else(|| panic!("{name}"));
+    assert_eq!(q("server.3->sw").enqueued, 0, "the fourth server is idle");
+    assert!(q("server.2->sw").enqueued >= 90);
+    let m = r.sim.traces.milestones.as_ref().unwrap();
+    let blocks: Vec<(f64, u64)> = (0..m.kind.len()).filter(|&i| m.kind[i] == Milestone::Block as u32).map(|i| (m.time_s[i], m.bytes[i])).collect();
+    assert_eq!(blocks.len(), 2);
+    assert!(blocks.iter().all(|b| b.1 == 3 * 65_536));
+    let finish = s.flows[0].finish_s.unwrap();
+    assert_eq!(blocks[1].0, finish, "the run's last block ends the reads");
+}
+
+#[test]
+fn a_client_group_reads_with_one_reader_per_member() {
+    let text = incast(3, "blocks = 1", "").replace("name = \"client\"\n", "name = \"client\"\ncount = 2\n");
+    let r = run(&text, 1);
+    let s = r.sim.summary();
+    let names: Vec<&str> = s.flows.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, vec!["read.0.0", "read.0.1", "read.0.2", "read.1.0", "read.1.1", "read.1.2"]);
+    assert_eq!(s.flows[4].src, "client.1");
+    assert!(s.flows.iter().all(|f| f.bytes_delivered == 65_536));
+}
+
+#[test]
+fn standard_tcp_collapses_under_incast_and_a_200us_rto_recovers() {
+    // 32 servers × IW 2 into a 40-packet port: losses of whole windows, recovered by timeouts.
+    let std = run(&incast(32, "blocks = 3", ""), 1).sim.summary();
+    let fine = run(&incast(32, "blocks = 3", "").replace("abc_limit = 0", "abc_limit = 0\nrto_min = \"200us\""), 1).sim.summary();
+    let span = |s: &crate::sim::RunSummary| s.flows.iter().filter_map(|f| f.finish_s).fold(0.0, f64::max);
+    assert!(std.flows.iter().map(|f| f.timeouts).sum::<u64>() > 0);
+    assert!(span(&std) > 0.2, "each block waits out a 200 ms timeout: {}", span(&std));
+    let ideal = 3.0 * 32.0 * 65_536.0 * 8.0 / (1e9 * 1460.0 / 1500.0);
+    assert!(span(&fine) < 2.0 * ideal, "µs-scale timeouts: {} s, ideal {ideal} s", span(&fine));
+}
+
+#[test]
+fn ahtcp_requests_recover_a_stalled_server_before_its_200ms_timeout() {
+    let ah = "[defaults.tcp.ahtcp]\nthreshold = \"100Mbps\"";
+    let text = incast(24, "blocks = 4", ah).replace("abc_limit = 0", "abc_limit = 0\nvariant = \"ahtcp\"");
+    let r = run(&text, 1);
+    let s = r.sim.summary();
+    assert!(s.flows.iter().all(|f| f.bytes_delivered == 4 * 65_536));
+    let requests: u64 = s.flows.iter().map(|f| f.requests).sum();
+    let timeouts: u64 = s.flows.iter().map(|f| f.timeouts).sum();
+    assert!(requests > 0, "the client asked");
+    assert!(timeouts >= requests, "each request answered by a forced timeout: {timeouts} timeouts, {requests} requests");
+    // The same reads without AHTCP wait for the timer.
+    let plain = run(&incast(24, "blocks = 4", ""), 1).sim.summary();
+    let span = |s: &crate::sim::RunSummary| s.flows.iter().filter_map(|f| f.finish_s).fold(0.0, f64::max);
+    assert!(plain.flows.iter().map(|f| f.timeouts).sum::<u64>() > 0, "standard TCP times out here");
+    assert!(span(&s) < span(&plain), "AHTCP {} s vs standard {} s", span(&s), span(&plain));
+}
+
+#[test]
+fn the_resolved_scenario_keeps_groups_block_reads_and_the_ahtcp_table() {
+    let text =
+        incast(4, "servers = 2\nblocks = 1", "[defaults.tcp.ahtcp]\nthreshold = \"50Mbps\"\nrestart = \"floor\"").replace("abc_limit = 0", "abc_limit = 0\nvariant = \"ahtcp\"");
+    let r = Run::from_toml(&text, Some(1)).unwrap();
+    let toml = r.resolved_toml();
+    assert!(toml.contains("count = 4"), "{toml}");
+    assert!(toml.contains("kind = \"block-read\""), "{toml}");
+    assert!(toml.contains("variant = \"ahtcp\""), "{toml}");
+    assert!(toml.contains("restart = \"floor\""), "{toml}");
+    let again = Run::from_toml(&toml, Some(1)).unwrap();
+    assert_eq!(again.resolved_toml(), toml, "parses back to itself");
+}
+
+#[test]
+fn bad_groups_block_reads_and_ahtcp_tables_are_refused_by_field() {
+    let base = incast(4, "blocks = 1", "");
+    let cases = [
+        (base.replace("count = 4", "count = 0"), "hosts[1].count: 0 is out of range"),
+        (base.replace("blocks = 1", "blocks = 1\nservers = 5"), "flows[0].servers: 5 active servers out of range"),
+        (base.replace("blocks = 1", ""), "flows[0].blocks: a block-read flow needs"),
+        (base.replace("sru = \"64KiB\"", ""), "flows[0].sru: a block-read flow needs"),
+        (base.replace("blocks = 1", "blocks = 1\nbytes = \"1MB\""), "flows[0].bytes: not for block-read flows"),
+        (base.replace("blocks = 1", "blocks = 1\ncount = 2"), "flows[0].count: a block-read flow makes one connection per server"),
+        (base.replace("kind = \"block-read\"", "kind = \"tcp\"").replace("sru = \"64KiB\"\nblocks = 1", ""), "flows[0].dst: 'server' is a host group"),
+        (base.replace("kind = \"block-read\"", "kind = \"tcp\"").replace("sru = \"64KiB\"\nblocks = 1", "sru = \"1KB\""), "flows[0].dst: 'server' is a host group"),
+        (base.replace("[[switches]]", "[[hosts]]\nname = \"server.2\"\n[[switches]]"), "hosts[2].name: 'server.2' is already the name of a host"),
+        (base.replace("between = [\"server\", \"sw\"]", "between = [\"server\", \"client\"]"), "links[0].between: 'server' is a host group, linked member by member to a switch"),
+        (base.replace("abc_limit = 0", "abc_limit = 0\nvariant = \"ahtcp\""), "defaults.tcp.ahtcp.threshold: AHTCP needs"),
+        (base.replace("abc_limit = 0", "abc_limit = 0\n[defaults.tcp.ahtcp]\nhold = 1460"), "defaults.tcp.ahtcp.hold: 1460 bytes is out of range"),
+        (base.replace("abc_limit = 0", "abc_limit = 0\n[defaults.tcp.ahtcp]\nsamples = 0"), "defaults.tcp.ahtcp.samples: 0 is out of range"),
+        (base.replace("abc_limit = 0", "abc_limit = 0\n[defaults.tcp.ahtcp]\nwindow = 3"), "unknown field `window`"),
+    ];
+    for (text, want) in cases {
+        let e = error_of(&text);
+        assert!(e.contains(want), "want {want:?}, got {e:?}");
+    }
+}
+
+#[test]
+fn a_tap_on_a_member_link_captures_that_member() {
+    let text = incast(3, "blocks = 1", "[[taps]]\nname = \"s1\"\nlink = [\"server.1\", \"sw\"]\npcap = false\ntrace = true");
+    let r = run(&text, 1);
+    let c = r.sim.traces.capture.as_ref().expect("captured");
+    assert!(!c.flow.is_empty());
+    assert!(c.flow.iter().all(|&f| f == 1), "only read.1 crosses server.1's link");
+    let e = error_of(&incast(3, "blocks = 1", "[[taps]]\nname = \"s\"\nlink = [\"server.3\", \"sw\"]"));
+    assert!(e.contains("taps[0].link: no link joins 'server.3' and 'sw'"), "{e}");
+}

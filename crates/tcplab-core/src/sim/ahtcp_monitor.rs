@@ -1,0 +1,74 @@
+//! AHTCP's client side (study 001): a host measures the payload its AHTCP connections
+//! deliver in order every `interval`, keeps the mean of the last `samples` measurements, and
+//! while that moving average is below the threshold asks its connections' servers for
+//! retransmissions (`Endpoint::signal`, which the `AhtcpReceiver` variant turns into a
+//! request when it holds bytes back).
+//!
+//! Which connections are asked is a decision the paper leaves open: `stalled` (default) asks
+//! only those that received nothing in order during the last interval, so that a server that
+//! is still sending is not pushed into a timeout; `incomplete` asks every connection that
+//! holds bytes back. Connections that hold nothing (a complete SRU, or none of its bytes yet)
+//! cannot be asked either way, so the barrier's idle time between blocks sends nothing.
+
+use std::collections::VecDeque;
+
+use super::{Flow, FlowEngine};
+use crate::units::SimDuration;
+
+/// One client host's AHTCP throughput monitor.
+#[derive(Clone, Debug)]
+pub struct AhtcpMonitor {
+    /// The receiving ends it measures and may ask: (flow, end).
+    pub ends: Vec<(usize, usize)>,
+    /// Sampling interval.
+    pub interval: SimDuration,
+    /// Samples in the moving average.
+    pub samples: usize,
+    /// Threshold, bit/s.
+    pub threshold_bps: f64,
+    /// Ask only connections without in-order progress during the last interval.
+    pub stalled_only: bool,
+    window: VecDeque<f64>,
+    last: Vec<u64>,
+    /// Intervals whose moving average was below the threshold.
+    pub low_samples: u64,
+}
+
+impl AhtcpMonitor {
+    /// A monitor over `ends`.
+    pub fn new(ends: Vec<(usize, usize)>, interval: SimDuration, samples: usize, threshold_bps: f64, stalled_only: bool) -> Self {
+        let n = ends.len();
+        AhtcpMonitor { ends, interval, samples, threshold_bps, stalled_only, window: VecDeque::with_capacity(samples), last: vec![0; n], low_samples: 0 }
+    }
+
+    /// Take one sample; returns the ends to ask, in the order listed.
+    pub fn sample(&mut self, flows: &[Flow]) -> Vec<(usize, usize)> {
+        self.last.resize(self.ends.len(), 0);
+        let mut total = 0u64;
+        let mut progressed = Vec::with_capacity(self.ends.len());
+        for (i, &(f, e)) in self.ends.iter().enumerate() {
+            let d = match &flows[f].engine {
+                FlowEngine::Tcp(t) => t.ends[e].stats.bytes_delivered,
+                FlowEngine::Udp(_) => 0,
+            };
+            total += d - self.last[i];
+            progressed.push(d > self.last[i]);
+            self.last[i] = d;
+        }
+        if self.window.len() == self.samples {
+            self.window.pop_front();
+        }
+        self.window.push_back(total as f64 * 8.0 / self.interval.as_secs_f64());
+        let mean = self.window.iter().sum::<f64>() / self.window.len() as f64;
+        if mean >= self.threshold_bps {
+            return Vec::new();
+        }
+        self.low_samples += 1;
+        self.ends.iter().zip(progressed).filter(|(&(f, _), p)| flows[f].finish.is_none() && !(self.stalled_only && *p)).map(|(&fe, _)| fe).collect()
+    }
+
+    /// True once every connection it watches is finished (it stops sampling).
+    pub fn done(&self, flows: &[Flow]) -> bool {
+        self.ends.iter().all(|&(f, _)| flows[f].finish.is_some())
+    }
+}

@@ -1,0 +1,214 @@
+//! AHTCP on a pair of endpoints over a wire that drops chosen segments: held ACKs, the
+//! released final ACK, a request answered from the ceiling and from the printed floor form,
+//! and the cases where no request is possible.
+
+use super::*;
+use crate::tcp::{Endpoint, TcpConfig, Wake};
+use crate::units::SimDuration;
+
+const MSS: u64 = 1460;
+
+fn cfg() -> TcpConfig {
+    // Slow start by ACKs, not bytes (ns-2's agents): with byte counting, the first held ACK
+    // after a timeout (460 bytes) leaves a one-segment window 1000 bytes short of a segment.
+    let mut c = TcpConfig { mss: MSS as u32, sack: false, delack_segments: 1, initial_cwnd: 10, ..TcpConfig::default() };
+    c.cc = crate::tcp::cc::CcConfig::NewReno(crate::tcp::cc::RenoConfig { abc_limit: 0 });
+    c
+}
+
+/// A server (end 0, the data sender, which here also opens) and a client (end 1) joined by a
+/// 50 µs wire that drops the data segments listed in `drop` (by first byte, once each).
+struct Pair {
+    now: SimTime,
+    ends: [Endpoint; 2],
+    wire: Vec<(SimTime, u64, usize, TcpHeader)>,
+    order: u64,
+    /// (time, from end, segment) of everything sent.
+    log: Vec<(SimTime, usize, TcpHeader)>,
+    drop: Vec<u64>,
+    out: Output,
+}
+
+impl Pair {
+    fn new(restart: Restart) -> Self {
+        let a = AhtcpConfig { hold: 1000, restart };
+        let server = Endpoint::with_variant(Connection::new(cfg()), Box::new(AhtcpSender::new(&a)));
+        let client = Endpoint::with_variant(Connection::new(cfg()), Box::new(AhtcpReceiver::new(&a)));
+        Pair { now: SimTime::ZERO, ends: [server, client], wire: vec![], order: 0, log: vec![], drop: vec![], out: Output::default() }
+    }
+
+    fn emit(&mut self, from: usize) {
+        for seg in std::mem::take(&mut self.out.segments) {
+            self.log.push((self.now, from, seg));
+            if let Some(i) = self.drop.iter().position(|&d| seg.len > 0 && d == seg.seq) {
+                self.drop.remove(i);
+                continue;
+            }
+            self.order += 1;
+            self.wire.push((self.now + SimDuration::from_micros(50), self.order, 1 - from, seg));
+        }
+        self.out.clear();
+    }
+
+    /// Open the connection and write `bytes` at the server.
+    fn start(&mut self, bytes: u64) {
+        self.ends[1].listen();
+        self.ends[0].connect(self.now, &mut self.out);
+        self.emit(0);
+        self.run(self.now + SimDuration::from_micros(200));
+        self.ends[0].write(self.now, bytes, &mut self.out);
+        self.emit(0);
+    }
+
+    fn run(&mut self, until: SimTime) {
+        loop {
+            let pkt = self.wire.iter().map(|w| (w.0, w.1)).min();
+            let mut next = pkt.map(|p| p.0);
+            for w in [self.ends[0].next_deadline(), self.ends[1].next_deadline()].into_iter().flatten() {
+                next = Some(next.map_or(w, |n: SimTime| n.min(w)));
+            }
+            let Some(t) = next.filter(|&t| t <= until) else {
+                self.now = self.now.max(until);
+                return;
+            };
+            self.now = t;
+            if let Some((at, order)) = pkt.filter(|p| p.0 == t) {
+                let i = self.wire.iter().position(|w| w.0 == at && w.1 == order).unwrap();
+                let (_, _, to, seg) = self.wire.remove(i);
+                self.ends[to].on_segment(t, &seg, &mut self.out);
+                self.emit(to);
+                continue;
+            }
+            for e in 0..2 {
+                if self.ends[e].next_deadline().is_some_and(|d| d <= t) {
+                    let (_, g) = self.ends[e].wake_to_schedule(t).unwrap();
+                    assert_eq!(self.ends[e].on_wake(t, g, &mut self.out), Wake::Fired);
+                    self.emit(e);
+                }
+            }
+        }
+    }
+
+    /// The client's monitor asks for a retransmission now.
+    fn request(&mut self) -> bool {
+        let did = self.ends[1].signal(self.now, &mut self.out);
+        self.emit(1);
+        did
+    }
+
+    fn acks_from_client(&self) -> Vec<u64> {
+        self.log.iter().filter(|l| l.1 == 1 && l.2.len == 0).map(|l| l.2.ack).collect()
+    }
+
+    fn data_from_server_after(&self, t: SimTime) -> Vec<(u64, u32)> {
+        self.log.iter().filter(|l| l.1 == 0 && l.0 >= t && l.2.len > 0).map(|l| (l.2.seq, l.2.len)).collect()
+    }
+}
+
+/// Segment `i` of the write starts at 1 + i·MSS (the SYN takes sequence number 0).
+fn seg(i: u64) -> u64 {
+    1 + i * MSS
+}
+
+#[test]
+fn acks_hold_back_1000_bytes_until_the_write_is_complete_then_acknowledge_it_all() {
+    let mut p = Pair::new(Restart::Ceiling);
+    p.start(10 * MSS);
+    p.run(SimTime::ZERO + SimDuration::from_millis(500));
+    let acks = p.acks_from_client();
+    // The handshake's ACK (1), then one per segment, each 1000 short, the last one complete.
+    let want: Vec<u64> = std::iter::once(1).chain((1..10).map(|i| seg(i) - 1000)).chain(std::iter::once(seg(10))).collect();
+    assert_eq!(acks, want);
+    assert_eq!(p.ends[1].stats.bytes_delivered, 10 * MSS);
+    assert_eq!(p.ends[0].stats.timeouts, 0, "the full final ACK stops the server's timer");
+    assert_eq!(p.ends[0].stats.retransmits, 0);
+    assert_eq!(p.ends[0].snd_una(), seg(10));
+}
+
+#[test]
+fn a_request_makes_the_server_resend_from_the_first_missing_byte_long_before_its_rto() {
+    let mut p = Pair::new(Restart::Ceiling);
+    p.drop = vec![seg(8), seg(9)];
+    p.start(10 * MSS);
+    let t = SimTime::ZERO + SimDuration::from_millis(5);
+    p.run(t);
+    assert_eq!(p.ends[1].rcv_nxt(), seg(8), "the tail is lost");
+    assert_eq!(p.ends[0].stats.timeouts, 0, "the 200 ms RTO has not run out");
+    assert!(p.request());
+    assert_eq!(*p.acks_from_client().last().unwrap(), seg(8) - 1000 + 1, "the request is the held ACK plus one");
+    p.run(t + SimDuration::from_millis(2));
+    assert_eq!(p.ends[1].stats.bytes_delivered, 10 * MSS, "recovered at once, not after 200 ms");
+    assert_eq!(p.data_from_server_after(t), vec![(seg(8), MSS as u32), (seg(9), MSS as u32)], "restart at the first missing byte, whole segments");
+    assert_eq!(p.ends[0].stats.timeouts, 1, "the forced timeout is a timeout");
+    assert_eq!(p.ends[1].variant_actions(), 1);
+    assert_eq!(p.ends[0].variant_actions(), 1);
+    assert_eq!(p.ends[0].snd_una(), seg(10), "and the last ACK releases the hold");
+}
+
+#[test]
+fn the_printed_floor_form_resends_a_segment_the_client_already_has() {
+    let mut p = Pair::new(Restart::Floor);
+    p.drop = vec![seg(8), seg(9)];
+    p.start(10 * MSS);
+    let t = SimTime::ZERO + SimDuration::from_millis(5);
+    p.run(t);
+    assert!(p.request());
+    p.run(t + SimDuration::from_millis(2));
+    let resent = p.data_from_server_after(t);
+    assert_eq!(resent[0], (seg(7), MSS as u32), "eq. (1) points at segment 7, which arrived");
+    assert!(seg(7) + MSS <= p.log.iter().filter(|l| l.1 == 1 && l.0 < t).map(|l| l.2.ack + 1000).max().unwrap(), "the client had segment 7 before the request");
+    assert_eq!(&resent[1..], &[(seg(8), MSS as u32), (seg(9), MSS as u32)]);
+    assert_eq!(p.ends[1].stats.bytes_delivered, 10 * MSS);
+    assert_eq!(p.ends[0].stats.retransmits, 3, "one segment more than the ceiling form");
+}
+
+#[test]
+fn requests_climb_one_byte_each_and_stop_when_the_hold_is_spent() {
+    let mut p = Pair::new(Restart::Ceiling);
+    // Segment 2 of 3 lost and the server's answer dropped each time: the client keeps asking.
+    p.drop = vec![seg(1); 30];
+    p.start(3 * MSS);
+    p.run(SimTime::ZERO + SimDuration::from_millis(5));
+    let held = seg(1) - 1000;
+    for k in 1..=20 {
+        assert!(p.request());
+        assert_eq!(*p.acks_from_client().last().unwrap(), held + k);
+        p.run(p.now + SimDuration::from_millis(1));
+    }
+    assert_eq!(p.ends[0].stats.timeouts, 20, "every request found the server and forced a timeout");
+    assert_eq!(p.ends[0].snd_una(), held + 20, "SND.UNA follows the client's number");
+}
+
+#[test]
+fn no_request_is_possible_when_nothing_of_the_write_has_arrived() {
+    let mut p = Pair::new(Restart::Ceiling);
+    p.drop = (0..10).map(seg).collect();
+    p.start(10 * MSS);
+    p.run(SimTime::ZERO + SimDuration::from_millis(5));
+    assert_eq!(p.ends[1].rcv_nxt(), seg(0));
+    assert!(!p.request(), "nothing is held, so there is nothing to ask with");
+    p.run(SimTime::ZERO + SimDuration::from_millis(400));
+    assert_eq!(p.ends[1].stats.bytes_delivered, 10 * MSS, "the retransmission timer recovers it");
+    assert_eq!(p.ends[0].stats.timeouts, 1);
+}
+
+#[test]
+fn a_request_needs_exactly_one_byte_above_snd_una_and_data_outstanding() {
+    let mut p = Pair::new(Restart::Ceiling);
+    p.start(3 * MSS);
+    p.run(SimTime::ZERO + SimDuration::from_millis(5));
+    let c = p.ends[0].conn();
+    let una = c.snd_una();
+    let ack = |a: u64| TcpHeader { ack: a, flags: flags::ACK, ..TcpHeader::default() };
+    assert!(!AhtcpSender::is_request(&ack(una + 1), c), "nothing outstanding: the write is complete");
+    let mut p = Pair::new(Restart::Ceiling);
+    p.drop = vec![seg(2)];
+    p.start(3 * MSS);
+    p.run(SimTime::ZERO + SimDuration::from_millis(5));
+    let c = p.ends[0].conn();
+    let una = c.snd_una();
+    assert!(AhtcpSender::is_request(&ack(una + 1), c));
+    assert!(!AhtcpSender::is_request(&ack(una + 2), c));
+    assert!(!AhtcpSender::is_request(&TcpHeader { flags: flags::ACK | flags::FIN, ..ack(una + 1) }, c), "a FIN's ACK is not a request");
+    assert!(!AhtcpSender::is_request(&TcpHeader { len: 10, ..ack(una + 1) }, c), "nor a segment with data");
+}
