@@ -1,6 +1,6 @@
 """Reproductions of the studies tcplab was built for, and the framework they share.
 
-One module per study (`p0`, …) runs the study's shipped scenarios (`scenarios/pN_*/`, found
+One module per study (`p0`, `p1`, …) runs the study's shipped scenarios (`scenarios/pN_*/`, found
 in the installed package) and writes figures and a report. The shared pieces:
 
 | module | what it gives a study |
@@ -20,10 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from tcplab.reproduce import p0
+from tcplab.reproduce import p0, p1
 from tcplab.reproduce.findings import Check, missing_quotes, verdict
 
-__all__ = ["STUDIES", "Check", "Study", "missing_quotes", "p0", "verdict"]
+__all__ = ["STUDIES", "Check", "Study", "missing_quotes", "p0", "p1", "verdict"]
 
 
 class Study(Protocol):
@@ -37,5 +37,5 @@ class Study(Protocol):
         ...
 
 
-STUDIES: dict[str, Study] = {"p0": p0}
+STUDIES: dict[str, Study] = {"p0": p0, "p1": p1}
 """Study name → module with `reproduce(out, quick=False, progress=...)`."""

@@ -26,6 +26,8 @@ pub struct BlockReader {
     done: u64,
     /// Request bytes still to write per socket (a write may be cut short by the send buffer).
     owed: Vec<u64>,
+    /// The first block has been requested (every connection was open).
+    started: bool,
     closed: bool,
 }
 
@@ -35,7 +37,7 @@ impl BlockReader {
     pub fn new(sockets: Vec<Socket>, sru_bytes: u64, request_bytes: u64, blocks: u64) -> Self {
         assert!(sru_bytes > 0 && request_bytes > 0 && blocks > 0 && !sockets.is_empty());
         let n = sockets.len();
-        BlockReader { sockets, sru_bytes, request_bytes, blocks, done: 0, owed: vec![0; n], closed: false }
+        BlockReader { sockets, sru_bytes, request_bytes, blocks, done: 0, owed: vec![0; n], started: false, closed: false }
     }
 
     /// Blocks completed so far.
@@ -43,17 +45,19 @@ impl BlockReader {
         self.done
     }
 
-    /// Handle a notice: on start, open every connection and request the first block; on a
-    /// socket change, finish writing owed requests, and once every server's SRU of the current
-    /// block has arrived, record the block and request the next (or close after the last).
+    /// Handle a notice: on start, open every connection; once all are open (a storage
+    /// client's sessions exist before it reads), request the first block; on a socket change,
+    /// finish writing owed requests, and once every server's SRU of the current block has
+    /// arrived, record the block and request the next (or close after the last).
     pub fn on(&mut self, notice: Notice, io: &mut impl Sockets) {
         match notice {
             Notice::Start => {
                 for &s in &self.sockets {
                     io.connect(s);
                 }
-                self.request_block(io);
+                self.start_when_open(io);
             }
+            Notice::Socket(_) if !self.started => self.start_when_open(io),
             Notice::Socket(_) if !self.closed => {
                 self.write_owed(io);
                 let want = (self.done + 1) * self.sru_bytes;
@@ -72,6 +76,14 @@ impl BlockReader {
                 }
             }
             Notice::Socket(_) | Notice::Timer => {}
+        }
+    }
+
+    /// Request the first block once every connection is open.
+    fn start_when_open(&mut self, io: &mut impl Sockets) {
+        if self.sockets.iter().all(|&s| io.established(s)) {
+            self.started = true;
+            self.request_block(io);
         }
     }
 
@@ -148,6 +160,7 @@ mod tests {
         closed: Vec<Socket>,
         finished: Vec<Socket>,
         milestones: Vec<(Socket, Milestone, u64)>,
+        not_open: Vec<Socket>,
     }
 
     impl Sockets for Io {
@@ -177,6 +190,9 @@ mod tests {
         }
         fn peer_closed(&self, _: Socket) -> bool {
             self.peer_closed
+        }
+        fn established(&self, s: Socket) -> bool {
+            !self.not_open.contains(&s)
         }
         fn received(&self, s: Socket) -> u64 {
             self.received.get(&s).copied().unwrap_or(0)
@@ -227,6 +243,24 @@ mod tests {
         // Later notices change nothing.
         c.on(Notice::Socket(s[1]), &mut io);
         assert_eq!(io.milestones.len(), 2);
+    }
+
+    #[test]
+    fn the_first_block_waits_for_every_connection_to_open() {
+        let s = sockets(3);
+        let mut c = BlockReader::new(s.clone(), 1000, 100, 1);
+        let mut io = Io { not_open: s.clone(), ..Io::default() };
+        c.on(Notice::Start, &mut io);
+        assert_eq!(io.connected, s);
+        assert!(io.writes.is_empty(), "no request before the connections are open");
+        io.not_open = vec![s[2]];
+        c.on(Notice::Socket(s[0]), &mut io);
+        assert!(io.writes.is_empty(), "one is still opening");
+        io.not_open.clear();
+        c.on(Notice::Socket(s[2]), &mut io);
+        assert_eq!(io.writes.len(), 3, "all open: the first block is requested everywhere");
+        c.on(Notice::Socket(s[1]), &mut io);
+        assert_eq!(io.writes.len(), 3, "once");
     }
 
     #[test]

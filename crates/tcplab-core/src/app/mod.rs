@@ -127,6 +127,8 @@ pub trait Sockets {
     fn close(&mut self, s: Socket);
     /// True once the peer of `s` has closed and everything it sent has been read.
     fn peer_closed(&self, s: Socket) -> bool;
+    /// True once the connection of `s` is open (its handshake complete) and not yet closed.
+    fn established(&self, s: Socket) -> bool;
     /// Payload bytes received in order on `s` so far.
     fn received(&self, s: Socket) -> u64;
     /// Send one UDP datagram of `ip_bytes` (IP header included) from `s`.
@@ -239,6 +241,9 @@ pub(crate) mod fake {
         }
         fn peer_closed(&self, _: Socket) -> bool {
             self.peer_closed
+        }
+        fn established(&self, _: Socket) -> bool {
+            true
         }
         fn received(&self, _: Socket) -> u64 {
             self.received

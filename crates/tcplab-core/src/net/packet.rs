@@ -97,6 +97,26 @@ impl TcpHeader {
         self.sack[..self.sack_len as usize].iter().map(move |&(a, b)| (base + a as u64, base + b as u64))
     }
 
+    /// Move the cumulative ACK to `ack`, keeping the SACK blocks at their sequence numbers
+    /// (they are stored above the ACK); a block at or below the new ACK is dropped, one it
+    /// cuts is clipped.
+    pub fn set_ack_keeping_sack(&mut self, ack: u64) {
+        if self.sack_len == 0 {
+            self.ack = ack;
+            return;
+        }
+        let mut blocks = [(0u64, 0u64); MAX_SACK_BLOCKS];
+        let mut n = 0;
+        for (a, b) in self.sack_blocks() {
+            if b > ack {
+                blocks[n] = (a.max(ack), b);
+                n += 1;
+            }
+        }
+        self.ack = ack;
+        self.set_sack_blocks(&blocks[..n]);
+    }
+
     /// Carry these SACK blocks (at most `MAX_SACK_BLOCKS`; set `ack` first). A receiver
     /// reports only data above its cumulative ACK and inside its window (< 2³⁰ bytes with
     /// window scaling), so each block is stored as two 32-bit offsets above `ack`, which keeps

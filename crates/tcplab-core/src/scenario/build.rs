@@ -14,6 +14,7 @@ use crate::net::pipe::Pipe;
 use crate::net::queue::Queue;
 use crate::net::route::{Graph, NodeId, NodeRole};
 use crate::scenario::resolve::{block_read_names, err, member_name, MonitorKey, Res, ResolvedAhtcp, ResolvedScenario, ResolvedVariant, TracedQueues, Traffic};
+use crate::scenario::spec::TargetsName;
 use crate::scenario::spec::{LinkLayerSpec, QueueSpec, StopSpec};
 use crate::scenario::ScenarioError;
 use crate::sim::{AhtcpMonitor, Coordinator, Flow, FlowEngine, FlowInfo, Simulation, StopRule, Tap, TcpFlow, UdpFlow};
@@ -89,8 +90,12 @@ impl Monitors {
     fn join(&mut self, host: &str, flow: usize, end: usize, a: &ResolvedAhtcp, index: usize) -> Res<()> {
         let key = a.monitor_key();
         let m = self.by_host.entry(host.to_string()).or_insert_with(|| {
-            let stalled = a.targets == crate::scenario::spec::TargetsName::Stalled;
-            (key, AhtcpMonitor::new(Vec::new(), a.interval.0, a.samples as usize, a.threshold.0.bps() as f64, stalled))
+            let quiet = match a.targets {
+                TargetsName::Stalled => a.samples,
+                TargetsName::StalledSample => 1,
+                TargetsName::Incomplete => 0,
+            };
+            (key, AhtcpMonitor::new(Vec::new(), a.interval.0, a.samples as usize, a.threshold.0.bps() as f64, quiet))
         });
         if m.0 != key {
             return err(
@@ -227,14 +232,19 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
     for (i, t) in r.taps.iter().enumerate() {
         let [a, b] = &t.link;
         let dir = t.direction.as_str();
-        let dirs: Vec<(&String, &String)> = if dir == "both" {
-            vec![(a, b), (b, a)]
-        } else if dir == a {
-            vec![(a, b)]
-        } else {
-            vec![(b, a)]
-        };
-        let pipes: Vec<(crate::net::PipeId, u32)> = dirs.iter().enumerate().map(|(k, (x, y))| (link_pipes[&((*x).clone(), (*y).clone())], k as u32)).collect();
+        // The link's directions, every member's when an end is a group.
+        let mut dirs: Vec<(String, String)> = Vec::new();
+        for x in members(a) {
+            for y in members(b) {
+                if dir == "both" || dir == a {
+                    dirs.push((x.clone(), y.clone()));
+                }
+                if dir == "both" || dir == b {
+                    dirs.push((y.clone(), x.clone()));
+                }
+            }
+        }
+        let pipes: Vec<(crate::net::PipeId, u32)> = dirs.iter().enumerate().map(|(k, d)| (link_pipes[d], k as u32)).collect();
         let resolution_ps = t.resolution.0.as_ps();
         let writer = match (t.pcap, capture_dir) {
             (true, Some(dir)) => {
@@ -300,7 +310,7 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
                     if let Some(a) = &ahtcp {
                         monitors.join(client, id as usize, 0, a, i)?;
                     }
-                    let info = FlowInfo { name: name.clone(), src: client.clone(), dst: server.clone(), kind: "tcp", cc: cfg.cc.name(), start, download: true };
+                    let info = FlowInfo { name: name.clone(), src: client.clone(), dst: server.clone(), kind: "tcp", cc: cfg.cc.name(), start, download: true, background: false };
                     let w = wire(id, &name, client, server);
                     sim.add_flow(Flow::new(info, [fwd, rev], f.class, FlowEngine::Tcp(Box::new(t))), w);
                     let server_socket = Socket::new(id, 1);
@@ -352,7 +362,7 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
                 Traffic::BlockRead(_) => unreachable!("block reads are built above"),
             };
             let w = wire(id, &name, &f.src, &f.dst);
-            let info = FlowInfo { name, src: f.src.clone(), dst: f.dst.clone(), kind, cc, start, download: false };
+            let info = FlowInfo { name, src: f.src.clone(), dst: f.dst.clone(), kind, cc, start, download: false, background: f.background };
             sim.add_flow(Flow::new(info, [fwd, rev], f.class, engine), w);
             for app in apps {
                 // The sender opens the flow at its start; the sink waits for it.

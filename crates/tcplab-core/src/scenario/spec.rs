@@ -502,6 +502,9 @@ pub struct FlowSpec {
     /// UDP IP packet size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packet_size: Option<Size>,
+    /// Background traffic: a run that stops when the flows are done does not wait for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<bool>,
     /// Block reads: the active servers, the first this many members of `dst`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub servers: Option<u32>,
@@ -601,12 +604,25 @@ pub enum RestartName {
     Floor,
 }
 
+/// Which ACKs an AHTCP server reads past the hold, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AlignName {
+    /// Every ACK, as the segment boundary at or above it.
+    All,
+    /// Only the restart after a request (the paper read literally).
+    Restart,
+}
+
 /// Which connections AHTCP's client asks when its throughput is low, by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TargetsName {
-    /// Those that received nothing in order during the last sample and hold bytes back.
+    /// Those that received nothing in order during the whole averaging window (samples ×
+    /// interval) and hold bytes back.
     Stalled,
+    /// Those that received nothing in order during the last interval and hold bytes back.
+    StalledSample,
     /// Every one that holds bytes back.
     Incomplete,
 }
@@ -635,6 +651,9 @@ pub struct AhtcpSpec {
     /// Which connections are asked (default `"stalled"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub targets: Option<TargetsName>,
+    /// Which ACKs the server reads past the hold (default `"all"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub align: Option<AlignName>,
 }
 
 impl AhtcpSpec {
@@ -642,6 +661,16 @@ impl AhtcpSpec {
     pub fn is_empty(&self) -> bool {
         *self == AhtcpSpec::default()
     }
+}
+
+/// When the RTO backoff is forgotten, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackoffResetName {
+    /// On a new RTT sample.
+    RttSample,
+    /// On every ACK of new data.
+    NewAck,
 }
 
 /// Backoff rules by name.
@@ -764,6 +793,10 @@ pub struct TcpSpec {
     /// or linear steps before doubling), at most 40 (default 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_hybrid_switch: Option<u32>,
+    /// When consecutive timeouts are forgotten: `"rtt-sample"` (RFC 6298, Linux) or
+    /// `"new-ack"` (ns-2) (default `"rtt-sample"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_backoff_reset: Option<BackoffResetName>,
     /// RFC 3042 limited transmit (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_transmit: Option<bool>,

@@ -165,6 +165,41 @@ fn a_tap_on_a_member_link_captures_that_member() {
     let c = r.sim.traces.capture.as_ref().expect("captured");
     assert!(!c.flow.is_empty());
     assert!(c.flow.iter().all(|&f| f == 1), "only read.1 crosses server.1's link");
+    let all = run(&incast(3, "blocks = 1", "[[taps]]\nname = \"all\"\nlink = [\"server\", \"sw\"]\npcap = false\ntrace = true"), 1);
+    let c = all.sim.traces.capture.as_ref().expect("captured");
+    let mut flows: Vec<u32> = c.flow.clone();
+    flows.sort();
+    flows.dedup();
+    assert_eq!(flows, vec![0, 1, 2], "a tap on the group's link taps every member's");
     let e = error_of(&incast(3, "blocks = 1", "[[taps]]\nname = \"s\"\nlink = [\"server.3\", \"sw\"]"));
     assert!(e.contains("taps[0].link: no link joins 'server.3' and 'sw'"), "{e}");
+}
+
+#[test]
+fn a_background_flow_does_not_hold_up_a_run_that_stops_when_the_flows_are_done() {
+    let bg = "[[hosts]]\nname = \"u\"\n[[links]]\nbetween = [\"u\", \"sw\"]\nrate = \"1Gbps\"\n[[flows]]\nname = \"bg\"\nkind = \"udp-cbr\"\nsrc = \"u\"\ndst = \"client\"\nrate = \"10Mbps\"\nstop = \"100s\"";
+    let text = incast(4, "blocks = 2", &format!("{bg}\nbackground = true"));
+    let s = run(&text, 1).sim.summary();
+    assert_eq!(s.stop_reason, crate::sim::StopReason::FlowsDone);
+    assert!(s.sim_time_s < 1.0, "stopped with the reads at {} s, not with the background at 100 s", s.sim_time_s);
+    assert!(s.flows[4].packets_received > 0, "the background ran meanwhile");
+    let s = run(&incast(4, "blocks = 2", bg), 1).sim.summary();
+    assert!(s.sim_time_s > 99.0, "without the flag the run waits for it: {} s", s.sim_time_s);
+    let all_bg = r#"
+name = "b"
+[[hosts]]
+name = "a"
+[[hosts]]
+name = "b"
+[[links]]
+between = ["a", "b"]
+rate = "10Mbps"
+[[flows]]
+name = "f"
+src = "a"
+dst = "b"
+bytes = "1KB"
+background = true
+"#;
+    assert!(error_of(all_bg).contains("run.stop: \"flows-done\" waits for the flows that are not background"), "{}", error_of(all_bg));
 }

@@ -5,9 +5,12 @@
 //! request when it holds bytes back).
 //!
 //! Which connections are asked is a decision the paper leaves open: `stalled` (default) asks
-//! only those that received nothing in order during the last interval, so that a server that
-//! is still sending is not pushed into a timeout; `incomplete` asks every connection that
-//! holds bytes back. Connections that hold nothing (a complete SRU, or none of its bytes yet)
+//! only those that received nothing in order during the whole averaging window (`samples` ×
+//! `interval`, 5 ms), so that a server that is still sending is not pushed into a timeout: with
+//! N servers sharing a 1 Gb/s port each gets a packet every N·12 µs, 3 ms at N = 256, so one
+//! quiet 1 ms sample does not tell a waiting server from a sending one. `stalled-sample` asks
+//! those quiet during the last interval only; `incomplete` every connection that holds bytes
+//! back. Connections that hold nothing (a complete SRU, or none of its bytes yet)
 //! cannot be asked either way, so the barrier's idle time between blocks sends nothing.
 
 use std::collections::VecDeque;
@@ -26,33 +29,36 @@ pub struct AhtcpMonitor {
     pub samples: usize,
     /// Threshold, bit/s.
     pub threshold_bps: f64,
-    /// Ask only connections without in-order progress during the last interval.
-    pub stalled_only: bool,
+    /// Ask only connections without in-order progress during this many intervals (0: ask
+    /// every connection that holds bytes back).
+    pub quiet_intervals: u32,
     window: VecDeque<f64>,
     last: Vec<u64>,
+    /// Intervals since each connection last progressed.
+    quiet: Vec<u32>,
     /// Intervals whose moving average was below the threshold.
     pub low_samples: u64,
 }
 
 impl AhtcpMonitor {
     /// A monitor over `ends`.
-    pub fn new(ends: Vec<(usize, usize)>, interval: SimDuration, samples: usize, threshold_bps: f64, stalled_only: bool) -> Self {
+    pub fn new(ends: Vec<(usize, usize)>, interval: SimDuration, samples: usize, threshold_bps: f64, quiet_intervals: u32) -> Self {
         let n = ends.len();
-        AhtcpMonitor { ends, interval, samples, threshold_bps, stalled_only, window: VecDeque::with_capacity(samples), last: vec![0; n], low_samples: 0 }
+        AhtcpMonitor { ends, interval, samples, threshold_bps, quiet_intervals, window: VecDeque::with_capacity(samples), last: vec![0; n], quiet: vec![0; n], low_samples: 0 }
     }
 
     /// Take one sample; returns the ends to ask, in the order listed.
     pub fn sample(&mut self, flows: &[Flow]) -> Vec<(usize, usize)> {
         self.last.resize(self.ends.len(), 0);
+        self.quiet.resize(self.ends.len(), 0);
         let mut total = 0u64;
-        let mut progressed = Vec::with_capacity(self.ends.len());
         for (i, &(f, e)) in self.ends.iter().enumerate() {
             let d = match &flows[f].engine {
                 FlowEngine::Tcp(t) => t.ends[e].stats.bytes_delivered,
                 FlowEngine::Udp(_) => 0,
             };
             total += d - self.last[i];
-            progressed.push(d > self.last[i]);
+            self.quiet[i] = if d > self.last[i] { 0 } else { self.quiet[i].saturating_add(1) };
             self.last[i] = d;
         }
         if self.window.len() == self.samples {
@@ -64,7 +70,7 @@ impl AhtcpMonitor {
             return Vec::new();
         }
         self.low_samples += 1;
-        self.ends.iter().zip(progressed).filter(|(&(f, _), p)| flows[f].finish.is_none() && !(self.stalled_only && *p)).map(|(&fe, _)| fe).collect()
+        self.ends.iter().zip(&self.quiet).filter(|(&(f, _), &q)| flows[f].finish.is_none() && q >= self.quiet_intervals).map(|(&fe, _)| fe).collect()
     }
 
     /// True once every connection it watches is finished (it stops sampling).

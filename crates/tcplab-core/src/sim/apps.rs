@@ -125,6 +125,9 @@ impl Sockets for SocketCtx<'_> {
     fn peer_closed(&self, s: Socket) -> bool {
         self.conn(s).peer_closed()
     }
+    fn established(&self, s: Socket) -> bool {
+        matches!(self.conn(s).state(), crate::tcp::State::Established | crate::tcp::State::CloseWait)
+    }
     fn received(&self, s: Socket) -> u64 {
         self.conn(s).stats.bytes_delivered
     }
@@ -144,7 +147,7 @@ impl Sockets for SocketCtx<'_> {
         let f = &mut self.flows[s.flow()];
         if f.finish.is_none() {
             f.finish = Some(self.now);
-            self.fx.finished += 1;
+            self.fx.finished += u32::from(!f.info.background);
             self.fx.dirty = true;
         }
     }

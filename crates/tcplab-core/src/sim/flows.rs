@@ -25,6 +25,8 @@ pub struct FlowInfo {
     /// and reads (a block-read client). The summary's sender counters, the cwnd trace and
     /// the delivered bytes then follow the destination end's data.
     pub download: bool,
+    /// Background traffic: a run that stops when the flows are done does not wait for it.
+    pub background: bool,
 }
 
 /// A TCP flow: both endpoints.

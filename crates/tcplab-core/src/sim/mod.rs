@@ -456,7 +456,7 @@ impl Simulation {
 
     fn flow_done(&mut self) {
         self.flows_done += 1;
-        if self.stop_rule == StopRule::FlowsDone && self.flows_done == self.flows.len() {
+        if self.stop_rule == StopRule::FlowsDone && self.flows_done == self.flows.iter().filter(|f| !f.info.background).count() {
             self.finished = true;
             self.stop_reason = StopReason::FlowsDone;
         }

@@ -42,6 +42,7 @@ impl Simulation {
                         s.fast_retransmits = c.stats.fast_retransmits;
                         s.dupacks_received = c.stats.dupacks_received;
                         s.srtt_s = c.srtt().map(|d| d.as_secs_f64());
+                        s.data_start_s = c.stats.first_write.map(|t| t.as_secs_f64());
                         s.requests = t.ends[1 - f.data_sender()].variant_actions();
                         s.cwnd_bytes = c.cwnd();
                     }
@@ -100,6 +101,9 @@ pub struct FlowSummary {
     pub start_s: f64,
     /// Completion time at the receiver, s (null while running).
     pub finish_s: Option<f64>,
+    /// When the data's sender first wrote, s (a block-read server: when the first request
+    /// arrived; null for UDP and before any write).
+    pub data_start_s: Option<f64>,
     /// Payload bytes delivered in order.
     pub bytes_delivered: u64,
     /// bytes_delivered·8 / (finish or now − start).

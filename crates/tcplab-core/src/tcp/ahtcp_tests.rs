@@ -17,7 +17,7 @@ fn cfg() -> TcpConfig {
 }
 
 /// A server (end 0, the data sender, which here also opens) and a client (end 1) joined by a
-/// 50 µs wire that drops the data segments listed in `drop` (by first byte, once each).
+/// 50 µs wire that drops the server's data segments listed in `drop` (by first byte, once each).
 struct Pair {
     now: SimTime,
     ends: [Endpoint; 2],
@@ -31,7 +31,10 @@ struct Pair {
 
 impl Pair {
     fn new(restart: Restart) -> Self {
-        let a = AhtcpConfig { hold: 1000, restart };
+        Self::with(AhtcpConfig { restart, ..AhtcpConfig::default() })
+    }
+
+    fn with(a: AhtcpConfig) -> Self {
         let server = Endpoint::with_variant(Connection::new(cfg()), Box::new(AhtcpSender::new(&a)));
         let client = Endpoint::with_variant(Connection::new(cfg()), Box::new(AhtcpReceiver::new(&a)));
         Pair { now: SimTime::ZERO, ends: [server, client], wire: vec![], order: 0, log: vec![], drop: vec![], out: Output::default() }
@@ -40,7 +43,7 @@ impl Pair {
     fn emit(&mut self, from: usize) {
         for seg in std::mem::take(&mut self.out.segments) {
             self.log.push((self.now, from, seg));
-            if let Some(i) = self.drop.iter().position(|&d| seg.len > 0 && d == seg.seq) {
+            if let Some(i) = self.drop.iter().position(|&d| from == 0 && seg.len > 0 && d == seg.seq) {
                 self.drop.remove(i);
                 continue;
             }
@@ -50,12 +53,15 @@ impl Pair {
         self.out.clear();
     }
 
-    /// Open the connection and write `bytes` at the server.
+    /// Open the connection, send the client's 48-byte request and write `bytes` at the server.
     fn start(&mut self, bytes: u64) {
         self.ends[1].listen();
         self.ends[0].connect(self.now, &mut self.out);
         self.emit(0);
         self.run(self.now + SimDuration::from_micros(200));
+        // The client's request, then the server's answer.
+        self.ends[1].write(self.now, 48, &mut self.out);
+        self.emit(1);
         self.ends[0].write(self.now, bytes, &mut self.out);
         self.emit(0);
     }
@@ -97,7 +103,7 @@ impl Pair {
     }
 
     fn acks_from_client(&self) -> Vec<u64> {
-        self.log.iter().filter(|l| l.1 == 1 && l.2.len == 0).map(|l| l.2.ack).collect()
+        self.log.iter().filter(|l| l.1 == 1).map(|l| l.2.ack).collect()
     }
 
     fn data_from_server_after(&self, t: SimTime) -> Vec<(u64, u32)> {
@@ -116,8 +122,9 @@ fn acks_hold_back_1000_bytes_until_the_write_is_complete_then_acknowledge_it_all
     p.start(10 * MSS);
     p.run(SimTime::ZERO + SimDuration::from_millis(500));
     let acks = p.acks_from_client();
-    // The handshake's ACK (1), then one per segment, each 1000 short, the last one complete.
-    let want: Vec<u64> = std::iter::once(1).chain((1..10).map(|i| seg(i) - 1000)).chain(std::iter::once(seg(10))).collect();
+    // The SYN-ACK and the request carry the first data byte (1), then one ACK per segment, each
+    // 1000 short, the last one complete.
+    let want: Vec<u64> = [1, 1].into_iter().chain((1..10).map(|i| seg(i) - 1000)).chain(std::iter::once(seg(10))).collect();
     assert_eq!(acks, want);
     assert_eq!(p.ends[1].stats.bytes_delivered, 10 * MSS);
     assert_eq!(p.ends[0].stats.timeouts, 0, "the full final ACK stops the server's timer");
@@ -164,7 +171,7 @@ fn the_printed_floor_form_resends_a_segment_the_client_already_has() {
 
 #[test]
 fn requests_climb_one_byte_each_and_stop_when_the_hold_is_spent() {
-    let mut p = Pair::new(Restart::Ceiling);
+    let mut p = Pair::with(AhtcpConfig { align: Align::Restart, ..AhtcpConfig::default() });
     // Segment 2 of 3 lost and the server's answer dropped each time: the client keeps asking.
     p.drop = vec![seg(1); 30];
     p.start(3 * MSS);
@@ -176,7 +183,50 @@ fn requests_climb_one_byte_each_and_stop_when_the_hold_is_spent() {
         p.run(p.now + SimDuration::from_millis(1));
     }
     assert_eq!(p.ends[0].stats.timeouts, 20, "every request found the server and forced a timeout");
-    assert_eq!(p.ends[0].snd_una(), held + 20, "SND.UNA follows the client's number");
+    assert_eq!(p.ends[0].snd_una(), held + 20, "read literally, SND.UNA follows the client's number");
+    // Read past the hold, SND.UNA is the boundary the client has reached; requests still count.
+    let mut p = Pair::new(Restart::Ceiling);
+    p.drop = vec![seg(1); 30];
+    p.start(3 * MSS);
+    p.run(SimTime::ZERO + SimDuration::from_millis(5));
+    for k in 1..=5 {
+        assert!(p.request());
+        assert_eq!(*p.acks_from_client().last().unwrap(), held + k);
+        p.run(p.now + SimDuration::from_millis(1));
+    }
+    assert_eq!((p.ends[0].stats.timeouts, p.ends[0].snd_una()), (5, seg(1)));
+}
+
+#[test]
+fn read_past_the_hold_a_fast_retransmit_resends_the_lost_segment_whole() {
+    // Segment 5 of 20 lost: three duplicate ACKs at the held number.
+    let resent = |align: Align| {
+        let mut p = Pair::with(AhtcpConfig { align, ..AhtcpConfig::default() });
+        p.drop = vec![seg(5)];
+        p.start(20 * MSS);
+        p.run(SimTime::ZERO + SimDuration::from_millis(50));
+        assert_eq!(p.ends[1].stats.bytes_delivered, 20 * MSS);
+        assert_eq!(p.ends[0].stats.timeouts, 0);
+        p.log.iter().filter(|l| l.1 == 0 && l.2.retransmit).map(|l| (l.2.seq, l.2.len)).collect::<Vec<_>>()
+    };
+    assert_eq!(resent(Align::All), vec![(seg(5), MSS as u32)], "the lost segment, whole");
+    let literal = resent(Align::Restart);
+    assert_eq!(literal[0], (seg(5) - 1000, MSS as u32), "read literally: from the held number, 1000 bytes the client has first");
+}
+
+#[test]
+fn the_floor_form_asks_even_when_nothing_has_arrived_and_the_server_rewinds_to_the_start() {
+    let mut p = Pair::new(Restart::Floor);
+    p.drop = (0..10).map(seg).collect();
+    p.start(10 * MSS);
+    let t = SimTime::ZERO + SimDuration::from_millis(5);
+    p.run(t);
+    assert!(p.request(), "the number runs one byte past what arrived");
+    assert_eq!(*p.acks_from_client().last().unwrap(), seg(0) + 1);
+    p.run(t + SimDuration::from_millis(5));
+    assert_eq!(p.ends[1].stats.bytes_delivered, 10 * MSS, "recovered at once, not after the 200 ms timer");
+    assert_eq!(p.data_from_server_after(t)[0], (seg(0), MSS as u32), "from the start of segment 0");
+    assert_eq!(p.ends[0].snd_una(), seg(10));
 }
 
 #[test]
@@ -200,15 +250,92 @@ fn a_request_needs_exactly_one_byte_above_snd_una_and_data_outstanding() {
     let c = p.ends[0].conn();
     let una = c.snd_una();
     let ack = |a: u64| TcpHeader { ack: a, flags: flags::ACK, ..TcpHeader::default() };
-    assert!(!AhtcpSender::is_request(&ack(una + 1), c), "nothing outstanding: the write is complete");
+    assert!(!AhtcpSender::is_request(&ack(una + 1), una, c), "nothing outstanding: the write is complete");
     let mut p = Pair::new(Restart::Ceiling);
     p.drop = vec![seg(2)];
     p.start(3 * MSS);
     p.run(SimTime::ZERO + SimDuration::from_millis(5));
     let c = p.ends[0].conn();
     let una = c.snd_una();
-    assert!(AhtcpSender::is_request(&ack(una + 1), c));
-    assert!(!AhtcpSender::is_request(&ack(una + 2), c));
-    assert!(!AhtcpSender::is_request(&TcpHeader { flags: flags::ACK | flags::FIN, ..ack(una + 1) }, c), "a FIN's ACK is not a request");
-    assert!(!AhtcpSender::is_request(&TcpHeader { len: 10, ..ack(una + 1) }, c), "nor a segment with data");
+    assert!(AhtcpSender::is_request(&ack(una + 1), una, c));
+    assert!(!AhtcpSender::is_request(&ack(una + 2), una, c));
+    assert!(!AhtcpSender::is_request(&TcpHeader { flags: flags::ACK | flags::FIN, ..ack(una + 1) }, una, c), "a FIN's ACK is not a request");
+    assert!(!AhtcpSender::is_request(&TcpHeader { len: 10, ..ack(una + 1) }, una, c), "nor a segment with data");
+}
+
+#[test]
+fn a_duplicate_ack_at_the_first_byte_acknowledges_nothing() {
+    // Segment 0 lost: the client's duplicate ACKs carry the first data byte, which no held
+    // number may be read past.
+    let mut p = Pair::new(Restart::Ceiling);
+    p.drop = vec![seg(0)];
+    p.start(10 * MSS);
+    p.run(SimTime::ZERO + SimDuration::from_millis(5));
+    assert_eq!(p.ends[1].stats.bytes_delivered, 10 * MSS, "read as acknowledging segment 0, they would strand it");
+    assert_eq!(p.data_from_server_after(SimTime::ZERO + SimDuration::from_micros(300))[0], (seg(0), MSS as u32), "the fast retransmit resends it");
+    assert_eq!((p.ends[0].stats.timeouts, p.ends[0].snd_una()), (0, seg(10)));
+}
+
+#[test]
+fn under_the_ns2_reset_rule_requests_never_pile_up_backoff() {
+    // Five requests to a server whose answers are lost: each forces a timeout. With ns-2's
+    // rule the one-byte request is progress and forgets the backoff, so the timer stays at one
+    // doubling; with RFC 6298's rule (reset on an RTT sample only) it doubles five times.
+    let backoff_after = |reset: crate::tcp::BackoffReset| {
+        let mut p = Pair::new(Restart::Ceiling);
+        let mut c = cfg();
+        c.rto.backoff_reset = reset;
+        let a = AhtcpConfig::default();
+        p.ends = [Endpoint::with_variant(Connection::new(c.clone()), Box::new(AhtcpSender::new(&a))), Endpoint::with_variant(Connection::new(c), Box::new(AhtcpReceiver::new(&a)))];
+        p.drop = vec![seg(1); 30];
+        p.start(3 * MSS);
+        p.run(SimTime::ZERO + SimDuration::from_millis(5));
+        let base = p.ends[0].rto();
+        for _ in 0..5 {
+            assert!(p.request());
+            p.run(p.now + SimDuration::from_millis(1));
+        }
+        assert_eq!(p.ends[0].stats.timeouts, 5);
+        p.ends[0].rto().as_ps() / base.as_ps()
+    };
+    assert_eq!(backoff_after(crate::tcp::BackoffReset::NewAck), 2);
+    assert_eq!(backoff_after(crate::tcp::BackoffReset::RttSample), 32);
+}
+
+#[test]
+fn a_held_ack_keeps_its_sack_blocks_where_they_were() {
+    let mut h = TcpHeader { ack: 10_000, flags: flags::ACK, ..TcpHeader::default() };
+    h.set_sack_blocks(&[(12_000, 13_000), (15_000, 16_000)]);
+    h.set_ack_keeping_sack(9_000);
+    assert_eq!(h.sack_blocks().collect::<Vec<_>>(), vec![(12_000, 13_000), (15_000, 16_000)]);
+    h.set_ack_keeping_sack(12_500);
+    assert_eq!(h.sack_blocks().collect::<Vec<_>>(), vec![(12_500, 13_000), (15_000, 16_000)], "clipped");
+    h.set_ack_keeping_sack(14_000);
+    assert_eq!(h.sack_blocks().collect::<Vec<_>>(), vec![(15_000, 16_000)], "dropped");
+}
+
+#[test]
+fn with_sack_a_lost_segment_is_repaired_and_the_held_acks_keep_their_blocks() {
+    let mut p = Pair::new(Restart::Floor);
+    for e in 0..2 {
+        let mut c = cfg();
+        c.sack = true;
+        let a = AhtcpConfig { restart: Restart::Floor, ..AhtcpConfig::default() };
+        p.ends[e] = if e == 0 {
+            Endpoint::with_variant(Connection::new(c), Box::new(AhtcpSender::new(&a)))
+        } else {
+            Endpoint::with_variant(Connection::new(c), Box::new(AhtcpReceiver::new(&a)))
+        };
+    }
+    p.drop = vec![seg(3)];
+    p.start(20 * MSS);
+    p.run(SimTime::ZERO + SimDuration::from_millis(50));
+    assert_eq!(p.ends[1].stats.bytes_delivered, 20 * MSS);
+    let sacked: Vec<(u64, u64)> = p.log.iter().filter(|l| l.1 == 1).flat_map(|l| l.2.sack_blocks().collect::<Vec<_>>()).collect();
+    assert!(!sacked.is_empty() && sacked.iter().all(|&(a, _)| a == seg(4)), "every block starts after the hole: {sacked:?}");
+    let resent: Vec<(u64, u32)> = p.log.iter().filter(|l| l.1 == 0 && l.2.retransmit).map(|l| (l.2.seq, l.2.len)).collect();
+    assert_eq!(resent[0], (seg(3), MSS as u32), "the lost segment first, whole");
+    // RFC 6675's rescue retransmission may add the last segment; nothing else is resent.
+    assert!(resent.len() <= 2 && resent[1..].iter().all(|&r| r == (seg(19), MSS as u32)), "{resent:?}");
+    assert_eq!(p.ends[0].stats.timeouts, 0);
 }

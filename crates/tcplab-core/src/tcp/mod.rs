@@ -14,4 +14,4 @@ pub mod timers;
 pub use config::{InitialWindowRule, RcvWindowRule, RecoveryKind, TcpConfig};
 pub use conn::{ConnStats, Connection, Output, State, TcpEvent, TcpEventKind};
 pub use endpoint::{Arrival, Endpoint, Variant, Wake};
-pub use rtt::{Backoff, RtoPolicy, RttEstimatorKind};
+pub use rtt::{Backoff, BackoffReset, RtoPolicy, RttEstimatorKind};

@@ -44,6 +44,16 @@ pub enum Backoff {
     },
 }
 
+/// When consecutive timeouts are forgotten (the backoff count returns to 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackoffReset {
+    /// On a new RTT sample (RFC 6298 §5.7 with Karn's rule; Linux): an ACK of retransmitted
+    /// data keeps the backed-off timer.
+    RttSample,
+    /// On every ACK of new data (ns-2's `TcpAgent::newack` and FullTcp: `t_backoff_ = 1`).
+    NewAck,
+}
+
 /// The retransmission-timer policy, as data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RtoPolicy {
@@ -57,6 +67,8 @@ pub struct RtoPolicy {
     pub granularity: SimDuration,
     /// Backoff rule.
     pub backoff: Backoff,
+    /// When the backoff is forgotten.
+    pub backoff_reset: BackoffReset,
 }
 
 impl Default for RtoPolicy {
@@ -67,6 +79,7 @@ impl Default for RtoPolicy {
             initial: SimDuration::from_secs(1),
             granularity: SimDuration::ZERO,
             backoff: Backoff::Exponential,
+            backoff_reset: BackoffReset::RttSample,
         }
     }
 }

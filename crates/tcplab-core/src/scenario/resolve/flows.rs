@@ -32,6 +32,9 @@ pub struct ResolvedFlow {
     pub stop: Option<Dur>,
     /// Priority class at strict-priority queues (default 0, the highest).
     pub class: u8,
+    /// Background traffic that a run stopping when the flows are done does not wait for
+    /// (default false).
+    pub background: bool,
     /// What the flow sends.
     #[serde(flatten)]
     pub traffic: Traffic,
@@ -256,8 +259,12 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
             count,
             stop: f.stop,
             class: f.class.unwrap_or(0),
+            background: f.background.unwrap_or(false),
             traffic,
         });
+    }
+    if run.stop == StopSpec::FlowsDone && !out.is_empty() && out.iter().all(|f| f.background) {
+        return err("run.stop", "\"flows-done\" waits for the flows that are not background, and every flow is");
     }
     Ok((out, total_flows))
 }

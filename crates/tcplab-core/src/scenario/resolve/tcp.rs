@@ -7,9 +7,9 @@ use serde::Serialize;
 use super::cc::{CcLayers, ResolvedCc};
 use super::variant::{ResolvedVariant, VariantLayers};
 use super::{err, Res};
-use crate::scenario::spec::{BackoffName, CcName, Dur, EstimatorName, IwRuleName, ProfileName, RcvWindowRuleName, RecoveryName, Size, TcpSpec, Threshold};
+use crate::scenario::spec::{BackoffName, BackoffResetName, CcName, Dur, EstimatorName, IwRuleName, ProfileName, RcvWindowRuleName, RecoveryName, Size, TcpSpec, Threshold};
 use crate::tcp::cc::RenoConfig;
-use crate::tcp::{Backoff, InitialWindowRule, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
+use crate::tcp::{Backoff, BackoffReset, InitialWindowRule, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
 use crate::units::SimDuration;
 
 /// A resolved `tcp` table: every setting, and the controller with its own parameters.
@@ -81,6 +81,8 @@ pub struct TcpSettings {
     pub rto_backoff: BackoffName,
     /// Hybrid backoff: doublings before linear growth.
     pub rto_hybrid_switch: u32,
+    /// When the backoff is forgotten.
+    pub rto_backoff_reset: BackoffResetName,
     /// RFC 3042 limited transmit.
     pub limited_transmit: bool,
     /// RFC 7661 congestion-window validation.
@@ -132,6 +134,7 @@ impl TcpSettings {
             rto_granularity: Dur(d.rto.granularity),
             rto_backoff: BackoffName::Exponential,
             rto_hybrid_switch: 3,
+            rto_backoff_reset: BackoffResetName::RttSample,
             limited_transmit: d.limited_transmit,
             cwnd_validation: d.cwnd_validation,
             dupthresh: d.dupthresh,
@@ -149,7 +152,7 @@ impl TcpSettings {
             profile: _, cc: _, bic: _, cubic: _, variant: _, ahtcp: _,
             mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
             rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
-            rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit,
+            rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, limited_transmit,
             cwnd_validation, dupthresh, recovery, abc_limit, ts_tick, hz,
         } = s;
         set(&mut self.mss, mss);
@@ -176,6 +179,7 @@ impl TcpSettings {
         set(&mut self.rto_granularity, rto_granularity);
         set(&mut self.rto_backoff, rto_backoff);
         set(&mut self.rto_hybrid_switch, rto_hybrid_switch);
+        set(&mut self.rto_backoff_reset, rto_backoff_reset);
         set(&mut self.limited_transmit, limited_transmit);
         set(&mut self.cwnd_validation, cwnd_validation);
         set(&mut self.dupthresh, dupthresh);
@@ -322,7 +326,7 @@ impl ResolvedTcp {
         let TcpSettings {
             mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
             rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
-            rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, limited_transmit,
+            rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, limited_transmit,
             cwnd_validation, dupthresh, recovery, abc_limit, ts_tick, hz,
         } = self.settings;
         TcpConfig {
@@ -363,6 +367,10 @@ impl ResolvedTcp {
                     BackoffName::Linear => Backoff::Linear,
                     BackoffName::Hybrid => Backoff::Hybrid { switch_after: rto_hybrid_switch },
                     BackoffName::HybridLinearFirst => Backoff::LinearThenExponential { switch_after: rto_hybrid_switch },
+                },
+                backoff_reset: match rto_backoff_reset {
+                    BackoffResetName::RttSample => BackoffReset::RttSample,
+                    BackoffResetName::NewAck => BackoffReset::NewAck,
                 },
             },
             limited_transmit,

@@ -4,7 +4,7 @@
 
 use super::cc::{ResolvedBic, ResolvedCubic};
 use super::*;
-use crate::scenario::spec::{BackoffName, Dur, EstimatorName, IwRuleName, ProfileName, RcvWindowRuleName, RecoveryName, Size, TcpSpec, Threshold};
+use crate::scenario::spec::{BackoffName, BackoffResetName, Dur, EstimatorName, IwRuleName, ProfileName, RcvWindowRuleName, RecoveryName, Size, TcpSpec, Threshold};
 use crate::scenario::{parse_json, parse_toml, Run};
 use crate::tcp::cc::{BicConfig, CcConfig, CubicConfig};
 use crate::units::SimDuration;
@@ -75,6 +75,7 @@ fn every_setting_changed() -> TcpSettings {
         rto_granularity: ms(3),
         rto_backoff: BackoffName::Hybrid,
         rto_hybrid_switch: 5,
+        rto_backoff_reset: BackoffResetName::NewAck,
         limited_transmit: false,
         cwnd_validation: false,
         dupthresh: 4,

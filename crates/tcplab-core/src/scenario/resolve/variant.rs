@@ -4,8 +4,8 @@
 use serde::Serialize;
 
 use super::{check_period, err, Res};
-use crate::scenario::spec::{AhtcpSpec, Dur, Rate, RestartName, TargetsName, VariantName};
-use crate::tcp::ahtcp::{AhtcpConfig, Restart};
+use crate::scenario::spec::{AhtcpSpec, AlignName, Dur, Rate, RestartName, TargetsName, VariantName};
+use crate::tcp::ahtcp::{AhtcpConfig, Align, Restart};
 use crate::units::SimDuration;
 
 /// The settings of a client's AHTCP monitor: threshold (bit/s), interval, samples, targets.
@@ -39,6 +39,8 @@ pub struct ResolvedAhtcp {
     pub restart: RestartName,
     /// Which connections are asked (default `"stalled"`).
     pub targets: TargetsName,
+    /// Which ACKs the server reads past the hold (default `"all"`).
+    pub align: AlignName,
 }
 
 impl ResolvedAhtcp {
@@ -49,6 +51,10 @@ impl ResolvedAhtcp {
             restart: match self.restart {
                 RestartName::Ceiling => Restart::Ceiling,
                 RestartName::Floor => Restart::Floor,
+            },
+            align: match self.align {
+                AlignName::All => Align::All,
+                AlignName::Restart => Align::Restart,
             },
         }
     }
@@ -79,6 +85,7 @@ impl VariantLayers {
         t.hold = a.hold.or(t.hold);
         t.restart = a.restart.or(t.restart);
         t.targets = a.targets.or(t.targets);
+        t.align = a.align.or(t.align);
     }
 
     /// Check the table (even when unused) and select the variant; `path` is the `tcp` table's.
@@ -92,7 +99,8 @@ impl VariantLayers {
             return err(g("samples"), format!("{samples} is out of range (1..=1000)"));
         }
         let hold = a.hold.unwrap_or(1000);
-        if hold == 0 || hold >= mss {
+        let used = a.hold.is_some() || self.name == Some(VariantName::Ahtcp);
+        if used && (hold == 0 || hold >= mss) {
             return err(g("hold"), format!("{hold} bytes is out of range: at least 1 and below the MSS ({mss}), so that a request never acknowledges a byte the client lacks"));
         }
         if a.threshold.is_some_and(|t| t.0.bps() == 0) {
@@ -115,6 +123,7 @@ impl VariantLayers {
                         hold,
                         restart: a.restart.unwrap_or(RestartName::Ceiling),
                         targets: a.targets.unwrap_or(TargetsName::Stalled),
+                        align: a.align.unwrap_or(AlignName::All),
                     },
                 }
             }

@@ -93,6 +93,7 @@ impl Connection {
         let data_acked = acked - syn_acked as u64 - fin_acked as u64;
         self.snd_una = seg.ack;
         self.stats.bytes_acked += data_acked;
+        self.note_progress();
         if self.snd_nxt < self.snd_una {
             self.snd_nxt = self.snd_una;
         }

@@ -142,6 +142,8 @@ pub struct ConnStats {
     pub bytes_delivered: u64,
     /// Payload bytes acknowledged by the peer (send side).
     pub bytes_acked: u64,
+    /// When the application first wrote (none before).
+    pub first_write: Option<SimTime>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -439,6 +441,7 @@ impl Connection {
     pub fn write(&mut self, now: SimTime, bytes: u64, out: &mut Output) -> u64 {
         let n = bytes.min(self.send_space());
         if n > 0 {
+            self.stats.first_write.get_or_insert(now);
             let quiet = self.writes_are_quiet();
             self.stream_end += n;
             if !quiet {
@@ -579,6 +582,14 @@ impl Connection {
         self.stats.retransmits += 1;
         out.events.push(TcpEvent { kind: TcpEventKind::Retransmit, seq });
         out.segments.push(h);
+    }
+
+    /// An ACK of new data arrived (or, for a variant, bytes the connection does not track
+    /// were acknowledged: AHTCP's one-byte request): forget the backoff if the policy says so.
+    pub fn note_progress(&mut self) {
+        if self.cfg.rto.backoff_reset == crate::tcp::rtt::BackoffReset::NewAck {
+            self.backoffs = 0;
+        }
     }
 
     /// Send a pure ACK now, as the connection would (a variant's extra ACK, such as AHTCP's

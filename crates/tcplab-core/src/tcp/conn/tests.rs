@@ -405,7 +405,14 @@ fn rto_fires_exactly_and_backs_off_per_policy() {
         (Backoff::LinearThenExponential { switch_after: 1 }, vec![1, 2, 4, 8]),
     ] {
         let mut c = no_sack();
-        c.rto = RtoPolicy { min: SimDuration::from_micros(200), max: SimDuration::from_secs(60), initial: SimDuration::from_secs(1), granularity: SimDuration::ZERO, backoff };
+        c.rto = RtoPolicy {
+            min: SimDuration::from_micros(200),
+            max: SimDuration::from_secs(60),
+            initial: SimDuration::from_secs(1),
+            granularity: SimDuration::ZERO,
+            backoff,
+            backoff_reset: crate::tcp::rtt::BackoffReset::RttSample,
+        };
         let mut w = Wire::new(c.clone(), c, SimDuration::from_micros(50));
         // Lose everything from segment 10 on for a while: the sender times out repeatedly.
         w.drop = Box::new(|s, i| i >= 10 && s.at < SimTime::ZERO + SimDuration::from_millis(20));

@@ -1,0 +1,134 @@
+"""Study 001's figures (the equivalents of Figs. 3–6 and the maps) and report.md."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+from matplotlib.figure import Figure
+
+from tcplab.reproduce.figures import new_figure, write_figures
+from tcplab.reproduce.findings import Check
+from tcplab.reproduce.p1_checks import LARGE, timeout_bound_mbps
+from tcplab.reproduce.p1_runs import CEILING_MBPS, SCHEME_ORDER
+from tcplab.reproduce.report import Report
+
+__all__ = ["report", "write_figures_p1"]
+
+_STYLE = {"standard": ("0.5", ":"), "FGTCP": ("C0", "-"), "LNRTCP": ("C2", "-"), "HYBTCP": ("C1", "-"),
+          "HYBTCP-b": ("C1", "--"), "AHTCP": ("C3", "-"), "AHTCP/200ms": ("C3", ":")}
+
+
+def _curves(summary: pl.DataFrame, model: str, value: str, title: str, ylabel: str) -> Figure:
+    fig, (ax,) = new_figure()
+    for scheme in SCHEME_ORDER:
+        part = summary.filter((pl.col("model") == model) & (pl.col("scheme") == scheme)).sort("servers")
+        if part.height == 0:
+            continue
+        color, style = _STYLE[scheme]
+        ax.errorbar(part["servers"].to_list(), part[value].to_list(), yerr=part[f"{value}_ci"].to_list(), color=color,
+                    linestyle=style, marker="o", markersize=3, capsize=2, label=scheme)
+    if value == "goodput_mbps":
+        ax.axhline(CEILING_MBPS[model], color="k", linewidth=0.8, linestyle="--", label="ceiling")
+        if model == "A":
+            ns = sorted(set(summary["servers"].to_list()))
+            ax.plot(ns, [timeout_bound_mbps(n, CEILING_MBPS["A"]) for n in ns], color="0.5", linewidth=0.8, linestyle="-.",
+                    label="one 200 ms timeout per block")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("active servers")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=7, ncol=2)
+    return fig
+
+
+def _threshold_map(data: dict[str, Any]) -> Figure:
+    fig, (a1, a2) = new_figure(2)
+    s = data["thresholds"].group_by(["model", "servers", "threshold_mbps"], maintain_order=True).agg(
+        pl.col("goodput_mbps").mean(), pl.col("nir").mean()).sort("threshold_mbps")
+    for (model, n), part in s.group_by(["model", "servers"], maintain_order=True):
+        label = f"model {model}, N = {n}"
+        a1.plot(part["threshold_mbps"].to_list(), part["goodput_mbps"].to_list(), marker="o", label=label)
+        a2.plot(part["threshold_mbps"].to_list(), part["nir"].to_list(), marker="o", label=label)
+    a1.set_ylabel("AHTCP goodput (Mb/s)")
+    a2.set_ylabel("AHTCP NIR")
+    a2.set_xlabel("threshold (Mb/s, moving average of the client's goodput)")
+    a1.legend(fontsize=7, ncol=2)
+    a1.set_title("AHTCP's fixed threshold, mapped")
+    return fig
+
+
+def write_figures_p1(data: dict[str, Any], summary: pl.DataFrame, out: Any) -> dict[str, Any]:
+    """Figs. 3–6 (goodput and NIR against active servers, models A and B) and the threshold
+    map, as PNG and SVG."""
+    figs: dict[str, Figure] = {}
+    models = set(summary["model"].to_list())
+    for model, (g, n) in (("A", ("fig3_goodput_model_a", "fig4_nir_model_a")), ("B", ("fig5_goodput_model_b", "fig6_nir_model_b"))):
+        if model in models:
+            figs[g] = _curves(summary, model, "goodput_mbps", f"Goodput, model {model}", "goodput (Mb/s)")
+            figs[n] = _curves(summary, model, "nir", f"NIR, model {model}", "NIR (packets sent / packets needed)")
+    figs["map_threshold"] = _threshold_map(data)
+    write_figures(figs, out)
+    return figs
+
+
+def _yes(v: Any) -> str:
+    return "—" if v is None else ("yes" if v else "no")
+
+
+def report(data: dict[str, Any], summary: pl.DataFrame, result: list[Check], mapped: dict[str, Any], figs: dict[str, Any]) -> Report:
+    """report.md: the paper's findings with their sentences, the comparisons beyond it, the
+    maps, the per-point means and the figures."""
+    plan = data["plan"]
+    rep = Report("Study 001 reproduced: TCP incast, FGTCP / LNRTCP / HYBTCP and AHTCP")
+    held = sum(c.passed for c in result if c.paper)
+    total = sum(1 for c in result if c.paper)
+    rep.paragraph(
+        f"Seeds {', '.join(map(str, plan['seeds']))} (the paper: 10 runs per point); active servers "
+        f"{', '.join(map(str, plan['servers']))}; models {', '.join(plan['models'])} (`scenarios/p1_incast/model_a.toml`, "
+        f"`model_b.toml`; their README gives every value with its sentence and every assumption). AHTCP's threshold "
+        f"{data['ahtcp_threshold']} (the paper gives none; see the map). Each finding is judged on the means over the seeds; "
+        f"the comparisons of §4.3 at every N ≥ {LARGE}, the incast regime where FGTCP degrades. "
+        f"{data['runs']} runs in {data['wall_s']:.0f} s wall time (the main sweeps {data['main_wall_s']:.0f} s)."
+    )
+    rep.heading("The paper's findings")
+    rep.paragraph(f"**{held} of {total} findings of the paper hold** with the shipped settings.")
+    rep.checks([c for c in result if c.paper])
+    rep.paragraph("Each finding with the paper's own sentence (seed `001_4a5546232f1d7630.txt`):")
+    rep.findings([c for c in result if c.paper])
+    rep.heading("Beyond the paper")
+    rep.checks([c for c in result if not c.paper], header=("where", "comparison", "measured", ""))
+    rep.heading("Map: AHTCP's threshold")
+    rep.paragraph(f"AHTCP at each fixed threshold, the other schemes as in the main sweep; the orders of §4.3 at N ≥ {LARGE} "
+                  "(above FGTCP; within ±10 % of LNRTCP and HYBTCP; NIR below theirs), and AHTCP's goodput (Mb/s) and NIR per N.")
+    rep.table(("model", "threshold (Mb/s)", "above FGTCP", "ratio to LNR/HYB", "NIR lower", "AHTCP per N: goodput, NIR"),
+              [(r["model"], r["threshold_mbps"], _yes(r["above_fgtcp"]), f"{r['ratio_min']:.3f}–{r['ratio_max']:.3f}",
+                _yes(r["nir_lower"]), _per_n(r["ahtcp"])) for r in mapped["thresholds"]])
+    rep.heading("Map: one unknown at a time")
+    rep.paragraph(f"Model A, every scheme, N = {', '.join(map(str, plan['map_servers']))}, with one setting changed from the shipped model: "
+                  "§2.2's claims (FGTCP degrades; LNRTCP and HYBTCP hold 80 % of the ceiling; their NIR above FGTCP's) and §4.3's orders.")
+    rep.table(("setting", "FGTCP degrades", "LNR/HYB hold", "LNR/HYB NIR above FG", "AHTCP above FGTCP", "AHTCP / LNR, HYB", "AHTCP NIR lower"),
+              [(r["setting"], _yes(r["fg_degrades"]), _yes(r["lnr_hyb_hold"]), _yes(r["lnr_hyb_nir_above"]), _yes(r["above_fgtcp"]),
+                f"{r['ratio_min']:.3f}–{r['ratio_max']:.3f}", _yes(r["nir_lower"])) for r in mapped["settings"]])
+    rep.table(("setting", "per scheme/N: goodput (Mb/s), NIR"),
+              [(r["setting"], "; ".join(f"{k}: {v[0]:.0f}, {v[1]:.2f}" for k, v in r["per_scheme"].items())) for r in mapped["settings"]])
+    rep.heading("Map: AHTCP's open decisions")
+    rep.table(("decision", "above FGTCP", "ratio to LNR/HYB", "NIR lower", "AHTCP per N: goodput, NIR"),
+              [(r["decision"], _yes(r["above_fgtcp"]), f"{r['ratio_min']:.3f}–{r['ratio_max']:.3f}", _yes(r["nir_lower"]),
+                _per_n(r["ahtcp"])) for r in mapped["decisions"]])
+    rep.heading("Means per point")
+    rep.table(("model", "scheme", "N", "goodput (Mb/s)", "± 95 %", "NIR", "± 95 %", "drops", "timeouts", "requests"),
+              [(r["model"], r["scheme"], r["servers"], f"{r['goodput_mbps']:.1f}", f"{r['goodput_mbps_ci']:.1f}", f"{r['nir']:.3f}",
+                f"{r['nir_ci']:.3f}", r["dropped"], f"{r['timeouts']:.0f}", f"{r['requests']:.0f}") for r in summary.iter_rows(named=True)])
+    speed = data["main"].filter(pl.col("servers") == max(plan["servers"]))
+    if speed.height:
+        rep.heading("Speed")
+        rep.paragraph(f"At {max(plan['servers'])} servers: {float(speed['wall_time_s'].mean()):.3f} s wall time per run (mean), "  # type: ignore[arg-type]
+                      f"{float(speed['events_per_packet'].mean()):.2f} events per data packet sent.")  # type: ignore[arg-type]
+    rep.heading("Figures")
+    rep.bullets(f"`{name}.png` / `.svg`" for name in figs)
+    return rep
+
+
+def _per_n(d: dict[int, list[float]]) -> str:
+    return "; ".join(f"{n}: {g:.0f}, {x:.3f}" for n, (g, x) in sorted(d.items()))
