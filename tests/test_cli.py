@@ -26,7 +26,7 @@ def test_run_writes_the_output_directory(smoke_path, tmp_path):
     out = tmp_path / "out"
     proc = tcplab("run", smoke_path, "--out", out, "--set", "trace.events=true", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    for heading in ["flow", "src→dst", "goodput", "Mbps", "delivered", "retx", "timeouts"]:
+    for heading in ["flow", "from→to", "goodput", "Mbps", "delivered", "retx", "timeouts"]:
         assert heading in proc.stdout
     for name in ["bulk.0", "bulk.1", "sw1->emu", "enqueued", "dropped"]:
         assert name in proc.stdout

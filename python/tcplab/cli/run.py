@@ -139,7 +139,7 @@ def _flow_table(result: Result) -> Table:
     """Per-flow summary: endpoints, congestion control, goodput and loss-recovery counters."""
     table = Table(title="flows", title_justify="left")
     table.add_column("flow")
-    table.add_column("src→dst")
+    table.add_column("from→to")
     table.add_column("cc")
     for heading in [
         "goodput\nMbps",
@@ -153,7 +153,8 @@ def _flow_table(result: Result) -> Table:
     for f in result.summary["flows"]:
         table.add_row(
             Text(f["name"]),
-            Text(f"{f['src']}→{f['dst']}"),
+            # A block read's connection is opened by its client (src) and carries data from dst.
+            Text(f"{f['dst']}→{f['src']}" if f.get("download") else f"{f['src']}→{f['dst']}"),
             Text(f["cc"]),
             f"{f['goodput_bps'] / 1e6:,.3f}",
             f"{f['bytes_delivered'] / 1e6:,.3f}",

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from tcplab.reproduce.figures import new_figure, write_figures
 from tcplab.reproduce.findings import Check
 from tcplab.reproduce.p1_checks import LARGE, timeout_bound_mbps
-from tcplab.reproduce.p1_runs import CEILING_MBPS, SCHEME_ORDER
+from tcplab.reproduce.p1_runs import CEILING_MBPS, RUN_CAP_S, SCHEME_ORDER
 from tcplab.reproduce.report import Report
 
 __all__ = ["report", "write_figures_p1"]
@@ -117,9 +117,12 @@ def report(data: dict[str, Any], summary: pl.DataFrame, result: list[Check], map
               [(r["decision"], _yes(r["above_fgtcp"]), f"{r['ratio_min']:.3f}–{r['ratio_max']:.3f}", _yes(r["nir_lower"]),
                 _per_n(r["ahtcp"])) for r in mapped["decisions"]])
     rep.heading("Means per point")
-    rep.table(("model", "scheme", "N", "goodput (Mb/s)", "± 95 %", "NIR", "± 95 %", "drops", "timeouts", "requests"),
+    rep.paragraph(f"Means over the seeds with the 95 % Student-t half-width; drops are summed over the seeds, timeouts and requests "
+                  f"are per run. A run stops at {RUN_CAP_S:g} s of simulated time at the latest; its goodput is then what it delivered over "
+                  "the time it ran, and `unfinished` counts the connections whose reads it cut short (over all seeds).")
+    rep.table(("model", "scheme", "N", "goodput (Mb/s)", "± 95 %", "NIR", "± 95 %", "drops", "timeouts", "requests", "unfinished"),
               [(r["model"], r["scheme"], r["servers"], f"{r['goodput_mbps']:.1f}", f"{r['goodput_mbps_ci']:.1f}", f"{r['nir']:.3f}",
-                f"{r['nir_ci']:.3f}", r["dropped"], f"{r['timeouts']:.0f}", f"{r['requests']:.0f}") for r in summary.iter_rows(named=True)])
+                f"{r['nir_ci']:.3f}", r["dropped"], f"{r['timeouts']:.0f}", f"{r['requests']:.0f}", r["unfinished"]) for r in summary.iter_rows(named=True)])
     speed = data["main"].filter(pl.col("servers") == max(plan["servers"]))
     if speed.height:
         rep.heading("Speed")
