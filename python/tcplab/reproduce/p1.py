@@ -151,14 +151,14 @@ def _baselines(summary: pl.DataFrame) -> dict[str, Any]:
         "fg_degrades": g[("FGTCP", hi)][0] < 0.9 * g[("FGTCP", lo)][0],
         "lnr_hyb_hold": all(g[(s, n)][0] >= 0.8 * CEILING_MBPS["A"] for s in ("LNRTCP", "HYBTCP") for n in ns),
         "lnr_hyb_nir_above": all(g[(s, hi)][1] > g[("FGTCP", hi)][1] for s in ("LNRTCP", "HYBTCP")),
-        "per_scheme": {f"{s}/{n}": [round(v[0], 1), round(v[1], 3)] for (s, n), v in g.items()},
+        "per_scheme": {f"{s}/{n}": [round(v[0], 1), None if v[1] is None else round(v[1], 3)] for (s, n), v in g.items()},
     }
 
 
 def _ah(summary: pl.DataFrame) -> dict[str, Any]:
     """AHTCP's goodput and NIR per N in a summary."""
     rows = summary.filter(pl.col("scheme") == "AHTCP").sort("servers")
-    return {"ahtcp": {int(r["servers"]): [round(r["goodput_mbps"], 1), round(r["nir"], 3)] for r in rows.iter_rows(named=True)}}
+    return {"ahtcp": {int(r["servers"]): [round(r["goodput_mbps"], 1), None if r["nir"] is None else round(r["nir"], 3)] for r in rows.iter_rows(named=True)}}
 
 
 def write_report(data: dict[str, Any], out: Path) -> list[Check]:

@@ -26,7 +26,8 @@ def _curves(summary: pl.DataFrame, model: str, value: str, title: str, ylabel: s
         if part.height == 0:
             continue
         color, style = _STYLE[scheme]
-        ax.errorbar(part["servers"].to_list(), part[value].to_list(), yerr=part[f"{value}_ci"].to_list(), color=color,
+        ys, err = (part[c].cast(pl.Float64).fill_null(float("nan")).to_list() for c in (value, f"{value}_ci"))
+        ax.errorbar(part["servers"].to_list(), ys, yerr=err, color=color,
                     linestyle=style, marker="o", markersize=3, capsize=2, label=scheme)
     if value == "goodput_mbps":
         ax.axhline(CEILING_MBPS[model], color="k", linewidth=0.8, linestyle="--", label="ceiling")
@@ -72,6 +73,11 @@ def write_figures_p1(data: dict[str, Any], summary: pl.DataFrame, out: Any) -> d
     return figs
 
 
+def _num(v: Any, fmt: str = ".3f") -> str:
+    """A number for a table ("—" for none: a NIR of reads that did not complete)."""
+    return "—" if v is None else format(v, fmt)
+
+
 def _yes(v: Any) -> str:
     return "—" if v is None else ("yes" if v else "no")
 
@@ -111,7 +117,7 @@ def report(data: dict[str, Any], summary: pl.DataFrame, result: list[Check], map
               [(r["setting"], _yes(r["fg_degrades"]), _yes(r["lnr_hyb_hold"]), _yes(r["lnr_hyb_nir_above"]), _yes(r["above_fgtcp"]),
                 f"{r['ratio_min']:.3f}–{r['ratio_max']:.3f}", _yes(r["nir_lower"])) for r in mapped["settings"]])
     rep.table(("setting", "per scheme/N: goodput (Mb/s), NIR"),
-              [(r["setting"], "; ".join(f"{k}: {v[0]:.0f}, {v[1]:.2f}" for k, v in r["per_scheme"].items())) for r in mapped["settings"]])
+              [(r["setting"], "; ".join(f"{k}: {v[0]:.0f}, {_num(v[1], '.2f')}" for k, v in r["per_scheme"].items())) for r in mapped["settings"]])
     rep.heading("Map: AHTCP's open decisions")
     rep.table(("decision", "above FGTCP", "ratio to LNR/HYB", "NIR lower", "AHTCP per N: goodput, NIR"),
               [(r["decision"], _yes(r["above_fgtcp"]), f"{r['ratio_min']:.3f}–{r['ratio_max']:.3f}", _yes(r["nir_lower"]),
@@ -121,8 +127,8 @@ def report(data: dict[str, Any], summary: pl.DataFrame, result: list[Check], map
                   f"are per run. A run stops at {RUN_CAP_S:g} s of simulated time at the latest; its goodput is then what it delivered over "
                   "the time it ran, and `unfinished` counts the connections whose reads it cut short (over all seeds).")
     rep.table(("model", "scheme", "N", "goodput (Mb/s)", "± 95 %", "NIR", "± 95 %", "drops", "timeouts", "requests", "unfinished"),
-              [(r["model"], r["scheme"], r["servers"], f"{r['goodput_mbps']:.1f}", f"{r['goodput_mbps_ci']:.1f}", f"{r['nir']:.3f}",
-                f"{r['nir_ci']:.3f}", r["dropped"], f"{r['timeouts']:.0f}", f"{r['requests']:.0f}", r["unfinished"]) for r in summary.iter_rows(named=True)])
+              [(r["model"], r["scheme"], r["servers"], f"{r['goodput_mbps']:.1f}", f"{r['goodput_mbps_ci']:.1f}", _num(r["nir"]),
+                _num(r["nir_ci"]), r["dropped"], f"{r['timeouts']:.0f}", f"{r['requests']:.0f}", r["unfinished"]) for r in summary.iter_rows(named=True)])
     speed = data["main"].filter(pl.col("servers") == max(plan["servers"]))
     if speed.height:
         rep.heading("Speed")
@@ -134,4 +140,4 @@ def report(data: dict[str, Any], summary: pl.DataFrame, result: list[Check], map
 
 
 def _per_n(d: dict[int, list[float]]) -> str:
-    return "; ".join(f"{n}: {g:.0f}, {x:.3f}" for n, (g, x) in sorted(d.items()))
+    return "; ".join(f"{n}: {g:.0f}, {_num(x)}" for n, (g, x) in sorted(d.items()))

@@ -128,13 +128,15 @@ def run_points(model: str, schemes: Sequence[str], servers: Sequence[int], seeds
 
 
 def derive(table: pl.DataFrame, model: str) -> pl.DataFrame:
-    """Add `goodput_mbps`, `nir` and `events_per_packet` to a table of runs of `model`."""
+    """Add `goodput_mbps`, `nir` (null for a run the time cap stopped), `unfinished` and
+    `events_per_packet` to a table of runs of `model`."""
     need = pl.col("servers") * MODELS[model]["clients"] * packets_per_sru(model) * blocks(model)
     return table.with_columns(
         (pl.col("delivered") * 8 / (pl.when(pl.col("finished") == pl.col("connections")).then(pl.col("last_finish")).otherwise(pl.col("sim_time"))
                                     - pl.col("first_start")) / 1e6).alias("goodput_mbps"),
         (pl.col("connections") - pl.col("finished")).alias("unfinished"),
-        (pl.col("sent") / need).alias("nir"),
+        # NIR counts every block's packets as needed: defined for reads that completed.
+        pl.when(pl.col("finished") == pl.col("connections")).then(pl.col("sent") / need).otherwise(None).alias("nir"),
         (pl.col("events") / pl.col("sent")).alias("events_per_packet"),
         pl.lit(model).alias("model"),
     )
