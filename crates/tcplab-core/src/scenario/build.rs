@@ -95,7 +95,7 @@ impl Monitors {
                 TargetsName::StalledSample => 1,
                 TargetsName::Incomplete => 0,
             };
-            (key, AhtcpMonitor::new(Vec::new(), a.interval.0, a.samples as usize, a.threshold.0.bps() as f64, quiet))
+            (key, AhtcpMonitor::new(a.interval.0, a.samples as usize, a.threshold.0.bps() as f64, quiet))
         });
         if m.0 != key {
             return err(
@@ -103,7 +103,7 @@ impl Monitors {
                 format!("host '{host}' measures its throughput once for all its AHTCP connections; their threshold, interval, samples and targets must agree"),
             );
         }
-        m.1.ends.push((flow, end));
+        m.1.watch(flow, end);
         Ok(())
     }
 }

@@ -22,7 +22,7 @@ use crate::units::SimDuration;
 #[derive(Clone, Debug)]
 pub struct AhtcpMonitor {
     /// The receiving ends it measures and may ask: (flow, end).
-    pub ends: Vec<(usize, usize)>,
+    ends: Vec<(usize, usize)>,
     /// Sampling interval.
     pub interval: SimDuration,
     /// Samples in the moving average.
@@ -41,16 +41,30 @@ pub struct AhtcpMonitor {
 }
 
 impl AhtcpMonitor {
-    /// A monitor over `ends`.
-    pub fn new(ends: Vec<(usize, usize)>, interval: SimDuration, samples: usize, threshold_bps: f64, quiet_intervals: u32) -> Self {
-        let n = ends.len();
-        AhtcpMonitor { ends, interval, samples, threshold_bps, quiet_intervals, window: VecDeque::with_capacity(samples), last: vec![0; n], quiet: vec![0; n], low_samples: 0 }
+    /// A monitor with no connection yet (`watch` adds them).
+    pub fn new(interval: SimDuration, samples: usize, threshold_bps: f64, quiet_intervals: u32) -> Self {
+        AhtcpMonitor {
+            ends: Vec::new(),
+            interval,
+            samples,
+            threshold_bps,
+            quiet_intervals,
+            window: VecDeque::with_capacity(samples),
+            last: Vec::new(),
+            quiet: Vec::new(),
+            low_samples: 0,
+        }
+    }
+
+    /// Measure and ask end `end` of flow `flow` too.
+    pub fn watch(&mut self, flow: usize, end: usize) {
+        self.ends.push((flow, end));
+        self.last.push(0);
+        self.quiet.push(0);
     }
 
     /// Take one sample; returns the ends to ask, in the order listed.
     pub fn sample(&mut self, flows: &[Flow]) -> Vec<(usize, usize)> {
-        self.last.resize(self.ends.len(), 0);
-        self.quiet.resize(self.ends.len(), 0);
         let mut total = 0u64;
         for (i, &(f, e)) in self.ends.iter().enumerate() {
             let d = match &flows[f].engine {

@@ -142,6 +142,8 @@ pub struct Simulation {
     finished: bool,
     stop_reason: StopReason,
     flows_done: usize,
+    /// Flows a run that stops when the flows are done waits for (those not background).
+    flows_awaited: usize,
     out: Output,
     /// Taps, the queue trace's per-pipe state and the flows' wire identities.
     pub observers: Observers,
@@ -172,6 +174,7 @@ impl Simulation {
             finished: false,
             stop_reason: StopReason::Running,
             flows_done: 0,
+            flows_awaited: 0,
             out: Output::default(),
             observers: Observers::default(),
             coordinators: Vec::new(),
@@ -263,6 +266,7 @@ impl Simulation {
         assert!(self.flows.len() < 1 << 31, "at most 2^31 flows (timer keys hold 2·flow + end)");
         let id = self.flows.len() as u32;
         self.observers.wire_ids.push(wire);
+        self.flows_awaited += usize::from(!flow.info.background);
         self.flows.push(flow);
         FlowId(id)
     }
@@ -456,7 +460,7 @@ impl Simulation {
 
     fn flow_done(&mut self) {
         self.flows_done += 1;
-        if self.stop_rule == StopRule::FlowsDone && self.flows_done == self.flows.iter().filter(|f| !f.info.background).count() {
+        if self.stop_rule == StopRule::FlowsDone && self.flows_done == self.flows_awaited {
             self.finished = true;
             self.stop_reason = StopReason::FlowsDone;
         }

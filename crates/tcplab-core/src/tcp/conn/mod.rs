@@ -561,14 +561,7 @@ impl Connection {
             return;
         }
         self.timers.clear(TimerKind::Retransmit);
-        let Some(first) = self.enter_timeout(now, out) else { return };
-        let first = first.max(from).min(self.snd_max);
-        if !self.use_sack() {
-            self.snd_nxt = first;
-        }
-        self.retransmit_range(now, first, out);
-        self.timers.set(TimerKind::Retransmit, now + self.rto());
-        self.try_send(now, out);
+        self.resend_after_timeout(now, from, out);
     }
 
     /// Send a copy of bytes `[seq, seq + len)` already sent and acknowledged or held (a

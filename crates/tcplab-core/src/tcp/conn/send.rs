@@ -28,7 +28,22 @@ impl Connection {
             self.timers.set(TimerKind::Retransmit, now + self.rto());
             return;
         }
+        self.resend_after_timeout(now, 0, out);
+    }
+
+    /// The timeout's state change, then resend from the first sequence number recovery names,
+    /// or from `from` when that is later (a forced timeout whose peer is known to hold the
+    /// bytes below it), and send what the window then allows.
+    pub(super) fn resend_after_timeout(&mut self, now: SimTime, from: u64, out: &mut Output) {
         let Some(first) = self.enter_timeout(now, out) else { return };
+        let first = if from > first {
+            if !self.use_sack() {
+                self.snd_nxt = from.min(self.snd_max); // Go-back-N from there.
+            }
+            from.min(self.snd_max)
+        } else {
+            first
+        };
         self.retransmit_range(now, first, out);
         self.timers.set(TimerKind::Retransmit, now + self.rto());
         self.try_send(now, out);
