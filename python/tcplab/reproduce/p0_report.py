@@ -86,19 +86,13 @@ def report(data: dict[str, Any], result: list[Check], figs: dict[str, Any], capt
     every run, and the lists of figures and captures."""
     plan = data["plan"]
     rep = Report("Study 000 reproduced: parallel BIC streams on a long fat pipe")
-    held = sum(c.passed for c in result if c.paper)
-    total = sum(1 for c in result if c.paper)
     rep.paragraph(
         f"Seeds {', '.join(map(str, plan['seeds']))}; {plan['duration_s']:g} s simulated per run; "
         f"fairness and utilisation over {plan['window'][0]:g}–{plan['window'][1]:g} s; bottleneck buffer {shipped_buffer()} "
         "(the paper does not give it: see the map). Scenarios: `scenarios/p0_parallel_bic/`; their README gives "
         "every assumption and its evidence. A finding holds when more than half of the seeds bear it out."
     )
-    rep.heading("The paper's findings")
-    rep.paragraph(f"**{held} of {total} findings of the paper hold** with the shipped settings.")
-    rep.checks([c for c in result if c.paper])
-    rep.paragraph("Each finding with the paper's own sentence (seed `000_dc74dff776e003ff.txt`):")
-    rep.findings([c for c in result if c.paper])
+    rep.paper_findings(result, "000_dc74dff776e003ff.txt")
     rep.heading("Inputs taken from the paper")
     rep.checks([c for c in result if c.figure.endswith("(input)")], header=("figure", "input", "measured", ""))
     rep.heading("Beyond the paper")

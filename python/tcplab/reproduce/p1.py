@@ -21,7 +21,7 @@ import polars as pl
 from tcplab.reproduce.findings import Check
 from tcplab.reproduce.p1_checks import checks, findings_at
 from tcplab.reproduce.p1_report import report, write_figures_p1
-from tcplab.reproduce.p1_runs import AHTCP_THRESHOLD, SCHEME_ORDER, run_points, summarise
+from tcplab.reproduce.p1_runs import AHTCP_THRESHOLD, CEILING_MBPS, SCHEME_ORDER, run_points, summarise
 from tcplab.reproduce.report import write_results_json
 
 __all__ = ["Plan", "experiment", "reproduce", "write_report"]
@@ -143,7 +143,6 @@ def _baselines(summary: pl.DataFrame) -> dict[str, Any]:
     """§2.2's claims on one summary of model A: FGTCP at the largest N below 90 % of its
     smallest-N goodput; LNRTCP and HYBTCP at 80 % of the ceiling or more; their NIR above
     FGTCP's at the largest N."""
-    from tcplab.reproduce.p1_runs import CEILING_MBPS
     g = {(r["scheme"], r["servers"]): (r["goodput_mbps"], r["nir"]) for r in summary.iter_rows(named=True)}
     ns = sorted({n for _, n in g})
     lo, hi = ns[0], ns[-1]

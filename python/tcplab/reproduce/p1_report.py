@@ -87,8 +87,6 @@ def report(data: dict[str, Any], summary: pl.DataFrame, result: list[Check], map
     maps, the per-point means and the figures."""
     plan = data["plan"]
     rep = Report("Study 001 reproduced: TCP incast, FGTCP / LNRTCP / HYBTCP and AHTCP")
-    held = sum(c.passed for c in result if c.paper)
-    total = sum(1 for c in result if c.paper)
     rep.paragraph(
         f"Seeds {', '.join(map(str, plan['seeds']))} (the paper: 10 runs per point); active servers "
         f"{', '.join(map(str, plan['servers']))}; models {', '.join(plan['models'])} (`scenarios/p1_incast/model_a.toml`, "
@@ -97,11 +95,7 @@ def report(data: dict[str, Any], summary: pl.DataFrame, result: list[Check], map
         f"the comparisons of §4.3 at every N ≥ {LARGE}, the incast regime where FGTCP degrades. "
         f"{data['runs']} runs in {data['wall_s']:.0f} s wall time (the main sweeps {data['main_wall_s']:.0f} s)."
     )
-    rep.heading("The paper's findings")
-    rep.paragraph(f"**{held} of {total} findings of the paper hold** with the shipped settings.")
-    rep.checks([c for c in result if c.paper])
-    rep.paragraph("Each finding with the paper's own sentence (seed `001_4a5546232f1d7630.txt`):")
-    rep.findings([c for c in result if c.paper])
+    rep.paper_findings(result, "001_4a5546232f1d7630.txt")
     rep.heading("Beyond the paper")
     rep.checks([c for c in result if not c.paper], header=("where", "comparison", "measured", ""))
     rep.heading("Map: AHTCP's threshold")
@@ -127,7 +121,7 @@ def report(data: dict[str, Any], summary: pl.DataFrame, result: list[Check], map
                   f"are per run. A run stops at {RUN_CAP_S:g} s of simulated time at the latest; its goodput is then what it delivered over "
                   "the time it ran, and `unfinished` counts the connections whose reads it cut short (over all seeds).")
     rep.table(("model", "scheme", "N", "goodput (Mb/s)", "± 95 %", "NIR", "± 95 %", "drops", "timeouts", "requests", "unfinished"),
-              [(r["model"], r["scheme"], r["servers"], f"{r['goodput_mbps']:.1f}", f"{r['goodput_mbps_ci']:.1f}", _num(r["nir"]),
+              [(r["model"], r["scheme"], r["servers"], f"{r['goodput_mbps']:.1f}", _num(r["goodput_mbps_ci"], ".1f"), _num(r["nir"]),
                 _num(r["nir_ci"]), r["dropped"], f"{r['timeouts']:.0f}", f"{r['requests']:.0f}", r["unfinished"]) for r in summary.iter_rows(named=True)])
     speed = data["main"].filter(pl.col("servers") == max(plan["servers"]))
     if speed.height:

@@ -149,7 +149,7 @@ def summarise(table: pl.DataFrame, by: Sequence[str] = ("model", "scheme", "serv
     wide = None
     for metric in ("goodput_mbps", "nir"):
         part = stats.filter(pl.col("metric") == metric).select(
-            *by, pl.col("mean").alias(metric), pl.col("ci").fill_null(0.0).alias(f"{metric}_ci"), pl.col("runs"))
+            *by, pl.col("mean").alias(metric), pl.col("ci").alias(f"{metric}_ci"), pl.col("runs"))
         wide = part if wide is None else wide.join(part.drop("runs"), on=list(by), maintain_order="left")
     extra = table.group_by(list(by), maintain_order=True).agg(
         pl.col("nir").min().alias("nir_min"), pl.col("dropped").sum(), pl.col("requests").mean(), pl.col("timeouts").mean(),

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tcplab.reproduce.findings import Check
+from tcplab.reproduce.findings import Check, verdict
 from tcplab.result import Result
 
 __all__ = ["CHECK_HEADER", "Report", "check_row", "write_results_json"]
@@ -69,6 +69,17 @@ class Report:
                 lines.append("")
             lines.append(f"   Measured: {c.measured}")
         self.blocks.append("\n".join(lines))
+
+    def paper_findings(self, checks: Iterable[Check], seed_file: str) -> None:
+        """The section every study's report opens with: how many of the paper's findings hold,
+        their table, and each numbered with its sentence from `seed_file` (failures included)."""
+        paper = [c for c in checks if c.paper]
+        held, total = verdict(paper)
+        self.heading("The paper's findings")
+        self.paragraph(f"**{held} of {total} findings of the paper hold** with the shipped settings.")
+        self.checks(paper)
+        self.paragraph(f"Each finding with the paper's own sentence (seed `{seed_file}`):")
+        self.findings(paper)
 
     def bullets(self, items: Iterable[str]) -> None:
         """A bulleted list."""
