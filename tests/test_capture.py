@@ -131,3 +131,64 @@ def test_no_capture_without_taps():
     del spec["taps"]
     result = tcplab.run(spec)
     assert result.captures == {}
+
+
+DCTCP = Path(__file__).resolve().parents[1] / "scenarios" / "dctcp" / "dctcp.toml"
+
+
+@pytest.fixture(scope="module")
+def dctcp_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[tcplab.Result, Path]:
+    """Two DCTCP flows through a port marking ECN at 20 packets, tapped on the receiver's link."""
+    result = tcplab.run(DCTCP)
+    out = result.save(tmp_path_factory.mktemp("ecn") / "run")
+    return result, out / "receiver.pcapng"
+
+
+def test_tshark_reads_the_ecn_bits_as_tcplab_counts_them(dctcp_run):
+    """RFC 3168 on the wire: the handshake's ECE/CWR, ECT(0) and CE in the IP header, ECE on
+    the ACKs and CWR on the data, each as many as tcplab's counters say."""
+    result, pcap = dctcp_run
+    seen = _tshark_fields(
+        pcap,
+        "ip.src",
+        "ip.dsfield.ecn",
+        "tcp.flags.syn",
+        "tcp.flags.ack",
+        "tcp.flags.ece",
+        "tcp.flags.cwr",
+        "tcp.len",
+    )
+    bad = _tshark_fields(pcap, "frame.number", display_filter="_ws.malformed || _ws.expert.severity >= error")
+    assert bad.height == 0, bad
+    flows = result.flows
+    assert flows["ecn"].all() and (flows["cc"] == "dctcp").all()
+    receiver = "10.0.0.3"  # hosts s0, s1, r in order
+    syn = seen.filter((pl.col("tcp.flags.syn") == "1") & (pl.col("tcp.flags.ack") == "0"))
+    synack = seen.filter((pl.col("tcp.flags.syn") == "1") & (pl.col("tcp.flags.ack") == "1"))
+    assert syn.height == 2 and (syn["tcp.flags.ece"] == "1").all() and (syn["tcp.flags.cwr"] == "1").all()
+    assert synack.height == 2 and (synack["tcp.flags.ece"] == "1").all() and (synack["tcp.flags.cwr"] == "0").all()
+    data = seen.filter(pl.col("tcp.len").cast(pl.Int64) > 0)
+    # Past the marking port every data packet is ECT(0) (2) or CE (3); CE as many as received.
+    assert set(data["ip.dsfield.ecn"].unique()) == {"2", "3"}
+    ce = data.filter(pl.col("ip.dsfield.ecn") == "3").height
+    assert ce == flows["ce_received"].sum() > 0
+    # Every window reduction sends CWR once, on new data.
+    assert data.filter(pl.col("tcp.flags.cwr") == "1").height == flows["ecn_reductions"].sum() > 0
+    # The receiver's ACKs (DCTCP: ECT too) echo with ECE.
+    acks = seen.filter((pl.col("ip.src") == receiver) & (pl.col("tcp.flags.syn") == "0"))
+    assert (acks["ip.dsfield.ecn"] == "2").all()
+    assert acks.filter(pl.col("tcp.flags.ece") == "1").height > 0
+    # The port marked instead of dropping: everything CE on this link was marked there.
+    port = result.queues.filter(pl.col("name") == "sw->r").row(0, named=True)
+    assert port["dropped"] == 0
+    assert port["marked"] == seen.filter(pl.col("ip.dsfield.ecn") == "3").height
+
+
+def test_dctcp_holds_the_queue_near_its_marking_threshold(dctcp_run):
+    result, _ = dctcp_run
+    q = result.trace("queue").filter(pl.col("queue_name") == "sw->r")
+    # After the first flow's slow start (20 ms), while both flows send.
+    busy = q.filter(pl.col("time_s").is_between(0.03, 0.1))
+    mean = busy["packets"].mean()
+    assert 10 <= mean <= 30, f"mean occupancy {mean} packets around K = 20"
+    assert q["packets"].max() < 100, "never to the buffer's end"

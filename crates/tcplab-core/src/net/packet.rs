@@ -41,6 +41,33 @@ pub mod flags {
     pub const PSH: u8 = 0x08;
     /// Acknowledgment field significant.
     pub const ACK: u8 = 0x10;
+    /// ECN-Echo (RFC 3168 §6.1): on a SYN, "I can do ECN"; otherwise, "a packet of yours
+    /// arrived marked CE".
+    pub const ECE: u8 = 0x40;
+    /// Congestion Window Reduced (RFC 3168 §6.1): the sender has reacted to an ECE.
+    pub const CWR: u8 = 0x80;
+}
+
+/// The ECN field of the IP header (RFC 3168 §5), as the two bits on the wire.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Ecn {
+    /// Not ECN-capable transport (00).
+    #[default]
+    NotEct = 0,
+    /// ECN-capable transport, ECT(1) (01).
+    Ect1 = 1,
+    /// ECN-capable transport, ECT(0) (10): what TCP sends (RFC 3168 §6.1.1).
+    Ect0 = 2,
+    /// Congestion experienced (11): set by a queue instead of dropping.
+    Ce = 3,
+}
+
+impl Ecn {
+    /// True for ECT(0), ECT(1) and CE: a queue may mark the packet instead of dropping it.
+    pub fn capable(self) -> bool {
+        self != Ecn::NotEct
+    }
 }
 
 /// Up to four SACK blocks (the most that fit beside timestamps is three; four without them).
@@ -73,6 +100,9 @@ pub struct TcpHeader {
     pub(crate) sack: [(u32, u32); MAX_SACK_BLOCKS],
     /// True for a retransmission (model bookkeeping; not a header field).
     pub retransmit: bool,
+    /// The ECN field of the IP header carrying this segment (set by the sender, turned to CE
+    /// by a marking queue; UDP datagrams are never ECN-capable here).
+    pub ecn: Ecn,
 }
 
 impl TcpHeader {
@@ -198,6 +228,24 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// The IP header's ECN field (a UDP datagram is not ECN-capable).
+    #[inline(always)]
+    pub fn ecn(&self) -> Ecn {
+        match &self.body {
+            Body::Tcp(h) => h.ecn,
+            Body::Udp { .. } => Ecn::NotEct,
+        }
+    }
+
+    /// Mark the packet CE (only an ECN-capable one: RFC 3168 §5).
+    #[inline]
+    pub fn mark_ce(&mut self) {
+        if let Body::Tcp(h) = &mut self.body {
+            debug_assert!(h.ecn.capable());
+            h.ecn = Ecn::Ce;
+        }
+    }
+
     /// The TCP header, if this is a TCP segment.
     pub fn tcp(&self) -> Option<&TcpHeader> {
         match &self.body {

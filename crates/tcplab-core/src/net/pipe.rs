@@ -28,7 +28,7 @@ use crate::net::impair::{ImpairConfig, Impairment};
 use crate::net::link_layer::LinkLayer;
 use crate::net::packet::Packet;
 use crate::net::propagation::Propagation;
-use crate::net::queue::{Queue, QueueStats};
+use crate::net::queue::{Admission, EcnMarking, Queue, QueueStats};
 use crate::units::{BitRate, QueueLimit, SimDuration, SimTime};
 
 /// Index of a pipe in the simulation.
@@ -113,6 +113,8 @@ pub struct Pipe {
     propagation: Propagation,
     /// `Some(limit)` while running lazily (see the module doc).
     lazy: Option<QueueLimit>,
+    /// The queue's ECN marking, kept here for the lazy admission.
+    lazy_marking: Option<EcnMarking>,
     /// Lazy mode: (service start, IP bytes) of admitted packets not yet known to have started.
     waiting: VecDeque<(SimTime, u32)>,
     waiting_bytes: u64,
@@ -145,6 +147,7 @@ impl Pipe {
             link: LinkLayer::Ip,
             tx_end: SimTime::ZERO,
             lazy: None,
+            lazy_marking: None,
             waiting: VecDeque::new(),
             waiting_bytes: 0,
             serving: None,
@@ -158,6 +161,7 @@ impl Pipe {
     fn with_default_mode(mut self) -> Self {
         if self.rate.is_some() {
             self.lazy = self.queue.single_limit();
+            self.lazy_marking = self.queue.single_marking();
         }
         self
     }
@@ -301,18 +305,19 @@ impl Pipe {
         self.propagation.keeps_order()
     }
 
-    /// Offer a packet of `size` IP bytes at `now` without handing it over: if it is accepted,
-    /// get its arrival time at the far end, the caller keeping the packet. Only for pipes that
+    /// Offer a packet at `now` without handing it over: if it is accepted, get its arrival
+    /// time at the far end, the caller keeping the packet (marked CE if the queue marks it). Only for pipes that
     /// `decides_on_admission`; the arrival times returned never decrease.
     #[inline(always)]
-    pub fn offer_through(&mut self, now: SimTime, size: u32) -> Result<SimTime, Offer> {
+    pub fn offer_through(&mut self, now: SimTime, pkt: &mut Packet) -> Result<SimTime, Offer> {
         debug_assert!(self.decides_on_admission());
         if self.loss > 0.0 && self.rng.bernoulli(self.loss) {
             self.stats.random_drops += 1;
             return Err(Offer::RandomDrop);
         }
+        let size = pkt.size;
         let end = match (self.rate, self.lazy) {
-            (Some(rate), Some(limit)) => self.admit_lazy(now, size, rate, limit)?,
+            (Some(rate), Some(limit)) => self.admit_lazy(now, pkt, rate, limit)?,
             _ => {
                 self.stats.transmitted += 1;
                 self.stats.bytes_transmitted += size as u64;
@@ -364,7 +369,14 @@ impl Pipe {
                 Err(_) => Offer::QueueDrop,
             };
         }
-        // The queue counts every accepted packet, also one that goes straight into service.
+        // The queue counts every accepted packet, also one that goes straight into service,
+        // which finds nothing waiting.
+        let mut pkt = pkt;
+        if let Some(m) = self.queue.single_marking() {
+            if self.judge_marking(m, 0, 0, &mut pkt).is_err() {
+                return Offer::QueueDrop;
+            }
+        }
         self.queue.stats.enqueued += 1;
         self.queue.stats.departed += 1;
         self.queue.stats.max_packets = self.queue.stats.max_packets.max(1);
@@ -379,8 +391,8 @@ impl Pipe {
     }
 
     #[inline(always)]
-    fn offer_lazy(&mut self, now: SimTime, pkt: Packet, rate: BitRate, limit: QueueLimit, wake: &mut PipeWake) -> Offer {
-        match self.admit_lazy(now, pkt.size, rate, limit) {
+    fn offer_lazy(&mut self, now: SimTime, mut pkt: Packet, rate: BitRate, limit: QueueLimit, wake: &mut PipeWake) -> Offer {
+        match self.admit_lazy(now, &mut pkt, rate, limit) {
             Ok(end) => {
                 self.propagate(end, pkt, wake);
                 Offer::Accepted
@@ -389,9 +401,30 @@ impl Pipe {
         }
     }
 
-    /// Lazy queue and transmitter: the end of service of an accepted packet of `size` bytes.
+    /// Apply ECN marking `m` to a packet finding `packets`/`bytes` waiting: mark it, or count
+    /// the drop of one that cannot be marked (`Err`).
+    #[inline(never)]
+    fn judge_marking(&mut self, m: EcnMarking, packets: u64, bytes: u64, pkt: &mut Packet) -> Result<(), Offer> {
+        match m.judge(packets, bytes, pkt.ecn().capable()) {
+            Admission::Plain => Ok(()),
+            Admission::Mark => {
+                pkt.mark_ce();
+                self.queue.stats.marked += 1;
+                Ok(())
+            }
+            Admission::DropUnmarkable => {
+                self.queue.stats.dropped += 1;
+                self.queue.stats.unmarkable_dropped += 1;
+                Err(Offer::QueueDrop)
+            }
+        }
+    }
+
+    /// Lazy queue and transmitter: the end of service of an accepted packet (marked CE when
+    /// the queue marks it).
     #[inline(always)]
-    fn admit_lazy(&mut self, now: SimTime, size: u32, rate: BitRate, limit: QueueLimit) -> Result<SimTime, Offer> {
+    fn admit_lazy(&mut self, now: SimTime, pkt: &mut Packet, rate: BitRate, limit: QueueLimit) -> Result<SimTime, Offer> {
+        let size = pkt.size;
         // Packets whose service has begun have left the queue.
         while let Some(&(start, size)) = self.waiting.front() {
             if start > now {
@@ -402,7 +435,6 @@ impl Pipe {
             self.queue.stats.departed += 1;
             self.serving = Some((start, size));
         }
-        let st = &mut self.queue.stats;
         let busy = self.tx_end > now;
         if busy {
             let fits = match limit {
@@ -411,16 +443,24 @@ impl Pipe {
                 QueueLimit::Unlimited => true,
             };
             if !fits {
-                st.dropped += 1;
+                self.queue.stats.dropped += 1;
                 return Err(Offer::QueueDrop);
             }
+            if let Some(m) = self.lazy_marking {
+                let (packets, bytes) = (self.waiting.len() as u64, self.waiting_bytes);
+                self.judge_marking(m, packets, bytes, pkt)?;
+            }
         } else {
+            if let Some(m) = self.lazy_marking {
+                self.judge_marking(m, 0, 0, pkt)?;
+            }
             // Idle: back-to-back transmission restarts from now (unless it ended exactly now).
             if self.tx_end < now {
                 self.clock_ps = now;
                 self.clock_rem = 0;
             }
         }
+        let st = &mut self.queue.stats;
         st.enqueued += 1;
         let start = self.tx_end.max(now);
         if busy {
@@ -572,7 +612,7 @@ impl Pipe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::Body;
+    use crate::net::packet::{Body, Ecn, TcpHeader};
     use crate::units::QueueLimit;
 
     fn pkt(size: u32) -> Packet {
@@ -661,11 +701,13 @@ mod tests {
     /// that came out and the seqs that were dropped.
     fn drive(p: Pipe, offers: &[(u64, u32)]) -> (Vec<(u64, u64)>, Vec<u64>) {
         let (out, dropped, _) = drive_until(p, offers, u64::MAX);
-        (out, dropped)
+        (out.iter().map(|&(t, seq, _)| (t, seq)).collect(), dropped)
     }
 
     /// `drive`, handling only the events due by `stop`; also returns the pipe.
-    fn drive_until(mut p: Pipe, offers: &[(u64, u32)], stop: u64) -> (Vec<(u64, u64)>, Vec<u64>, Pipe) {
+    /// Offer `offers` (time, size) as TCP segments numbered by their index, ECN-capable but
+    /// every fourth; returns the deliveries (time, index, marked CE), the drops and the pipe.
+    fn drive_until(mut p: Pipe, offers: &[(u64, u32)], stop: u64) -> (Vec<(u64, u64, bool)>, Vec<u64>, Pipe) {
         use std::collections::BTreeMap;
         // (time, rank, order) -> 0 offer, 1 tx, 2 arrive. As in the simulation's canonical
         // order, departures (rank 0) come before offers and arrivals (rank 1) at equal times.
@@ -688,7 +730,8 @@ mod tests {
                 0 => {
                     let i = offer_at[&o];
                     let mut pk = pkt(offers[i].1);
-                    pk.body = Body::Udp { seq: i as u64, len: 0 };
+                    let ecn = if i % 4 == 0 { Ecn::NotEct } else { Ecn::Ect0 };
+                    pk.body = Body::Tcp(TcpHeader { seq: i as u64, ecn, ..TcpHeader::default() });
                     if p.offer(now, pk, &mut w) != Offer::Accepted {
                         dropped.push(i as u64);
                     }
@@ -698,8 +741,8 @@ mod tests {
                 }
                 _ => {
                     let pk = p.arrive(now, &mut w).expect("FIFO pipes always deliver");
-                    let Body::Udp { seq, .. } = pk.body else { unreachable!() };
-                    out.push((t, seq));
+                    let Body::Tcp(h) = pk.body else { unreachable!() };
+                    out.push((t, h.seq, h.ecn == Ecn::Ce));
                 }
             }
             if let Some(x) = w.tx_done {
@@ -730,7 +773,7 @@ mod tests {
         let mut stops: Vec<u64> = (0..300).map(|_| rng.below(t + 50_000_000)).collect();
         // Exactly at ends of service too.
         let (ends, _, _) = drive_until(mk(), &offers, u64::MAX);
-        stops.extend(ends.iter().take(100).map(|(at, _)| at - 3_000_000));
+        stops.extend(ends.iter().take(100).map(|(at, _, _)| at - 3_000_000));
         for stop in stops {
             let (_, _, lazy) = drive_until(mk(), &offers, stop);
             let mut e = mk();
@@ -773,6 +816,53 @@ mod tests {
             assert_eq!(da, db, "{limit:?}: same drops");
             assert_eq!(a, b, "{limit:?}: same arrival times");
         }
+    }
+
+    /// ECN marking by threshold: the lazy pipe marks exactly the packets the event-driven one
+    /// marks (both judge the occupancy a packet finds, the one in service excluded), drops the
+    /// unmarkable ones there or lets them pass, and marks nothing below the threshold.
+    #[test]
+    fn lazy_and_event_driven_pipes_mark_alike() {
+        let mut rng = Rng::from_seed(7);
+        let mut offers = vec![];
+        let mut t = 0u64;
+        for _ in 0..3000 {
+            t += rng.below(12_000_000);
+            offers.push((t, 1000));
+        }
+        for (threshold, drop_unmarkable) in [(QueueLimit::Packets(0), true), (QueueLimit::Packets(4), true), (QueueLimit::Packets(4), false), (QueueLimit::Bytes(3000), true)] {
+            let marking = Some(EcnMarking { threshold, drop_unmarkable });
+            let mk = || {
+                Pipe::new("p".into(), Some(BitRate(1_000_000_000)), SimDuration::from_micros(7), 0.0, Rng::from_seed(0), Queue::fifo(QueueLimit::Packets(20)).with_marking(marking))
+            };
+            let lazy = mk();
+            assert!(lazy.lazy.is_some() && lazy.lazy_marking.is_some());
+            let mut event = mk();
+            event.set_event_driven();
+            let (a, da, pa) = drive_until(lazy, &offers, u64::MAX);
+            let (b, db, pb) = drive_until(event, &offers, u64::MAX);
+            assert_eq!((&a, &da), (&b, &db), "{threshold:?}: same deliveries, marks and drops");
+            let marked = a.iter().filter(|d| d.2).count() as u64;
+            assert!(marked > 0 && marked == pa.queue.stats.marked && marked == pb.queue.stats.marked, "{threshold:?}: {marked} marked");
+            assert!(a.iter().all(|&(_, seq, ce)| !ce || seq % 4 != 0), "only ECN-capable packets are marked");
+            let unmarkable = pa.queue.stats.unmarkable_dropped;
+            assert_eq!(unmarkable, pb.queue.stats.unmarkable_dropped);
+            assert_eq!(unmarkable > 0, drop_unmarkable, "{threshold:?}: {unmarkable} unmarkable drops");
+            if threshold == QueueLimit::Packets(0) {
+                assert_eq!(marked as usize, a.len() - a.iter().filter(|d| d.1 % 4 == 0).count(), "K = 0 marks every capable packet");
+            }
+        }
+        // Below the threshold nothing is marked: with K above the buffer no packet ever is.
+        let p = Pipe::new(
+            "p".into(),
+            Some(BitRate(1_000_000_000)),
+            SimDuration::ZERO,
+            0.0,
+            Rng::from_seed(0),
+            Queue::fifo(QueueLimit::Packets(20)).with_marking(Some(EcnMarking { threshold: QueueLimit::Packets(20), drop_unmarkable: true })),
+        );
+        let (out, _, p) = drive_until(p, &offers, u64::MAX);
+        assert!(out.iter().all(|d| !d.2) && p.queue.stats.marked == 0 && p.queue.stats.unmarkable_dropped == 0);
     }
 
     #[test]

@@ -1,5 +1,9 @@
 //! Egress queues: drop-tail FIFOs limited in packets or bytes, optionally split into
-//! strict-priority classes each with its own buffer (class 0 is served first).
+//! strict-priority classes each with its own buffer (class 0 is served first), and optionally
+//! marking ECN (RFC 3168) by a threshold on the occupancy a packet finds, as data-centre
+//! switches do for DCTCP (RFC 8257 §3.1): an ECN-capable packet that finds at least the
+//! threshold waiting is marked CE; a packet that is not ECN-capable is dropped there instead
+//! (RFC 3168 §5: the router drops what it would have marked), or let through if told so.
 
 use std::collections::VecDeque;
 
@@ -19,6 +23,51 @@ pub struct QueueStats {
     pub max_packets: u64,
     /// Largest occupancy seen, in bytes.
     pub max_bytes: u64,
+    /// Packets marked CE (ECN-capable packets that found the marking threshold reached).
+    pub marked: u64,
+    /// Packets dropped at the marking threshold because they were not ECN-capable (counted in
+    /// `dropped` too).
+    pub unmarkable_dropped: u64,
+}
+
+/// ECN marking by threshold at a queue (or one class of it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EcnMarking {
+    /// Mark a packet that finds at least this much waiting (packets or bytes, the one in
+    /// service excluded; DCTCP's K).
+    pub threshold: QueueLimit,
+    /// What happens to a packet that is not ECN-capable at the threshold: dropped (RFC 3168
+    /// §5, the default) or let through unmarked (`false`).
+    pub drop_unmarkable: bool,
+}
+
+/// A marking queue's verdict on a packet its buffer has room for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Accepted as it is.
+    Plain,
+    /// Accepted and to be marked CE.
+    Mark,
+    /// Dropped at the threshold: not ECN-capable.
+    DropUnmarkable,
+}
+
+impl EcnMarking {
+    /// The verdict for a packet (`capable`: ECN-capable) that finds `packets`/`bytes` waiting.
+    #[inline]
+    pub fn judge(&self, packets: u64, bytes: u64, capable: bool) -> Admission {
+        let reached = match self.threshold {
+            QueueLimit::Packets(k) => packets >= k,
+            QueueLimit::Bytes(k) => bytes >= k,
+            QueueLimit::Unlimited => false,
+        };
+        match (reached, capable) {
+            (false, _) => Admission::Plain,
+            (true, true) => Admission::Mark,
+            (true, false) if self.drop_unmarkable => Admission::DropUnmarkable,
+            (true, false) => Admission::Plain,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -26,6 +75,7 @@ struct ClassFifo {
     fifo: VecDeque<Packet>,
     bytes: u64,
     limit: QueueLimit,
+    marking: Option<EcnMarking>,
 }
 
 impl ClassFifo {
@@ -58,17 +108,49 @@ impl Queue {
     /// an empty list (the scenario layer rejects it).
     pub fn classes(limits: &[QueueLimit]) -> Self {
         assert!(!limits.is_empty(), "a queue needs at least one class");
-        Queue { classes: limits.iter().map(|&limit| ClassFifo { fifo: VecDeque::new(), bytes: 0, limit }).collect(), packets: 0, bytes: 0, stats: QueueStats::default() }
+        Queue {
+            classes: limits.iter().map(|&limit| ClassFifo { fifo: VecDeque::new(), bytes: 0, limit, marking: None }).collect(),
+            packets: 0,
+            bytes: 0,
+            stats: QueueStats::default(),
+        }
+    }
+
+    /// Mark ECN in every class by `marking` (each class judged on its own occupancy).
+    pub fn with_marking(mut self, marking: Option<EcnMarking>) -> Self {
+        for c in &mut self.classes {
+            c.marking = marking;
+        }
+        self
+    }
+
+    /// The ECN marking of a single-class FIFO.
+    pub fn single_marking(&self) -> Option<EcnMarking> {
+        self.classes[0].marking
     }
 
     /// Offer a packet. Packets of a class beyond the last go to the last (lowest) class.
     /// Returns the packet back if it was dropped.
-    pub fn enqueue(&mut self, pkt: Packet) -> Result<(), Packet> {
+    pub fn enqueue(&mut self, mut pkt: Packet) -> Result<(), Packet> {
         let c = (pkt.class as usize).min(self.classes.len() - 1);
         let class = &mut self.classes[c];
         if !class.admits(pkt.size) {
             self.stats.dropped += 1;
             return Err(pkt);
+        }
+        if let Some(m) = class.marking {
+            match m.judge(class.fifo.len() as u64, class.bytes, pkt.ecn().capable()) {
+                Admission::Plain => {}
+                Admission::Mark => {
+                    pkt.mark_ce();
+                    self.stats.marked += 1;
+                }
+                Admission::DropUnmarkable => {
+                    self.stats.dropped += 1;
+                    self.stats.unmarkable_dropped += 1;
+                    return Err(pkt);
+                }
+            }
         }
         class.bytes += pkt.size as u64;
         self.bytes += pkt.size as u64;

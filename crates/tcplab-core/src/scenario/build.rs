@@ -11,13 +11,13 @@ use crate::net::harmonizer::{Harmonizer, HarmonizerConfig};
 use crate::net::impair::ImpairConfig;
 use crate::net::link_layer::LinkLayer;
 use crate::net::pipe::Pipe;
-use crate::net::queue::Queue;
+use crate::net::queue::{EcnMarking, Queue};
 use crate::net::route::{Graph, NodeId, NodeRole};
 use crate::scenario::resolve::{block_read_names, err, member_name, MonitorKey, Res, ResolvedAhtcp, ResolvedScenario, ResolvedVariant, TracedQueues, Traffic};
-use crate::scenario::spec::TargetsName;
-use crate::scenario::spec::{LinkLayerSpec, QueueSpec, StopSpec};
+use crate::scenario::spec::{LinkLayerSpec, QueueSpec, StopSpec, UnmarkableName};
+use crate::scenario::spec::{TargetsName, ThresholdRuleName};
 use crate::scenario::ScenarioError;
-use crate::sim::{AhtcpMonitor, Coordinator, Flow, FlowEngine, FlowInfo, Simulation, StopRule, Tap, TcpFlow, UdpFlow};
+use crate::sim::{AhtcpMonitor, Coordinator, Flow, FlowEngine, FlowInfo, Simulation, StopRule, Tap, TcpFlow, ThresholdRule, UdpFlow};
 use crate::tcp::ahtcp::{AhtcpReceiver, AhtcpSender};
 use crate::tcp::{Connection, Endpoint};
 use crate::trace::pcap::{host_address, PcapWriter, WireIdentity};
@@ -26,7 +26,14 @@ use crate::units::{QueueLimit, SimDuration, SimTime};
 fn queue_of(q: &QueueSpec) -> Queue {
     match q {
         QueueSpec::Limit(l) => Queue::fifo(l.0),
-        QueueSpec::Classes(c) => Queue::classes(&c.classes.iter().map(|l| l.0).collect::<Vec<_>>()),
+        QueueSpec::Table(t) => {
+            let q = match (&t.limit, &t.classes) {
+                (_, Some(c)) => Queue::classes(&c.iter().map(|l| l.0).collect::<Vec<_>>()),
+                (Some(l), None) => Queue::fifo(l.0),
+                (None, None) => unreachable!("resolution requires a limit or classes"),
+            };
+            q.with_marking(t.ecn_threshold.map(|k| EcnMarking { threshold: k.0, drop_unmarkable: t.ecn_unmarkable.unwrap_or_default() == UnmarkableName::Drop }))
+        }
     }
 }
 
@@ -57,14 +64,22 @@ impl Routes<'_> {
 }
 
 /// A TCP flow's two endpoints, with AHTCP's policies when it runs (`sender`: the end that
-/// sends the data).
-fn tcp_flow(cfg: &crate::tcp::TcpConfig, ahtcp: Option<&ResolvedAhtcp>, sender: usize) -> TcpFlow {
+/// sends the data); each end's randomised RTO (if any) draws from a stream of its own,
+/// `flows/<name>/rto/<end>`.
+fn tcp_flow(cfg: &crate::tcp::TcpConfig, ahtcp: Option<&ResolvedAhtcp>, sender: usize, seeds: &SeedTree, name: &str) -> TcpFlow {
+    let conn = |end: usize| {
+        let mut c = Connection::new(cfg.clone());
+        if cfg.rto.randomize > 0.0 {
+            c.seed_rto(seeds.stream(&format!("flows/{name}/rto/{end}")));
+        }
+        c
+    };
     let Some(a) = ahtcp else {
-        return TcpFlow::new(Connection::new(cfg.clone()), Connection::new(cfg.clone()));
+        return TcpFlow::new(conn(0), conn(1));
     };
     let c = a.config();
-    let tx = Endpoint::with_variant(Connection::new(cfg.clone()), Box::new(AhtcpSender::new(&c)));
-    let rx = Endpoint::with_variant(Connection::new(cfg.clone()), Box::new(AhtcpReceiver::new(&c)));
+    let tx = Endpoint::with_variant(conn(sender), Box::new(AhtcpSender::new(&c)));
+    let rx = Endpoint::with_variant(conn(1 - sender), Box::new(AhtcpReceiver::new(&c)));
     if sender == 0 {
         TcpFlow::with_endpoints(tx, rx)
     } else {
@@ -95,7 +110,12 @@ impl Monitors {
                 TargetsName::StalledSample => 1,
                 TargetsName::Incomplete => 0,
             };
-            (key, AhtcpMonitor::new(a.interval.0, a.samples as usize, a.threshold.0.bps() as f64, quiet))
+            let rule = match (a.threshold_rule, a.threshold) {
+                (ThresholdRuleName::Fixed, Some(t)) => ThresholdRule::Fixed(t.0.bps() as f64),
+                (ThresholdRuleName::Fixed, None) => unreachable!("resolution requires the fixed rule's threshold"),
+                (ThresholdRuleName::Peak, _) => ThresholdRule::Peak { fraction: a.peak_fraction, window: (a.peak_window.0.as_ps() / a.interval.0.as_ps()).max(1) as usize },
+            };
+            (key, AhtcpMonitor::new(a.interval.0, a.samples as usize, rule, quiet))
         });
         if m.0 != key {
             return err(
@@ -306,7 +326,7 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
                     let rev = routes.get(s, c, &mut sim, i)?;
                     let id = sim.flows.len() as u32;
                     // The client (end 0) receives the data, the server (end 1) sends it.
-                    let t = tcp_flow(&cfg, ahtcp.as_ref(), 1);
+                    let t = tcp_flow(&cfg, ahtcp.as_ref(), 1, &seeds, &name);
                     if let Some(a) = &ahtcp {
                         monitors.join(client, id as usize, 0, a, i)?;
                     }
@@ -352,7 +372,7 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
                     if let Some(a) = &ahtcp {
                         monitors.join(&f.dst, id as usize, 1, a, i)?;
                     }
-                    let t = tcp_flow(&cfg, ahtcp.as_ref(), 0);
+                    let t = tcp_flow(&cfg, ahtcp.as_ref(), 0, &seeds, &name);
                     (FlowEngine::Tcp(Box::new(t)), cc, vec![Application::Bulk(app), Application::Sink(Sink::new(dst))], "tcp")
                 }
                 Traffic::UdpCbr(udp) => {

@@ -151,6 +151,13 @@ fn bad_groups_block_reads_and_ahtcp_tables_are_refused_by_field() {
         (base.replace("abc_limit = 0", "abc_limit = 0\n[defaults.tcp.ahtcp]\nhold = 1460"), "defaults.tcp.ahtcp.hold: 1460 bytes is out of range"),
         (base.replace("abc_limit = 0", "abc_limit = 0\n[defaults.tcp.ahtcp]\nsamples = 0"), "defaults.tcp.ahtcp.samples: 0 is out of range"),
         (base.replace("abc_limit = 0", "abc_limit = 0\n[defaults.tcp.ahtcp]\nwindow = 3"), "unknown field `window`"),
+        (
+            base.replace("abc_limit = 0", "abc_limit = 0\nvariant = \"ahtcp\"\n[defaults.tcp.ahtcp]\nthreshold_rule = \"peak\"\nthreshold = \"1Mbps\""),
+            "defaults.tcp.ahtcp.threshold: the peak rule sets the threshold from the measured peak",
+        ),
+        (base.replace("abc_limit = 0", "abc_limit = 0\n[defaults.tcp.ahtcp]\npeak_fraction = 0.0"), "defaults.tcp.ahtcp.peak_fraction: 0 is out of range"),
+        (base.replace("abc_limit = 0", "abc_limit = 0\n[defaults.tcp.ahtcp]\npeak_window = \"20s\""), "defaults.tcp.ahtcp.peak_window: 20s is out of range"),
+        (base.replace("abc_limit = 0", "abc_limit = 0\n[defaults.tcp.ahtcp]\nthreshold_rule = \"max\""), "unknown variant `max`, expected `fixed` or `peak`"),
     ];
     for (text, want) in cases {
         let e = error_of(&text);
@@ -202,4 +209,24 @@ bytes = "1KB"
 background = true
 "#;
     assert!(error_of(all_bg).contains("run.stop: \"flows-done\" waits for the flows that are not background"), "{}", error_of(all_bg));
+}
+
+#[test]
+fn the_peak_threshold_keeps_asking_for_stalls_where_a_fixed_one_asks_all_the_time() {
+    // UDP takes 600 Mb/s of the client's 1 Gb/s link: the reads cannot reach a 500 Mb/s
+    // threshold even when nothing is stalled, so the fixed rule asks throughout; the peak rule
+    // asks only when the rate falls well below what was reached.
+    let bg = "[[hosts]]\nname = \"u\"\n[[links]]\nbetween = [\"u\", \"sw\"]\nrate = \"1Gbps\"\n[[flows]]\nname = \"bg\"\nkind = \"udp-cbr\"\nsrc = \"u\"\ndst = \"client\"\nrate = \"600Mbps\"\nstop = \"100s\"\nbackground = true";
+    let with_rule = |rule: &str| {
+        let text = incast(24, "blocks = 4", &format!("[defaults.tcp.ahtcp]\n{rule}\n{bg}")).replace("abc_limit = 0", "abc_limit = 0\nvariant = \"ahtcp\"");
+        let r = run(&text, 1);
+        let low = r.sim.monitors[0].low_samples;
+        let s = r.sim.summary();
+        assert!(s.flows[..24].iter().all(|f| f.bytes_delivered == 4 * 65_536), "{rule}: every read completes");
+        (s.flows.iter().map(|f| f.requests).sum::<u64>(), low)
+    };
+    let (fixed_requests, fixed_low) = with_rule("threshold = \"500Mbps\"");
+    let (peak_requests, peak_low) = with_rule("threshold_rule = \"peak\"");
+    assert!(fixed_low > 2 * peak_low, "below the threshold: fixed {fixed_low} samples, peak {peak_low}");
+    assert!(fixed_requests > peak_requests, "requests: fixed {fixed_requests}, peak {peak_requests}");
 }

@@ -12,11 +12,31 @@
 //! those quiet during the last interval only; `incomplete` every connection that holds bytes
 //! back. Connections that hold nothing (a complete SRU, or none of its bytes yet)
 //! cannot be asked either way, so the barrier's idle time between blocks sends nothing.
+//!
+//! The threshold is fixed (the paper's rule), or follows the peak (`ThresholdRule::Peak`, the
+//! paper's future work): a fraction of the highest moving average of the last `window`
+//! samples, this one included. What a client can receive is set by wherever its bottleneck is
+//! — its own link, a link shared with other clients (model B), background traffic — which it
+//! cannot know but does observe; a fixed threshold is right for one of these only.
 
 use std::collections::VecDeque;
 
 use super::{Flow, FlowEngine};
 use crate::units::SimDuration;
+
+/// How the threshold is set.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ThresholdRule {
+    /// A fixed threshold, bit/s.
+    Fixed(f64),
+    /// `fraction` of the highest moving average of the last `window` samples.
+    Peak {
+        /// Fraction of the peak, in (0, 1].
+        fraction: f64,
+        /// Samples the peak is taken over.
+        window: usize,
+    },
+}
 
 /// One client host's AHTCP throughput monitor.
 #[derive(Clone, Debug)]
@@ -27,8 +47,13 @@ pub struct AhtcpMonitor {
     pub interval: SimDuration,
     /// Samples in the moving average.
     pub samples: usize,
-    /// Threshold, bit/s.
+    /// How the threshold is set.
+    pub rule: ThresholdRule,
+    /// The threshold of the last sample, bit/s.
     pub threshold_bps: f64,
+    /// The peak rule's candidates: (sample number, moving average), decreasing averages.
+    peaks: VecDeque<(u64, f64)>,
+    taken: u64,
     /// Ask only connections without in-order progress during this many intervals (0: ask
     /// every connection that holds bytes back).
     pub quiet_intervals: u32,
@@ -42,12 +67,18 @@ pub struct AhtcpMonitor {
 
 impl AhtcpMonitor {
     /// A monitor with no connection yet (`watch` adds them).
-    pub fn new(interval: SimDuration, samples: usize, threshold_bps: f64, quiet_intervals: u32) -> Self {
+    pub fn new(interval: SimDuration, samples: usize, rule: ThresholdRule, quiet_intervals: u32) -> Self {
         AhtcpMonitor {
             ends: Vec::new(),
             interval,
             samples,
-            threshold_bps,
+            rule,
+            threshold_bps: match rule {
+                ThresholdRule::Fixed(t) => t,
+                ThresholdRule::Peak { .. } => 0.0,
+            },
+            peaks: VecDeque::new(),
+            taken: 0,
             quiet_intervals,
             window: VecDeque::with_capacity(samples),
             last: Vec::new(),
@@ -80,6 +111,7 @@ impl AhtcpMonitor {
         }
         self.window.push_back(total as f64 * 8.0 / self.interval.as_secs_f64());
         let mean = self.window.iter().sum::<f64>() / self.window.len() as f64;
+        self.threshold_bps = self.threshold(mean);
         if mean >= self.threshold_bps {
             return Vec::new();
         }
@@ -87,8 +119,39 @@ impl AhtcpMonitor {
         self.ends.iter().zip(&self.quiet).filter(|(&(f, _), &q)| flows[f].finish.is_none() && q >= self.quiet_intervals).map(|(&fe, _)| fe).collect()
     }
 
+    /// The threshold for this sample, whose moving average is `mean`.
+    fn threshold(&mut self, mean: f64) -> f64 {
+        let ThresholdRule::Peak { fraction, window } = self.rule else { return self.threshold_bps };
+        // A sliding maximum: drop the candidates this sample outdoes or that left the window.
+        let k = self.taken;
+        self.taken += 1;
+        while self.peaks.back().is_some_and(|&(_, v)| v <= mean) {
+            self.peaks.pop_back();
+        }
+        self.peaks.push_back((k, mean));
+        while self.peaks.front().is_some_and(|&(i, _)| i + window as u64 <= k) {
+            self.peaks.pop_front();
+        }
+        fraction * self.peaks.front().map_or(mean, |p| p.1)
+    }
+
     /// True once every connection it watches is finished (it stops sampling).
     pub fn done(&self, flows: &[Flow]) -> bool {
         self.ends.iter().all(|&(f, _)| flows[f].finish.is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_peak_rule_follows_the_highest_recent_average() {
+        let mut m = AhtcpMonitor::new(SimDuration::from_millis(1), 5, ThresholdRule::Peak { fraction: 0.5, window: 3 }, 5);
+        let got: Vec<f64> = [100.0, 300.0, 200.0, 100.0, 50.0, 50.0, 400.0].iter().map(|&x| m.threshold(x)).collect();
+        // The peak of the last 3 averages, this one included, halved.
+        assert_eq!(got, vec![50.0, 150.0, 150.0, 150.0, 100.0, 50.0, 200.0]);
+        let mut f = AhtcpMonitor::new(SimDuration::from_millis(1), 5, ThresholdRule::Fixed(500.0), 5);
+        assert_eq!(f.threshold(10.0), 500.0, "the fixed rule ignores what it measures");
     }
 }

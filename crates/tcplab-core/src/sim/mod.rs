@@ -12,7 +12,7 @@ mod flows;
 mod observe;
 mod summary;
 
-pub use ahtcp_monitor::AhtcpMonitor;
+pub use ahtcp_monitor::{AhtcpMonitor, ThresholdRule};
 pub use apps::AppSlot;
 pub use decp::Coordinator;
 pub use flows::{Flow, FlowEngine, FlowInfo, TcpFlow, UdpFlow};

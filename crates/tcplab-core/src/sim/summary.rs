@@ -45,6 +45,9 @@ impl Simulation {
                         s.data_start_s = c.stats.first_write.map(|t| t.as_secs_f64());
                         s.requests = t.ends[1 - f.data_sender()].variant_actions();
                         s.cwnd_bytes = c.cwnd();
+                        s.ecn = c.ecn_negotiated();
+                        s.ecn_reductions = c.stats.ecn_reductions;
+                        s.ce_received = t.ends[1 - f.data_sender()].stats.ce_received;
                     }
                     FlowEngine::Udp(u) => {
                         s.segments_sent = u.sent;
@@ -71,6 +74,8 @@ impl Simulation {
                     max_packets: st.max_packets,
                     max_bytes: st.max_bytes,
                     random_drops: pipe.stats.random_drops,
+                    marked: st.marked,
+                    unmarkable_dropped: st.unmarkable_dropped,
                     bytes_transmitted: pipe.transmitted_by(now).1,
                 }
             })
@@ -129,6 +134,12 @@ pub struct FlowSummary {
     pub packets_received: u64,
     /// Retransmission requests the data's receiver sent (AHTCP; 0 otherwise).
     pub requests: u64,
+    /// ECN negotiated (RFC 3168).
+    pub ecn: bool,
+    /// Data segments the data's receiver got marked CE.
+    pub ce_received: u64,
+    /// Window reductions the data's sender made in answer to ECN-Echo.
+    pub ecn_reductions: u64,
 }
 
 /// Per-queue results.
@@ -150,6 +161,10 @@ pub struct QueueSummary {
     pub max_bytes: u64,
     /// Packets dropped by random loss (emulators).
     pub random_drops: u64,
+    /// Packets marked CE (ECN marking by threshold).
+    pub marked: u64,
+    /// Packets dropped at the marking threshold for not being ECN-capable (in `dropped` too).
+    pub unmarkable_dropped: u64,
     /// IP bytes transmitted.
     pub bytes_transmitted: u64,
 }

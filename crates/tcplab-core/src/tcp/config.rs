@@ -112,6 +112,8 @@ pub struct TcpConfig {
     pub recovery: RecoveryKind,
     /// Congestion controller.
     pub cc: CcConfig,
+    /// Ask for (and accept) ECN (RFC 3168); a controller that needs it (DCTCP) has it on.
+    pub ecn: bool,
     /// Period of the timestamp clock (TSval ticks); Linux 2.6.16 at HZ=250: 4 ms; modern: 1 ms.
     pub ts_tick: SimDuration,
     /// Zero-window probe interval before backoff (BSD/Linux use the RTO; here a floor).
@@ -145,6 +147,7 @@ impl Default for TcpConfig {
             dupthresh: 3,
             recovery: RecoveryKind::Auto,
             cc: CcConfig::NewReno(RenoConfig::default()),
+            ecn: false,
             ts_tick: SimDuration::from_millis(1),
             persist_min: SimDuration::from_millis(200),
         }

@@ -55,7 +55,7 @@ pub enum BackoffReset {
 }
 
 /// The retransmission-timer policy, as data.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RtoPolicy {
     /// Lower bound on the RTO (RFC 6298: 1 s; Linux: 200 ms; FGTCP: hundreds of µs).
     pub min: SimDuration,
@@ -69,6 +69,9 @@ pub struct RtoPolicy {
     pub backoff: Backoff,
     /// When the backoff is forgotten.
     pub backoff_reset: BackoffReset,
+    /// Randomisation: each timer runs RTO·(1 + u), u uniform in [0, randomize), at most `max`
+    /// (Vasudevan et al., SIGCOMM 2009: 0.5; 0 = none).
+    pub randomize: f64,
 }
 
 impl Default for RtoPolicy {
@@ -80,6 +83,7 @@ impl Default for RtoPolicy {
             granularity: SimDuration::ZERO,
             backoff: Backoff::Exponential,
             backoff_reset: BackoffReset::RttSample,
+            randomize: 0.0,
         }
     }
 }

@@ -12,13 +12,13 @@ use std::io::{self, BufWriter};
 use std::path::Path;
 use std::time::Duration;
 
-use etherparse::{EtherType, Ethernet2Header, IpNumber, Ipv4Header, TcpHeader as WireTcp, TcpOptionElement, UdpHeader};
+use etherparse::{EtherType, Ethernet2Header, IpEcn, IpNumber, Ipv4Header, TcpHeader as WireTcp, TcpOptionElement, UdpHeader};
 use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
 use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
 use pcap_file::pcapng::PcapNgWriter;
 use pcap_file::DataLink;
 
-use crate::net::packet::{Body, Packet, TcpHeader};
+use crate::net::packet::{Body, Ecn, Packet, TcpHeader};
 use crate::units::SimTime;
 
 /// Bytes of Ethernet II header before the IP packet.
@@ -58,6 +58,12 @@ pub fn encode(pkt: &Packet, from: usize, id: &WireIdentity, buf: &mut Vec<u8>) -
     match &pkt.body {
         Body::Tcp(h) => {
             let mut ip = Ipv4Header::new(ip_payload, 64, IpNumber::TCP, id.ip[from], id.ip[to]).expect("IP payload fits 16 bits");
+            ip.ecn = match h.ecn {
+                Ecn::NotEct => IpEcn::NotEct,
+                Ecn::Ect1 => IpEcn::Ect1,
+                Ecn::Ect0 => IpEcn::Ect0,
+                Ecn::Ce => IpEcn::CongestionExperienced,
+            };
             ip.header_checksum = ip.calc_header_checksum();
             let tcp = wire_tcp(h, from, id);
             eth.write(buf).expect("Vec write");
@@ -95,6 +101,8 @@ fn wire_tcp(h: &TcpHeader, from: usize, id: &WireIdentity) -> WireTcp {
     t.rst = h.has(flags::RST);
     t.psh = h.has(flags::PSH);
     t.ack = h.has(flags::ACK);
+    t.ece = h.has(flags::ECE);
+    t.cwr = h.has(flags::CWR);
     let mut opts: Vec<TcpOptionElement> = Vec::with_capacity(8);
     if let Some(m) = h.mss {
         opts.push(TcpOptionElement::MaximumSegmentSize(m));
@@ -228,6 +236,25 @@ mod tests {
         assert_eq!(t.window_size() as u32, (1u32 << 20) >> 7);
         assert_eq!(t.header_len() as u32, 20 + h.options_len());
         assert!(t.psh() && t.ack() && !t.syn());
+    }
+
+    #[test]
+    fn ecn_bits_reach_the_wire() {
+        // RFC 3168: the IP header's ECN field (the TOS byte's low two bits) and the TCP
+        // header's ECE (0x40) and CWR (0x80) flags.
+        for (ecn, wire) in [(Ecn::NotEct, IpEcn::NotEct), (Ecn::Ect0, IpEcn::Ect0), (Ecn::Ect1, IpEcn::Ect1), (Ecn::Ce, IpEcn::CongestionExperienced)] {
+            let h = TcpHeader { seq: 1, ack: 1, len: 100, flags: flags::ACK | flags::ECE | flags::CWR, ecn, ..TcpHeader::default() };
+            let mut buf = Vec::new();
+            encode(&tcp_pkt(h), 0, &ident(), &mut buf);
+            assert_eq!(buf[14 + 1] & 0x03, ecn as u8, "TOS byte's ECN bits");
+            let parsed = etherparse::LaxSlicedPacket::from_ethernet(&buf).unwrap();
+            let Some(etherparse::LaxNetSlice::Ipv4(ip)) = parsed.net else { panic!("IPv4") };
+            assert_eq!(ip.header().ecn(), wire);
+            assert!(ip.header().to_header().calc_header_checksum() == ip.header().header_checksum(), "checksum covers the ECN bits");
+            let Some(etherparse::TransportSlice::Tcp(t)) = parsed.transport else { panic!() };
+            assert!(t.ece() && t.cwr() && t.ack());
+            assert_eq!(buf[14 + 20 + 13], 0x80 | 0x40 | 0x10, "flags byte");
+        }
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! The congestion controller of a resolved `tcp` table: its name and the parameters of its own
-//! table (`bic`, `cubic`), each table resolved key by key like the `tcp` table and building its
+//! table (`bic`, `cubic`, `dctcp`), each table resolved key by key like the `tcp` table and building its
 //! controller's configuration.
 
 use serde::Serialize;
 
 use super::{err, Res};
-use crate::scenario::spec::{BicSpec, CcName, CubicSpec, Dur};
-use crate::tcp::cc::{BicConfig, CcConfig, CubicConfig, RenoConfig};
+use crate::scenario::spec::{BicSpec, CcName, CubicSpec, DctcpSpec, Dur};
+use crate::tcp::cc::{BicConfig, CcConfig, CubicConfig, DctcpConfig, RenoConfig};
 
 /// The controller with its parameters. Serialized as `cc = "<name>"` plus the controller's
 /// table (`bic`, `cubic`) when it has one.
@@ -27,6 +27,11 @@ pub enum ResolvedCc {
         /// `[…tcp.cubic]`.
         cubic: ResolvedCubic,
     },
+    /// DCTCP (RFC 8257) over ECN.
+    Dctcp {
+        /// `[…tcp.dctcp]`.
+        dctcp: ResolvedDctcp,
+    },
 }
 
 impl ResolvedCc {
@@ -37,6 +42,7 @@ impl ResolvedCc {
             ResolvedCc::Newreno => CcName::Newreno,
             ResolvedCc::Bic { .. } => CcName::Bic,
             ResolvedCc::Cubic { .. } => CcName::Cubic,
+            ResolvedCc::Dctcp { .. } => CcName::Dctcp,
         }
     }
 
@@ -49,6 +55,7 @@ impl ResolvedCc {
             ResolvedCc::Newreno => CcConfig::NewReno(reno),
             ResolvedCc::Bic { bic } => CcConfig::Bic(bic.config(abc_limit, hz)),
             ResolvedCc::Cubic { cubic } => CcConfig::Cubic(cubic.config(hz)),
+            ResolvedCc::Dctcp { dctcp } => CcConfig::Dctcp(DctcpConfig { reno, shift_g: dctcp.shift_g, alpha_on_init: dctcp.alpha_on_init }),
         }
     }
 }
@@ -63,28 +70,33 @@ pub(super) struct CcLayers {
     pub bic: ResolvedBic,
     /// CUBIC's parameters so far.
     pub cubic: ResolvedCubic,
+    /// DCTCP's parameters so far.
+    pub dctcp: ResolvedDctcp,
 }
 
 impl CcLayers {
     /// The built-ins: NewReno, and each controller's Linux defaults.
     pub fn builtin() -> Self {
-        CcLayers { name: CcName::Newreno, bic: ResolvedBic::default(), cubic: ResolvedCubic::default() }
+        CcLayers { name: CcName::Newreno, bic: ResolvedBic::default(), cubic: ResolvedCubic::default(), dctcp: ResolvedDctcp::default() }
     }
 
     /// Apply a layer's `cc` and controller tables over these.
-    pub fn overlay(&mut self, cc: Option<CcName>, bic: &BicSpec, cubic: &CubicSpec) {
+    pub fn overlay(&mut self, cc: Option<CcName>, bic: &BicSpec, cubic: &CubicSpec, dctcp: &DctcpSpec) {
         if let Some(name) = cc {
             self.name = name;
         }
         self.bic.overlay(bic);
         self.cubic.overlay(cubic);
+        set(&mut self.dctcp.shift_g, &dctcp.shift_g);
+        set(&mut self.dctcp.alpha_on_init, &dctcp.alpha_on_init);
     }
 
     /// Check every controller's parameters (a bad value is an error even where the
     /// controller is not used); `path` is the `tcp` table's.
     pub fn check(&self, path: &str) -> Res<()> {
         self.bic.check(&format!("{path}.bic"))?;
-        self.cubic.check(&format!("{path}.cubic"))
+        self.cubic.check(&format!("{path}.cubic"))?;
+        self.dctcp.check(&format!("{path}.dctcp"))
     }
 
     /// The controller named last, with its parameters.
@@ -94,6 +106,7 @@ impl CcLayers {
             CcName::Newreno => ResolvedCc::Newreno,
             CcName::Bic => ResolvedCc::Bic { bic: self.bic },
             CcName::Cubic => ResolvedCc::Cubic { cubic: self.cubic },
+            CcName::Dctcp => ResolvedCc::Dctcp { dctcp: self.dctcp },
         }
     }
 }
@@ -232,5 +245,34 @@ impl ResolvedCubic {
     pub fn config(&self, hz: u32) -> CubicConfig {
         let ResolvedCubic { beta, bic_scale, fast_convergence, tcp_friendliness, hystart, hystart_low_window, hystart_ack_delta } = *self;
         CubicConfig { fast_convergence, beta, bic_scale, tcp_friendliness, hystart, hystart_low_window, hystart_ack_delta: hystart_ack_delta.0, hz }
+    }
+}
+
+/// DCTCP's parameters, resolved (see `spec::DctcpSpec`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ResolvedDctcp {
+    /// g = 2^−shift_g (Linux: 4).
+    pub shift_g: u32,
+    /// α at the start, 1/1024ths (Linux: 1024).
+    pub alpha_on_init: u32,
+}
+
+impl Default for ResolvedDctcp {
+    /// Linux's module parameters (`DctcpConfig::default()`).
+    fn default() -> Self {
+        let c = DctcpConfig::default();
+        ResolvedDctcp { shift_g: c.shift_g, alpha_on_init: c.alpha_on_init }
+    }
+}
+
+impl ResolvedDctcp {
+    fn check(&self, path: &str) -> Res<()> {
+        if self.shift_g > 10 {
+            return err(format!("{path}.shift_g"), format!("{} is out of range (0..=10; g = 2^-shift_g)", self.shift_g));
+        }
+        if self.alpha_on_init > 1024 {
+            return err(format!("{path}.alpha_on_init"), format!("{} is out of range (0..=1024, α in 1/1024ths)", self.alpha_on_init));
+        }
+        Ok(())
     }
 }

@@ -18,12 +18,20 @@ pub(super) fn default_queue() -> QueueSpec {
     QueueSpec::Limit(QLimit(QueueLimit::Packets(1000)))
 }
 
-/// Strict-priority queues have 1 to 8 classes.
+/// A queue table has a `limit` or 1 to 8 `classes`, and a finite marking threshold.
 pub(super) fn check_queue(q: &QueueSpec, path: &str) -> Res<()> {
-    if let QueueSpec::Classes(c) = q {
-        if c.classes.is_empty() || c.classes.len() > 8 {
-            return err(format!("{path}.classes"), "give 1 to 8 class limits");
-        }
+    let QueueSpec::Table(t) = q else { return Ok(()) };
+    match (&t.limit, &t.classes) {
+        (Some(_), Some(_)) => return err(format!("{path}.classes"), "give either limit (one FIFO) or classes (strict priority), not both"),
+        (None, None) => return err(format!("{path}.limit"), "a queue table needs a limit (one FIFO) or classes (strict priority)"),
+        (None, Some(c)) if c.is_empty() || c.len() > 8 => return err(format!("{path}.classes"), "give 1 to 8 class limits"),
+        _ => {}
+    }
+    if t.ecn_threshold.is_some_and(|k| k.0 == QueueLimit::Unlimited) {
+        return err(format!("{path}.ecn_threshold"), "give a number of packets or bytes (\"unlimited\" would never mark: leave the key out)");
+    }
+    if t.ecn_unmarkable.is_some() && t.ecn_threshold.is_none() {
+        return err(format!("{path}.ecn_unmarkable"), "only applies with ecn_threshold (a queue that marks)");
     }
     Ok(())
 }

@@ -83,6 +83,10 @@ pub struct TcpSettings {
     pub rto_hybrid_switch: u32,
     /// When the backoff is forgotten.
     pub rto_backoff_reset: BackoffResetName,
+    /// Randomisation of each timeout, a fraction of the RTO.
+    pub rto_randomize: f64,
+    /// Ask for ECN.
+    pub ecn: bool,
     /// RFC 3042 limited transmit.
     pub limited_transmit: bool,
     /// RFC 7661 congestion-window validation.
@@ -135,6 +139,8 @@ impl TcpSettings {
             rto_backoff: BackoffName::Exponential,
             rto_hybrid_switch: 3,
             rto_backoff_reset: BackoffResetName::RttSample,
+            rto_randomize: 0.0,
+            ecn: d.ecn,
             limited_transmit: d.limited_transmit,
             cwnd_validation: d.cwnd_validation,
             dupthresh: d.dupthresh,
@@ -149,11 +155,11 @@ impl TcpSettings {
     fn overlay(&mut self, s: &TcpSpec) {
         #[rustfmt::skip]
         let TcpSpec {
-            profile: _, cc: _, bic: _, cubic: _, variant: _, ahtcp: _,
+            profile: _, cc: _, bic: _, cubic: _, dctcp: _, variant: _, ahtcp: _,
             mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
             rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
-            rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, limited_transmit,
-            cwnd_validation, dupthresh, recovery, abc_limit, ts_tick, hz,
+            rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
+            limited_transmit, cwnd_validation, dupthresh, recovery, abc_limit, ts_tick, hz,
         } = s;
         set(&mut self.mss, mss);
         set(&mut self.sack, sack);
@@ -180,6 +186,8 @@ impl TcpSettings {
         set(&mut self.rto_backoff, rto_backoff);
         set(&mut self.rto_hybrid_switch, rto_hybrid_switch);
         set(&mut self.rto_backoff_reset, rto_backoff_reset);
+        set(&mut self.rto_randomize, rto_randomize);
+        set(&mut self.ecn, ecn);
         set(&mut self.limited_transmit, limited_transmit);
         set(&mut self.cwnd_validation, cwnd_validation);
         set(&mut self.dupthresh, dupthresh);
@@ -233,6 +241,12 @@ impl TcpSettings {
         }
         if self.ts_tick.0 == SimDuration::ZERO {
             return err(g("ts_tick"), "must be positive");
+        }
+        if !(0.0..=1.0).contains(&self.rto_randomize) {
+            return err(g("rto_randomize"), format!("{} is out of range (0..=1, a fraction of the RTO; Vasudevan et al. use 0.5)", self.rto_randomize));
+        }
+        if cc == CcName::Dctcp && !self.ecn {
+            return err(g("ecn"), "cc = \"dctcp\" needs ECN (leave ecn out, or set it true)");
         }
         Ok(())
     }
@@ -308,10 +322,15 @@ pub fn resolve_tcp(defaults: &TcpSpec, flow: &TcpSpec, path: &str) -> Res<Resolv
     let mut settings = TcpSettings::builtin();
     let mut cc = CcLayers::builtin();
     let mut variant = VariantLayers::default();
-    for layer in [&profile_tcp(profile), defaults, flow] {
+    let layers = [&profile_tcp(profile), defaults, flow];
+    for layer in layers {
         settings.overlay(layer);
-        cc.overlay(layer.cc, &layer.bic, &layer.cubic);
+        cc.overlay(layer.cc, &layer.bic, &layer.cubic, &layer.dctcp);
         variant.overlay(layer.variant, &layer.ahtcp);
+    }
+    // DCTCP turns ECN on unless a layer said otherwise (which `check` refuses).
+    if cc.name == CcName::Dctcp && layers.iter().all(|l| l.ecn.is_none()) {
+        settings.ecn = true;
     }
     settings.check(path, cc.name)?;
     cc.check(path)?;
@@ -326,8 +345,8 @@ impl ResolvedTcp {
         let TcpSettings {
             mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
             rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
-            rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, limited_transmit,
-            cwnd_validation, dupthresh, recovery, abc_limit, ts_tick, hz,
+            rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
+            limited_transmit, cwnd_validation, dupthresh, recovery, abc_limit, ts_tick, hz,
         } = self.settings;
         TcpConfig {
             mss,
@@ -372,6 +391,7 @@ impl ResolvedTcp {
                     BackoffResetName::RttSample => BackoffReset::RttSample,
                     BackoffResetName::NewAck => BackoffReset::NewAck,
                 },
+                randomize: rto_randomize,
             },
             limited_transmit,
             cwnd_validation,
@@ -384,6 +404,7 @@ impl ResolvedTcp {
                 RecoveryName::Linux => RecoveryKind::LinuxSack,
             },
             cc: self.cc.config(abc_limit, hz),
+            ecn,
             ts_tick: ts_tick.0,
             persist_min: SimDuration::from_millis(200),
         }

@@ -76,6 +76,8 @@ fn every_setting_changed() -> TcpSettings {
         rto_backoff: BackoffName::Hybrid,
         rto_hybrid_switch: 5,
         rto_backoff_reset: BackoffResetName::NewAck,
+        rto_randomize: 0.25,
+        ecn: true,
         limited_transmit: false,
         cwnd_validation: false,
         dupthresh: 4,
@@ -408,4 +410,48 @@ milestones = true
     b.sim.run();
     assert_eq!(a.summary_json(), b.summary_json());
     assert_eq!(a.sim.traces.digest(), b.sim.traces.digest());
+}
+
+#[test]
+fn dctcp_turns_ecn_on_and_its_table_builds_the_config() {
+    let r = resolved(&with("[defaults.tcp]\ncc = \"dctcp\"\n[defaults.tcp.dctcp]\nshift_g = 5\nalpha_on_init = 512"));
+    let cfg = r.flows[0].tcp().unwrap().config();
+    assert!(cfg.ecn, "DCTCP needs ECN: on unless said otherwise");
+    assert_eq!(cfg.cc, CcConfig::Dctcp(crate::tcp::cc::DctcpConfig { reno: crate::tcp::cc::RenoConfig { abc_limit: 1 }, shift_g: 5, alpha_on_init: 512 }));
+    // ECN alone, for any controller; off by default.
+    assert!(resolved(&with("[defaults.tcp]\necn = true\ncc = \"cubic\"")).flows[0].tcp().unwrap().config().ecn);
+    assert!(!resolved(TINY).flows[0].tcp().unwrap().config().ecn);
+    // The resolved file says so, and parses back to itself.
+    let run = Run::from_toml(&with("[defaults.tcp]\ncc = \"dctcp\"\nrto_randomize = 0.5"), None).unwrap();
+    let text = run.resolved_toml();
+    assert!(text.contains("ecn = true") && text.contains("rto_randomize = 0.5") && text.contains("shift_g = 4"), "{text}");
+    assert_eq!(Run::from_toml(&text, None).unwrap().resolved, run.resolved);
+}
+
+#[test]
+fn ecn_and_queue_table_errors_name_the_key() {
+    let link_q = |q: &str| TINY.replace("delay = \"1ms\"", &format!("delay = \"1ms\"\nqueue = {q}"));
+    let cases: Vec<(String, &str)> = vec![
+        (with("[defaults.tcp]\ncc = \"dctcp\"\necn = false"), "defaults.tcp.ecn: cc = \"dctcp\" needs ECN"),
+        (with("[flows.tcp]\nrto_randomize = 1.5"), "flows[0].tcp.rto_randomize: 1.5 is out of range (0..=1"),
+        (with("[defaults.tcp.dctcp]\nshift_g = 11"), "defaults.tcp.dctcp.shift_g: 11 is out of range (0..=10"),
+        (with("[defaults.tcp.dctcp]\nalpha_on_init = 2000"), "defaults.tcp.dctcp.alpha_on_init: 2000 is out of range"),
+        (with("[defaults.tcp.dctcp]\ng = 0.1"), "defaults.tcp.dctcp.g: unknown field `g`"),
+        (link_q("{ limit = \"40pkts\", classes = [\"5pkts\"] }"), "links[0].queue_a.classes: give either limit (one FIFO) or classes"),
+        (link_q("{ ecn_threshold = \"20pkts\" }"), "links[0].queue_a.limit: a queue table needs a limit"),
+        (link_q("{ limit = \"40pkts\", ecn_threshold = \"unlimited\" }"), "links[0].queue_a.ecn_threshold: give a number of packets or bytes"),
+        (link_q("{ limit = \"40pkts\", ecn_unmarkable = \"pass\" }"), "links[0].queue_a.ecn_unmarkable: only applies with ecn_threshold"),
+        (link_q("{ limit = \"40pkts\", ecn_threshold = \"20pkts\", ecn_unmarkable = \"keep\" }"), "unknown variant `keep`, expected `drop` or `pass`"),
+        (link_q("{ limit = \"40pkts\", ecn_treshold = \"20pkts\" }"), "unknown field `ecn_treshold`"),
+        (link_q("{ classes = [] }"), "links[0].queue_a.classes: give 1 to 8 class limits"),
+    ];
+    for (text, want) in &cases {
+        let got = error_of(text);
+        assert!(got.contains(want), "got {got:?}, want {want:?}");
+    }
+    // A marking queue resolves, and the resolved file keeps its table.
+    let run = Run::from_toml(&link_q("{ limit = \"40pkts\", ecn_threshold = \"20pkts\" }"), None).unwrap();
+    let text = run.resolved_toml();
+    assert!(text.contains("ecn_threshold = \"20pkts\""), "{text}");
+    assert_eq!(Run::from_toml(&text, None).unwrap().resolved, run.resolved);
 }

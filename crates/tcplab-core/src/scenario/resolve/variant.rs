@@ -4,12 +4,13 @@
 use serde::Serialize;
 
 use super::{check_period, err, Res};
-use crate::scenario::spec::{AhtcpSpec, AlignName, Dur, Rate, RestartName, TargetsName, VariantName};
+use crate::scenario::spec::{AhtcpSpec, AlignName, Dur, Rate, RestartName, TargetsName, ThresholdRuleName, VariantName};
 use crate::tcp::ahtcp::{AhtcpConfig, Align, Restart};
 use crate::units::SimDuration;
 
-/// The settings of a client's AHTCP monitor: threshold (bit/s), interval, samples, targets.
-pub type MonitorKey = (u64, SimDuration, u32, TargetsName);
+/// The settings of a client's AHTCP monitor: threshold rule, threshold (bit/s; 0 with the
+/// peak rule), peak fraction (as bits), peak window, interval, samples, targets.
+pub type MonitorKey = (ThresholdRuleName, u64, u64, SimDuration, SimDuration, u32, TargetsName);
 
 /// The variant with its parameters. Serialized as `variant = "<name>"` plus its table.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -27,8 +28,15 @@ pub enum ResolvedVariant {
 /// AHTCP's parameters, resolved (the keys and ranges of `spec::AhtcpSpec`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct ResolvedAhtcp {
-    /// Moving-average throughput below which the client asks.
-    pub threshold: Rate,
+    /// Moving-average throughput below which the client asks (the fixed rule).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<Rate>,
+    /// How the threshold is set (default `"fixed"`).
+    pub threshold_rule: ThresholdRuleName,
+    /// The peak rule's fraction of the peak (default 0.5).
+    pub peak_fraction: f64,
+    /// The peak rule's memory (default 50ms).
+    pub peak_window: Dur,
     /// Sampling interval (default 1ms).
     pub interval: Dur,
     /// Samples in the moving average (default 5).
@@ -61,7 +69,7 @@ impl ResolvedAhtcp {
 
     /// The client monitor's settings (those that must agree across one client's connections).
     pub fn monitor_key(&self) -> MonitorKey {
-        (self.threshold.0.bps(), self.interval.0, self.samples, self.targets)
+        (self.threshold_rule, self.threshold.map_or(0, |t| t.0.bps()), self.peak_fraction.to_bits(), self.peak_window.0, self.interval.0, self.samples, self.targets)
     }
 }
 
@@ -80,6 +88,9 @@ impl VariantLayers {
         }
         let t = &mut self.ahtcp;
         t.threshold = a.threshold.or(t.threshold);
+        t.threshold_rule = a.threshold_rule.or(t.threshold_rule);
+        t.peak_fraction = a.peak_fraction.or(t.peak_fraction);
+        t.peak_window = a.peak_window.or(t.peak_window);
         t.interval = a.interval.or(t.interval);
         t.samples = a.samples.or(t.samples);
         t.hold = a.hold.or(t.hold);
@@ -106,18 +117,41 @@ impl VariantLayers {
         if a.threshold.is_some_and(|t| t.0.bps() == 0) {
             return err(g("threshold"), "must be positive");
         }
+        let peak_fraction = a.peak_fraction.unwrap_or(0.5);
+        if !(peak_fraction > 0.0 && peak_fraction <= 1.0) {
+            return err(g("peak_fraction"), format!("{peak_fraction} is out of range (0 < fraction <= 1)"));
+        }
+        let peak_window = a.peak_window.unwrap_or(Dur(SimDuration::from_millis(50)));
+        check_period(g("peak_window"), peak_window.0)?;
+        let fmt = crate::units::format_duration;
+        if peak_window.0 < interval.0 || peak_window.0 > SimDuration::from_secs(10) {
+            return err(g("peak_window"), format!("{} is out of range (from the sampling interval, {}, to 10s)", fmt(peak_window.0), fmt(interval.0)));
+        }
+        let rule = a.threshold_rule.unwrap_or_default();
         Ok(match self.name.unwrap_or(VariantName::None) {
             VariantName::None => ResolvedVariant::None,
             VariantName::Ahtcp => {
-                let Some(threshold) = a.threshold else {
-                    return err(
-                        g("threshold"),
-                        "AHTCP needs the throughput below which the client asks for retransmissions (the paper gives no value; see scenarios/p1_incast/README.md)",
-                    );
-                };
+                match (rule, a.threshold) {
+                    (ThresholdRuleName::Fixed, None) => {
+                        return err(
+                            g("threshold"),
+                            "AHTCP needs the throughput below which the client asks for retransmissions (the paper gives no value; see scenarios/p1_incast/README.md), or threshold_rule = \"peak\"",
+                        );
+                    }
+                    (ThresholdRuleName::Peak, Some(_)) => {
+                        return err(
+                            g("threshold"),
+                            "the peak rule sets the threshold from the measured peak (peak_fraction, peak_window); give threshold only with threshold_rule = \"fixed\"",
+                        );
+                    }
+                    _ => {}
+                }
                 ResolvedVariant::Ahtcp {
                     ahtcp: ResolvedAhtcp {
-                        threshold,
+                        threshold: a.threshold,
+                        threshold_rule: rule,
+                        peak_fraction,
+                        peak_window,
                         interval,
                         samples,
                         hold,

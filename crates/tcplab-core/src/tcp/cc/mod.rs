@@ -5,6 +5,7 @@
 
 pub mod bic;
 pub mod cubic;
+pub mod dctcp;
 pub mod reno;
 pub mod window;
 
@@ -13,6 +14,7 @@ use crate::units::{SimDuration, SimTime};
 
 pub use bic::{Bic, BicConfig};
 pub use cubic::{Cubic, CubicConfig};
+pub use dctcp::{Dctcp, DctcpConfig};
 pub use reno::{Reno, RenoConfig};
 pub use window::{PacketWindow, WindowState};
 
@@ -113,6 +115,25 @@ pub trait CongestionControl {
     fn on_recovery_exit(&mut self, ev: &RecoveryExit);
     /// A retransmission timeout.
     fn on_timeout(&mut self, ev: &TimeoutEvent);
+    /// An ACK of new data on a connection using ECN: `bytes_acked` acknowledged, `ece` its
+    /// ECN-Echo flag, `round` the packet-timed round it falls in (see `AckSample::round`).
+    /// Called in and out of recovery, before any reaction to the ECE. Nothing by default.
+    fn on_ecn_feedback(&mut self, bytes_acked: u64, ece: bool, round: u64) {
+        let _ = (bytes_acked, ece, round);
+    }
+    /// ECN-Echo, at most once per window (RFC 3168 §6.1.2): by default the controller's own
+    /// reduction on loss (its ssthresh) and the window cut to it at once, as for a loss with
+    /// nothing to retransmit (Linux `tcp_enter_cwr` with the controller's `ssthresh`).
+    fn on_ecn_echo(&mut self, ev: &CongestionEvent) {
+        self.on_congestion(ev);
+        match self.window() {
+            WindowState::Bytes { cwnd, ssthresh } => *cwnd = (*ssthresh).min(*cwnd).max(ev.mss as u64),
+            WindowState::Packets(w) => {
+                w.cwnd = w.ssthresh.min(w.cwnd).max(1);
+                w.cwnd_cnt = 0;
+            }
+        }
+    }
     /// The window itself (cwnd, ssthresh and their counters, in the unit the controller keeps
     /// them), for a remedy that acts on it from outside the controller (a coordinator lowering
     /// it; see `sim::decp`). The controller continues from whatever it is left with.
@@ -130,6 +151,8 @@ pub enum CcConfig {
     Bic(BicConfig),
     /// CUBIC as in modern Linux.
     Cubic(CubicConfig),
+    /// DCTCP (RFC 8257; Linux `tcp_dctcp.c`): Reno growth, ECN-fraction reduction.
+    Dctcp(DctcpConfig),
 }
 
 impl CcConfig {
@@ -140,7 +163,14 @@ impl CcConfig {
             CcConfig::NewReno(_) => "newreno",
             CcConfig::Bic(_) => "bic",
             CcConfig::Cubic(_) => "cubic",
+            CcConfig::Dctcp(_) => "dctcp",
         }
+    }
+
+    /// True for a controller that needs ECN (DCTCP): the connection then asks for it, marks
+    /// every segment ECT and echoes CE exactly (RFC 8257 §3.2).
+    pub fn needs_ecn(&self) -> bool {
+        matches!(self, CcConfig::Dctcp(_))
     }
 
     /// The recovery a connection uses without SACK when its recovery is `auto`: Reno fast
@@ -148,7 +178,7 @@ impl CcConfig {
     pub fn recovery_without_sack(&self) -> RecoveryKind {
         match self {
             CcConfig::Reno(_) => RecoveryKind::Reno,
-            CcConfig::NewReno(_) | CcConfig::Bic(_) | CcConfig::Cubic(_) => RecoveryKind::NewReno,
+            CcConfig::NewReno(_) | CcConfig::Bic(_) | CcConfig::Cubic(_) | CcConfig::Dctcp(_) => RecoveryKind::NewReno,
         }
     }
 }
@@ -162,6 +192,8 @@ pub enum Controller {
     Bic(Bic),
     /// CUBIC.
     Cubic(Cubic),
+    /// DCTCP.
+    Dctcp(Dctcp),
 }
 
 impl Controller {
@@ -173,6 +205,7 @@ impl Controller {
             CcConfig::NewReno(c) => Controller::Reno(Reno::new("newreno", *c, initial_cwnd, initial_ssthresh)),
             CcConfig::Bic(c) => Controller::Bic(Bic::new(*c, initial_cwnd, initial_ssthresh, mss)),
             CcConfig::Cubic(c) => Controller::Cubic(Cubic::new(*c, initial_cwnd, initial_ssthresh, mss)),
+            CcConfig::Dctcp(c) => Controller::Dctcp(Dctcp::new(*c, initial_cwnd, initial_ssthresh)),
         }
     }
 }
@@ -183,6 +216,7 @@ macro_rules! dispatch {
             Controller::Reno($c) => $e,
             Controller::Bic($c) => $e,
             Controller::Cubic($c) => $e,
+            Controller::Dctcp($c) => $e,
         }
     };
 }
@@ -215,6 +249,12 @@ impl CongestionControl for Controller {
     fn window(&mut self) -> WindowState<'_> {
         dispatch!(self, c => c.window())
     }
+    fn on_ecn_feedback(&mut self, bytes_acked: u64, ece: bool, round: u64) {
+        dispatch!(self, c => c.on_ecn_feedback(bytes_acked, ece, round))
+    }
+    fn on_ecn_echo(&mut self, ev: &CongestionEvent) {
+        dispatch!(self, c => c.on_ecn_echo(ev))
+    }
 }
 
 #[cfg(test)]
@@ -224,7 +264,13 @@ mod tests {
     #[test]
     fn every_controller_reports_the_name_of_its_config() {
         // The name selects the recovery for "reno" and labels summaries and sweeps.
-        for cfg in [CcConfig::Reno(RenoConfig::default()), CcConfig::NewReno(RenoConfig::default()), CcConfig::Bic(BicConfig::default()), CcConfig::Cubic(CubicConfig::default())] {
+        for cfg in [
+            CcConfig::Reno(RenoConfig::default()),
+            CcConfig::NewReno(RenoConfig::default()),
+            CcConfig::Bic(BicConfig::default()),
+            CcConfig::Cubic(CubicConfig::default()),
+            CcConfig::Dctcp(DctcpConfig::default()),
+        ] {
             let c = Controller::new(&cfg, 14_600, u64::MAX, 1460);
             assert_eq!(c.name(), cfg.name());
         }

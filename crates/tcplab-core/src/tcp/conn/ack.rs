@@ -82,6 +82,7 @@ impl Connection {
                 self.persist_backoff = 0;
             }
         }
+        self.ecn_on_echo(now, seg);
     }
 
     pub(super) fn handle_new_ack(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
@@ -116,6 +117,7 @@ impl Connection {
             self.round += 1;
             self.round_end = self.snd_max;
         }
+        self.ecn_feedback(seg, acked);
         let was_open = self.recovery.is_none() && self.sb.loss_point().is_none() && self.dupacks == 0 && self.sb.sacked().is_empty();
         if self.ts_ok {
             sample = seg.timestamps.and_then(|(_, ecr)| self.ts_rtt(now, ecr));
@@ -192,7 +194,7 @@ impl Connection {
         if self.snd_una == self.snd_max {
             self.timers.clear(TimerKind::Retransmit);
         } else if restart_rto {
-            self.timers.set(TimerKind::Retransmit, now + self.rto());
+            self.arm_rto(now);
         }
     }
 }

@@ -11,6 +11,7 @@
 use std::cell::Cell;
 use std::collections::VecDeque;
 
+use crate::engine::Rng;
 use crate::net::packet::{flags, TcpHeader};
 use crate::tcp::cc::{CongestionControl, Controller, WindowState};
 use crate::tcp::config::{InitialWindowRule, RcvWindowRule, RecoveryKind, TcpConfig};
@@ -21,6 +22,7 @@ use crate::tcp::timers::{TimerKind, Timers};
 use crate::units::{SimDuration, SimTime};
 
 mod ack;
+mod ecn;
 mod receive;
 mod recovery;
 mod send;
@@ -144,6 +146,10 @@ pub struct ConnStats {
     pub bytes_acked: u64,
     /// When the application first wrote (none before).
     pub first_write: Option<SimTime>,
+    /// Data segments that arrived marked CE (receive side; with ECN negotiated).
+    pub ce_received: u64,
+    /// Window reductions in answer to ECN-Echo (send side).
+    pub ecn_reductions: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -209,6 +215,11 @@ pub struct Connection {
     ts_recent: u32,
     last_ack_sent: u64,
     peer_fin: Option<u64>,
+    /// ECN: negotiation, the receiver's echo, the sender's reduction state.
+    ecn: ecn::EcnState,
+    /// The stream the randomised RTO draws from (`seed_rto`; used only with
+    /// `rto.randomize` > 0).
+    rto_rng: Rng,
     /// Counters.
     pub stats: ConnStats,
 }
@@ -264,6 +275,8 @@ impl Connection {
             ts_recent: 0,
             last_ack_sent: 0,
             peer_fin: None,
+            ecn: ecn::EcnState::default(),
+            rto_rng: Rng::from_seed(0),
             stats: ConnStats::default(),
             cfg,
         }
@@ -309,6 +322,30 @@ impl Connection {
         let rto = self.cfg.rto.timeout(base, self.backoffs);
         self.rto_memo.set((base, self.backoffs, rto));
         rto
+    }
+
+    /// The retransmission timer's duration for a timer set now: the RTO, randomised by the
+    /// policy's `randomize` (a fresh draw per timer), at most the policy's `max`.
+    fn rto_timer(&mut self) -> SimDuration {
+        let rto = self.rto();
+        let r = self.cfg.rto.randomize;
+        if r <= 0.0 {
+            return rto;
+        }
+        let extra = (rto.as_ps() as f64 * r * self.rto_rng.next_f64()) as u64;
+        SimDuration(rto.as_ps() + extra).min(self.cfg.rto.max.max(rto))
+    }
+
+    /// (Re)start the retransmission timer for one RTO (randomised by the policy) from `now`.
+    fn arm_rto(&mut self, now: SimTime) {
+        let d = self.rto_timer();
+        self.timers.set(TimerKind::Retransmit, now + d);
+    }
+
+    /// Give the randomised RTO its own seeded stream (one per connection, so timers of
+    /// different connections are not drawn alike).
+    pub fn seed_rto(&mut self, rng: Rng) {
+        self.rto_rng = rng;
     }
 
     /// Window-scale shift applied to the windows this endpoint advertises (0 if not negotiated).
@@ -368,6 +405,11 @@ impl Connection {
     /// SACK negotiated.
     pub fn sack_negotiated(&self) -> bool {
         self.sack_ok
+    }
+
+    /// ECN negotiated (RFC 3168 §6.1.1).
+    pub fn ecn_negotiated(&self) -> bool {
+        self.ecn.negotiated
     }
 
     /// Room in the send buffer for application bytes.
@@ -432,7 +474,7 @@ impl Connection {
         self.snd_max = 1;
         let syn = self.syn_segment(now, flags::SYN);
         out.segments.push(syn);
-        self.timers.set(TimerKind::Retransmit, now + self.rto());
+        self.arm_rto(now);
         self.sent.push_back(SentRecord { end: 1, at: now, retransmitted: false });
     }
 
@@ -521,7 +563,7 @@ impl Connection {
                     let synack = self.syn_segment(now, flags::SYN | flags::ACK);
                     out.segments.push(synack);
                     self.sent.push_back(SentRecord { end: 1, at: now, retransmitted: false });
-                    self.timers.set(TimerKind::Retransmit, now + self.rto());
+                    self.arm_rto(now);
                 }
             }
             State::SynSent => {
@@ -622,6 +664,8 @@ impl Connection {
         };
         // RFC 7323 §2.2: a SYN-ACK carries the option only if the SYN did.
         let answering = self.state == State::Listen || self.state == State::SynReceived;
+        h.flags |= self.ecn_syn_flags(answering);
+        h.ecn = self.ecn_syn_codepoint();
         if c.window_scaling && (!answering || self.peer_wscale) {
             h.wscale = Some(self.rcv_wscale);
         }
@@ -646,6 +690,7 @@ impl Connection {
             self.ts_recent = tsval;
         }
         self.peer_wscale = seg.wscale.is_some();
+        self.ecn_accept_syn(seg);
         if !(self.cfg.window_scaling && self.peer_wscale) {
             self.rcv_wscale = 0;
         }

@@ -16,6 +16,9 @@ impl Connection {
         if seg.has(flags::FIN) {
             self.peer_fin = Some(e);
         }
+        if seg.len > 0 {
+            self.ecn_on_data(now, seg, out);
+        }
         let window_end = self.rcv_nxt + self.rcv_window();
         let mut immediate = false;
         if seg.len > 0 {
@@ -170,6 +173,7 @@ impl Connection {
             h.timestamps = Some((self.ts_val(now), self.ts_recent));
         }
         self.sack_blocks(&mut h);
+        self.ecn_outgoing(&mut h);
         self.last_ack_sent = self.rcv_nxt;
         self.unacked_bytes = 0;
         self.timers.clear(TimerKind::DelayedAck);

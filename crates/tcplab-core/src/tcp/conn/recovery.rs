@@ -62,6 +62,7 @@ impl Connection {
     fn enter_recovery(&mut self, now: SimTime, out: &mut Output) -> u64 {
         let inflight = self.outstanding();
         self.recover = self.snd_max;
+        self.ecn_reduced();
         self.cc.on_congestion(&CongestionEvent { now, inflight, mss: self.smss });
         let ssthresh = self.cc.ssthresh();
         self.stats.fast_retransmits += 1;
@@ -126,6 +127,7 @@ impl Connection {
         self.sb.clear_rxt_logs();
         self.dupacks = 0;
         self.recover = self.snd_max;
+        self.ecn_reduced();
         self.sb.set_loss_point(Some(self.snd_max));
         for r in self.sent.iter_mut() {
             r.retransmitted = true;

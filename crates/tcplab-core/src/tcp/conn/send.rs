@@ -25,7 +25,7 @@ impl Connection {
             for r in self.sent.iter_mut() {
                 r.retransmitted = true;
             }
-            self.timers.set(TimerKind::Retransmit, now + self.rto());
+            self.arm_rto(now);
             return;
         }
         self.resend_after_timeout(now, 0, out);
@@ -45,7 +45,7 @@ impl Connection {
             first
         };
         self.retransmit_range(now, first, out);
-        self.timers.set(TimerKind::Retransmit, now + self.rto());
+        self.arm_rto(now);
         self.try_send(now, out);
     }
 
@@ -271,6 +271,7 @@ impl Connection {
             }
         }
         let mut h = self.base_segment(now, start, len as u32);
+        self.ecn_new_data(&mut h);
         if start + len == self.stream_end {
             h.flags |= flags::PSH;
         }
@@ -281,7 +282,7 @@ impl Connection {
         self.stats.bytes_sent += len;
         out.segments.push(h);
         if !self.timers.is_set(TimerKind::Retransmit) {
-            self.timers.set(TimerKind::Retransmit, now + self.rto());
+            self.arm_rto(now);
         }
         self.timers.clear(TimerKind::Persist);
         true
@@ -304,7 +305,7 @@ impl Connection {
                 self.sb.set_high_rxt(self.snd_max);
                 self.karn_mark(self.stream_end, self.snd_max);
                 if !self.timers.is_set(TimerKind::Retransmit) {
-                    self.timers.set(TimerKind::Retransmit, now + self.rto());
+                    self.arm_rto(now);
                 }
             }
             return;
@@ -343,7 +344,7 @@ impl Connection {
         }
         self.karn_mark(s, e);
         if !self.timers.is_set(TimerKind::Retransmit) {
-            self.timers.set(TimerKind::Retransmit, now + self.rto());
+            self.arm_rto(now);
         }
     }
 
@@ -375,7 +376,7 @@ impl Connection {
             st => st,
         };
         if !self.timers.is_set(TimerKind::Retransmit) {
-            self.timers.set(TimerKind::Retransmit, now + self.rto());
+            self.arm_rto(now);
         }
     }
 }

@@ -43,6 +43,9 @@ struct Wire {
     drop: DropFn,
     /// Decides per a→b segment without payload (SYN, pure ACK, bare FIN, probe).
     drop_bare: Box<dyn FnMut(&Sent) -> bool>,
+    /// Decides per a→b data segment that is delivered whether a queue marks it CE (given
+    /// its index among a→b data segments); only an ECN-capable one is marked.
+    mark: DropFn,
     timer_fires: Vec<(SimTime, bool)>,
     out: Output,
     events: Vec<(SimTime, bool, TcpEvent)>,
@@ -63,6 +66,7 @@ impl Wire {
             data_index: 0,
             drop: Box::new(|_, _| false),
             drop_bare: Box::new(|_| false),
+            mark: Box::new(|_, _| false),
             timer_fires: vec![],
             out: Output::default(),
             events: vec![],
@@ -78,8 +82,12 @@ impl Wire {
             let sent = Sent { at: self.now, a_to_b: from_a, seg };
             self.log.push(sent);
             let mut dropped = false;
+            let mut seg = seg;
             if from_a && seg.len > 0 {
                 dropped = (self.drop)(&sent, self.data_index);
+                if !dropped && seg.ecn.capable() && (self.mark)(&sent, self.data_index) {
+                    seg.ecn = crate::net::packet::Ecn::Ce;
+                }
                 self.data_index += 1;
             } else if from_a {
                 dropped = (self.drop_bare)(&sent);
@@ -412,6 +420,7 @@ fn rto_fires_exactly_and_backs_off_per_policy() {
             granularity: SimDuration::ZERO,
             backoff,
             backoff_reset: crate::tcp::rtt::BackoffReset::RttSample,
+            randomize: 0.0,
         };
         let mut w = Wire::new(c.clone(), c, SimDuration::from_micros(50));
         // Lose everything from segment 10 on for a while: the sender times out repeatedly.
@@ -882,3 +891,6 @@ mod close;
 
 #[path = "tests_sack.rs"]
 mod sack;
+
+#[path = "tests_ecn.rs"]
+mod ecn;
