@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from tcplab.reproduce import p1_runs
+from tcplab.reproduce import p1_beyond, p1_runs
 from tcplab.reproduce.findings import missing_quotes
 from tcplab.reproduce.p1_checks import checks, timeout_bound_mbps
 
@@ -104,3 +104,58 @@ def test_the_papers_checks_at_reduced_size():
     assert clean.height > 0 and (clean["nir"] == 1.0).all()
     assert (runs["nir"] >= 1.0).all()
     assert (runs["goodput_mbps"] <= ceiling).all()
+
+
+def _rules(per: dict[str, tuple[float, float]], condition: str = "c", servers: int = 64) -> pl.DataFrame:
+    """A runs table of the threshold map: two seeds per rule at the given (goodput, NIR)."""
+    rows = [{"condition": condition, "rule": r, "servers": servers, "seed": s, "goodput_mbps": g, "nir": x,
+             "dropped": 1, "requests": 1.0, "timeouts": 1.0, "unfinished": 0, "error": None} for r, (g, x) in per.items() for s in (1, 2)]
+    return pl.DataFrame(rows)
+
+
+def test_threshold_verdicts_pick_the_best_fixed_and_judge_each_rule_against_it():
+    from tcplab.reproduce.p1_beyond import threshold_verdicts
+
+    # 900 Mb/s has the top goodput but 500 Mb/s is within 2 % with a lower NIR: 500 is best.
+    (v,) = threshold_verdicts(_rules({"100 Mb/s": (600, 1.5), "500 Mb/s": (890, 2.0), "900 Mb/s": (900, 3.0), "peak": (880, 2.1)}))
+    assert v["best_fixed"] == "500 Mb/s" and v["peak_ok"] is True and v["fixed500_ok"] is True
+    assert v["peak_vs_best"] == [round(880 / 890, 3), round(2.1 / 2.0, 3)]
+    # A peak rule that loses goodput, or retransmits more, is not as good.
+    (v,) = threshold_verdicts(_rules({"500 Mb/s": (890, 2.0), "peak": (700, 1.5)}))
+    assert v["peak_ok"] is False
+    (v,) = threshold_verdicts(_rules({"500 Mb/s": (890, 2.0), "peak": (890, 2.5)}))
+    assert v["peak_ok"] is False
+    # Where 500 Mb/s is the misfit (a 10 Gb/s network), it fails and the peak rule does not.
+    (v,) = threshold_verdicts(_rules({"500 Mb/s": (3000, 1.3), "6000 Mb/s": (7500, 1.3), "peak": (7400, 1.3)}))
+    assert (v["best_fixed"], v["fixed500_ok"], v["peak_ok"]) == ("6000 Mb/s", False, True)
+
+
+def test_the_remedies_and_conditions_are_valid_settings_of_the_shipped_models():
+    """Each remedy's and each condition's overrides resolve in its model (a bad path or value
+    would fail here, not an hour into a reproduction)."""
+    from tcplab import _core
+    from tcplab.reproduce.p1_beyond import REMEDIES, conditions, remedy_overrides
+    from tcplab.reproduce.scenarios import study_scenario
+    from tcplab.scenario import apply_overrides, load_scenario, scenario_json
+
+    def builds(model: str, over: dict) -> str:
+        path = study_scenario("p1_incast", p1_runs.MODELS[model]["scenario"])
+        return _core.Simulation(scenario_json(apply_overrides(load_scenario(path), over)), 1).resolved_toml()
+
+    for model in ("A", "B"):
+        for scheme, (base, _) in REMEDIES.items():
+            text = builds(model, {**p1_runs.SCHEMES[base], **remedy_overrides(model, scheme)})
+            if scheme.startswith("DCTCP"):
+                assert 'cc = "dctcp"' in text and text.count('ecn_threshold = "20pkts"') == len(p1_beyond.BOTTLENECKS[model])
+            if scheme == "AHTCP-peak":
+                assert 'threshold_rule = "peak"' in text and "threshold = " not in text.replace("ecn_threshold", "")
+    for label, (model, scheme, over) in conditions().items():
+        builds(model, {**p1_runs.SCHEMES[scheme], **over})
+
+
+def test_other_fractions_of_the_peak_rule_are_shown_not_taken_for_fixed_thresholds():
+    from tcplab.reproduce.p1_beyond import threshold_verdicts
+
+    (v,) = threshold_verdicts(_rules({"500 Mb/s": (800, 2.0), "peak": (800, 2.0), "peak ×0.75": (900, 1.0)}))
+    assert v["best_fixed"] == "500 Mb/s" and v["peak_vs_best"] == [1.0, 1.0]
+    assert "peak ×0.75" in v["per_rule"]

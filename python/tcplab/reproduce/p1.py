@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from tcplab.reproduce.findings import Check
+from tcplab.reproduce.p1_beyond import run_beyond, threshold_verdicts
 from tcplab.reproduce.p1_checks import checks, findings_at
 from tcplab.reproduce.p1_report import report, write_figures_p1
 from tcplab.reproduce.p1_runs import AHTCP_THRESHOLD, CEILING_MBPS, SCHEME_ORDER, run_points, summarise
@@ -36,13 +37,20 @@ class Plan:
     models: tuple[str, ...]
     thresholds_mbps: tuple[int, ...]
     map_servers: tuple[int, ...]
+    remedy_servers: tuple[int, ...]
+    remedy_seeds: tuple[int, ...]
+    rule_thresholds_mbps: tuple[int, ...]
+    rule_servers: tuple[int, ...]
+    rule_seeds: tuple[int, ...]
 
     @staticmethod
     def make(quick: bool) -> Plan:
         """The full plan (the paper's 2–256 servers, 10 runs per point) or the quick one."""
         if quick:
-            return Plan((1, 2), (2, 16, 64, 256), ("A", "B"), (100, 500, 900), (64,))
-        return Plan(tuple(range(1, 11)), (2, 4, 8, 16, 32, 64, 128, 256), ("A", "B"), (50, 100, 300, 500, 700, 900), (16, 64, 256))
+            return Plan((1, 2), (2, 16, 64, 256), ("A", "B"), (100, 500, 900), (64,), (64,), (1,), (500, 3000), (64,), (1,))
+        seeds = tuple(range(1, 11))
+        return Plan(seeds, (2, 4, 8, 16, 32, 64, 128, 256), ("A", "B"), (50, 100, 300, 500, 700, 900), (16, 64, 256),
+                    (2, 4, 8, 16, 32, 64, 128, 256), seeds, (100, 300, 500, 900, 3000, 6000), (16, 64), seeds[:5])
 
 
 SETTINGS: dict[str, dict[str, Any]] = {
@@ -111,17 +119,21 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
                        workers=workers, cluster=cluster, name="p1-dec")
         dec_rows.append(t.with_columns(pl.lit(label).alias("decision")))
     decisions = pl.concat(dec_rows, how="diagonal_relaxed")
+
+    # Beyond the paper: the remedies since, and the threshold rules (p1_beyond).
+    beyond = run_beyond(plan.remedy_servers, plan.remedy_seeds, plan.rule_servers, plan.rule_seeds, plan.rule_thresholds_mbps,
+                        plan.models, progress, where, workers, cluster)
     wall = time.perf_counter() - t0
+    runs = main.height + thresholds.height + settings.height + decisions.height + beyond["remedies"].height + beyond["rules"].height
     return {"plan": dataclasses.asdict(plan), "main": main, "thresholds": thresholds, "settings": settings, "decisions": decisions,
-            "wall_s": wall, "main_wall_s": main_wall, "runs": main.height + thresholds.height + settings.height + decisions.height,
-            "ahtcp_threshold": AHTCP_THRESHOLD}
+            **beyond, "wall_s": wall, "main_wall_s": main_wall, "runs": runs, "ahtcp_threshold": AHTCP_THRESHOLD}
 
 
 def maps(data: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The maps' verdicts: per threshold (and model), per base RTT, per AHTCP decision, the
     orders of §4.3 (AHTCP above FGTCP, near LNRTCP/HYBTCP, lower NIR) at N ≥ 64."""
     main = summarise(data["main"])
-    out: dict[str, list[dict[str, Any]]] = {"thresholds": [], "settings": [], "decisions": []}
+    out: dict[str, list[dict[str, Any]]] = {"thresholds": [], "settings": [], "decisions": [], "rules": threshold_verdicts(data["rules"])}
     others = main.filter(pl.col("scheme") != "AHTCP")
     for (model, mbps), part in data["thresholds"].group_by(["model", "threshold_mbps"], maintain_order=True):
         s = pl.concat([others.filter(pl.col("model") == model), summarise(part)], how="diagonal_relaxed")
@@ -169,7 +181,7 @@ def write_report(data: dict[str, Any], out: Path) -> list[Check]:
     figs = write_figures_p1(data, summary, out)
     report(data, summary, result, mapped, figs).write(out / "report.md")
     plain = {"plan": data["plan"], "wall_s": data["wall_s"], "runs": data["runs"], "ahtcp_threshold": data["ahtcp_threshold"],
-             "summary": summary.to_dicts(), "maps": mapped}
+             "summary": summary.to_dicts(), "remedies": summarise(data["remedies"]).to_dicts(), "maps": mapped}
     write_results_json(plain, result, out / "results.json")
     return result
 

@@ -9,14 +9,19 @@ from matplotlib.figure import Figure
 
 from tcplab.reproduce.figures import new_figure, write_figures
 from tcplab.reproduce.findings import Check
+from tcplab.reproduce.p1_beyond import DCTCP_K, REMEDIES, remedies_figure
 from tcplab.reproduce.p1_checks import LARGE, timeout_bound_mbps
-from tcplab.reproduce.p1_runs import CEILING_MBPS, RUN_CAP_S, SCHEME_ORDER
+from tcplab.reproduce.p1_runs import CEILING_MBPS, RUN_CAP_S, SCHEME_ORDER, summarise
 from tcplab.reproduce.report import Report
 
 __all__ = ["report", "write_figures_p1"]
 
 _STYLE = {"standard": ("0.5", ":"), "FGTCP": ("C0", "-"), "LNRTCP": ("C2", "-"), "HYBTCP": ("C1", "-"),
           "HYBTCP-b": ("C1", "--"), "AHTCP": ("C3", "-"), "AHTCP/200ms": ("C3", ":")}
+
+
+_REMEDY_VIEW = ["standard", "FGTCP", "FGTCP+rand", "DCTCP", "DCTCP+FG", "LNRTCP", "AHTCP", "AHTCP-peak"]
+"""The schemes the remedies' table and figures set side by side."""
 
 
 def _curves(summary: pl.DataFrame, model: str, value: str, title: str, ylabel: str) -> Figure:
@@ -69,6 +74,9 @@ def write_figures_p1(data: dict[str, Any], summary: pl.DataFrame, out: Any) -> d
             figs[g] = _curves(summary, model, "goodput_mbps", f"Goodput, model {model}", "goodput (Mb/s)")
             figs[n] = _curves(summary, model, "nir", f"NIR, model {model}", "NIR (packets sent / packets needed)")
     figs["map_threshold"] = _threshold_map(data)
+    both = pl.concat([summary, summarise(data["remedies"])], how="diagonal_relaxed")
+    for model in sorted(models):
+        figs[f"remedies_model_{model.lower()}"] = remedies_figure(both, model, _REMEDY_VIEW)
     write_figures(figs, out)
     return figs
 
@@ -98,6 +106,7 @@ def report(data: dict[str, Any], summary: pl.DataFrame, result: list[Check], map
     rep.paper_findings(result, "001_4a5546232f1d7630.txt")
     rep.heading("Beyond the paper")
     rep.checks([c for c in result if not c.paper], header=("where", "comparison", "measured", ""))
+    _beyond(rep, data, summary, mapped)
     rep.heading("Map: AHTCP's threshold")
     rep.paragraph(f"AHTCP at each fixed threshold, the other schemes as in the main sweep; the orders of §4.3 at N ≥ {LARGE} "
                   "(above FGTCP; within ±10 % of LNRTCP and HYBTCP; NIR below theirs), and AHTCP's goodput (Mb/s) and NIR per N.")
@@ -135,3 +144,44 @@ def report(data: dict[str, Any], summary: pl.DataFrame, result: list[Check], map
 
 def _per_n(d: dict[int, list[float]]) -> str:
     return "; ".join(f"{n}: {g:.0f}, {_num(x)}" for n, (g, x) in sorted(d.items()))
+
+
+def _beyond(rep: Report, data: dict[str, Any], summary: pl.DataFrame, mapped: dict[str, Any]) -> None:
+    """The remedies since the paper beside AHTCP, and AHTCP's threshold rules."""
+    plan = data["plan"]
+    rep.heading("Remedies since the paper, beside AHTCP")
+    rep.paragraph("Not findings of the paper: the fixes the field adopted since, in the same models and runs. "
+                  + "; ".join(f"**{k}**: {v[1]}" for k, v in REMEDIES.items())
+                  + f". DCTCP's ports mark at K = {DCTCP_K['1Gbps']} (Alizadeh et al. 2010, 1 Gb/s) under the same 40-packet buffer; "
+                  "its senders are the shipped Reno hosts with DCTCP's window rules, NewReno recovery (no SACK) and ECN. "
+                  f"Seeds {', '.join(map(str, plan['remedy_seeds']))}; goodput (Mb/s) and NIR, means over the seeds.")
+    both = pl.concat([summary, summarise(data["remedies"])], how="diagonal_relaxed")
+    ns = [n for n in (16, 64, 256) if n in plan["remedy_servers"]] or list(plan["remedy_servers"])
+    rows = []
+    for model in sorted(set(both["model"].to_list())):
+        for scheme in _REMEDY_VIEW:
+            part = both.filter((pl.col("model") == model) & (pl.col("scheme") == scheme))
+            if part.height == 0:
+                continue
+            cells = []
+            for n in ns:
+                r = part.filter(pl.col("servers") == n)
+                cells.append("—" if r.height == 0 else f"{r['goodput_mbps'][0]:.0f} / {_num(r['nir'][0], '.2f')}")
+            rows.append((model, scheme, *cells))
+    rep.table(("model", "scheme", *(f"N = {n}: goodput / NIR" for n in ns)), rows)
+    rep.heading("AHTCP's threshold: fixed against the peak rule")
+    rep.paragraph("The paper's future work: a threshold chosen dynamically. The peak rule asks while the moving average is below half "
+                  "the highest moving average of the last 50 ms — what this client has shown it can receive, wherever its bottleneck is. "
+                  "Each condition runs AHTCP with every fixed threshold and with the peak rule "
+                  f"(seeds {', '.join(map(str, plan['rule_seeds']))}). The best fixed threshold is the one with the highest goodput "
+                  "(the lower NIR among those within 2 %); a rule is *as good* when it reaches 90 % of that goodput with a NIR at most "
+                  "10 % above its NIR.")
+    rep.table(("condition", "N", "best fixed", "peak / best fixed: goodput, NIR", "peak as good", "500 Mb/s as good", "per rule: goodput (Mb/s), NIR"),
+              [(r["condition"], r["servers"], r["best_fixed"], "—" if r["peak_vs_best"] is None else f"{r['peak_vs_best'][0]:.3f}, {r['peak_vs_best'][1]:.3f}",
+                _yes(r["peak_ok"]), _yes(r["fixed500_ok"]),
+                "; ".join(f"{k}: {v[0]:.0f}, {_num(v[1], '.2f')}" for k, v in r["per_rule"].items())) for r in mapped["rules"]])
+    ok_peak = sum(bool(r["peak_ok"]) for r in mapped["rules"])
+    ok_500 = sum(bool(r["fixed500_ok"]) for r in mapped["rules"])
+    bests = sorted({r["best_fixed"] for r in mapped["rules"]})
+    rep.paragraph(f"The peak rule is as good as the best fixed threshold in {ok_peak} of {len(mapped['rules'])} cases, the shipped 500 Mb/s in "
+                  f"{ok_500}; the best fixed threshold varies over {', '.join(bests)}.")

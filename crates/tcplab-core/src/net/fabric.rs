@@ -482,7 +482,7 @@ impl Fabric {
                 }
                 break hop.pipe;
             }
-            match pipe.offer_through(now, &mut pkt) {
+            match pipe.offer_through(now, pkt.size) {
                 Ok(at) if stop_time.is_none_or(|s| at <= s) => {
                     // Straight into the next pipe at its arrival time.
                     now = at;
@@ -512,7 +512,7 @@ impl Fabric {
     #[inline(never)]
     fn register_in_merge<E: From<NetEvent> + Copy>(&mut self, now: SimTime, mut pkt: Packet, q: &mut EventQueue<E>) {
         let hop = self.hops[pkt.route.0 as usize][pkt.hop as usize];
-        match self.pipes[hop.pipe.0 as usize].offer_through(now, &mut pkt) {
+        match self.pipes[hop.pipe.0 as usize].offer_through(now, pkt.size) {
             Ok(at) => {
                 pkt.hop += 1;
                 if let Some(t) = self.merges[hop.merge as usize].push(hop.merge_slot as u32, at, pkt) {

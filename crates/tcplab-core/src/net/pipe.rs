@@ -293,9 +293,11 @@ impl Pipe {
     }
 
     /// True if the pipe decides a packet's arrival time at the far end the moment it accepts
-    /// it (lazy or rate-unlimited, FIFO propagation): `offer_through` may be used.
+    /// it (lazy or rate-unlimited, FIFO propagation): `offer_through` may be used. A queue that
+    /// marks ECN changes the packet it admits, so its pipe takes packets through `offer` (still
+    /// lazily), never passed on: the pass-on path stays free of the marking.
     pub fn decides_on_admission(&self) -> bool {
-        (self.lazy.is_some() || self.rate.is_none()) && self.keeps_order() && self.tapped.is_none()
+        (self.lazy.is_some() || self.rate.is_none()) && self.keeps_order() && self.tapped.is_none() && self.lazy_marking.is_none()
     }
 
     /// True if packets leave in the order they entered, one for one (no per-flow delay line,
@@ -305,19 +307,18 @@ impl Pipe {
         self.propagation.keeps_order()
     }
 
-    /// Offer a packet at `now` without handing it over: if it is accepted, get its arrival
-    /// time at the far end, the caller keeping the packet (marked CE if the queue marks it). Only for pipes that
+    /// Offer a packet of `size` IP bytes at `now` without handing it over: if it is accepted,
+    /// get its arrival time at the far end, the caller keeping the packet. Only for pipes that
     /// `decides_on_admission`; the arrival times returned never decrease.
     #[inline(always)]
-    pub fn offer_through(&mut self, now: SimTime, pkt: &mut Packet) -> Result<SimTime, Offer> {
+    pub fn offer_through(&mut self, now: SimTime, size: u32) -> Result<SimTime, Offer> {
         debug_assert!(self.decides_on_admission());
         if self.loss > 0.0 && self.rng.bernoulli(self.loss) {
             self.stats.random_drops += 1;
             return Err(Offer::RandomDrop);
         }
-        let size = pkt.size;
         let end = match (self.rate, self.lazy) {
-            (Some(rate), Some(limit)) => self.admit_lazy(now, pkt, rate, limit)?,
+            (Some(rate), Some(limit)) => self.admit_lazy(now, size, rate, limit)?,
             _ => {
                 self.stats.transmitted += 1;
                 self.stats.bytes_transmitted += size as u64;
@@ -392,13 +393,35 @@ impl Pipe {
 
     #[inline(always)]
     fn offer_lazy(&mut self, now: SimTime, mut pkt: Packet, rate: BitRate, limit: QueueLimit, wake: &mut PipeWake) -> Offer {
-        match self.admit_lazy(now, &mut pkt, rate, limit) {
+        let admitted = match self.lazy_marking {
+            None => self.admit_lazy(now, pkt.size, rate, limit),
+            Some(m) => self.admit_lazy_marking(now, &mut pkt, rate, limit, m),
+        };
+        match admitted {
             Ok(end) => {
                 self.propagate(end, pkt, wake);
                 Offer::Accepted
             }
             Err(drop) => drop,
         }
+    }
+
+    /// `admit_lazy` behind ECN marking `m`: a packet the buffer has room for is judged on the
+    /// packets (bytes) it finds waiting, the one in service excluded, exactly as the
+    /// event-driven queue judges it.
+    #[inline(never)]
+    fn admit_lazy_marking(&mut self, now: SimTime, pkt: &mut Packet, rate: BitRate, limit: QueueLimit, m: EcnMarking) -> Result<SimTime, Offer> {
+        self.settle_lazy(now);
+        let (packets, bytes) = if self.tx_end > now { (self.waiting.len() as u64, self.waiting_bytes) } else { (0, 0) };
+        let room = match limit {
+            QueueLimit::Packets(n) => packets < n,
+            QueueLimit::Bytes(b) => bytes + pkt.size as u64 <= b,
+            QueueLimit::Unlimited => true,
+        };
+        if room || self.tx_end <= now {
+            self.judge_marking(m, packets, bytes, pkt)?;
+        }
+        self.admit_lazy(now, pkt.size, rate, limit)
     }
 
     /// Apply ECN marking `m` to a packet finding `packets`/`bytes` waiting: mark it, or count
@@ -420,12 +443,9 @@ impl Pipe {
         }
     }
 
-    /// Lazy queue and transmitter: the end of service of an accepted packet (marked CE when
-    /// the queue marks it).
+    /// Lazy mode: the packets whose service has begun by `now` have left the queue.
     #[inline(always)]
-    fn admit_lazy(&mut self, now: SimTime, pkt: &mut Packet, rate: BitRate, limit: QueueLimit) -> Result<SimTime, Offer> {
-        let size = pkt.size;
-        // Packets whose service has begun have left the queue.
+    fn settle_lazy(&mut self, now: SimTime) {
         while let Some(&(start, size)) = self.waiting.front() {
             if start > now {
                 break;
@@ -435,6 +455,12 @@ impl Pipe {
             self.queue.stats.departed += 1;
             self.serving = Some((start, size));
         }
+    }
+
+    /// Lazy queue and transmitter: the end of service of an accepted packet of `size` bytes.
+    #[inline(always)]
+    fn admit_lazy(&mut self, now: SimTime, size: u32, rate: BitRate, limit: QueueLimit) -> Result<SimTime, Offer> {
+        self.settle_lazy(now);
         let busy = self.tx_end > now;
         if busy {
             let fits = match limit {
@@ -446,14 +472,7 @@ impl Pipe {
                 self.queue.stats.dropped += 1;
                 return Err(Offer::QueueDrop);
             }
-            if let Some(m) = self.lazy_marking {
-                let (packets, bytes) = (self.waiting.len() as u64, self.waiting_bytes);
-                self.judge_marking(m, packets, bytes, pkt)?;
-            }
         } else {
-            if let Some(m) = self.lazy_marking {
-                self.judge_marking(m, 0, 0, pkt)?;
-            }
             // Idle: back-to-back transmission restarts from now (unless it ended exactly now).
             if self.tx_end < now {
                 self.clock_ps = now;
