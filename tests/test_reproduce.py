@@ -119,3 +119,14 @@ def test_the_override_found_by_name_sets_that_queue(smoke_path, queue):
     queues = {q["name"]: q for q in tcplab.run(spec, overrides={path: "1pkts"}).summary["queues"]}
     assert queues[queue]["max_packets"] <= 1
     assert max(q["max_packets"] for name, q in queues.items() if name != queue) > 1
+
+
+def test_the_command_line_starts_without_the_study_modules():
+    """Every spawned sweep worker re-imports the `tcplab` script, and with it the command
+    line: the study modules (and their plotting) must wait until a study runs."""
+    import subprocess
+    import sys
+
+    code = "import sys, tcplab.cli; print(sorted(m for m in sys.modules if m.startswith(('tcplab.reproduce.p', 'matplotlib'))))"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
+    assert out == "[]", out

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from tcplab.scenario import ScenarioError
 from tcplab.cli.common import EXIT_FAILURE, EXIT_FINDINGS_DIFFER, error
-from tcplab.reproduce import STUDIES, verdict
+from tcplab.reproduce import STUDY_NAMES, verdict
 
 __all__ = ["add_parser"]
 
@@ -28,7 +28,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         description="Rerun a study's experiments over several seeds; write the equivalents of "
         "its figures and a report.md setting each finding beside the measurement.",
     )
-    p.add_argument("paper", choices=sorted(STUDIES), help="study to reproduce")
+    p.add_argument("paper", choices=sorted(STUDY_NAMES), help="study to reproduce")
     p.add_argument("--out", metavar="DIR", help="output directory (default: out/<paper>)")
     p.add_argument("--quick", action="store_true", help="shorter runs and fewer seeds (under a minute)")
     p.set_defaults(handler=_cmd)
@@ -38,6 +38,8 @@ def _cmd(args: argparse.Namespace) -> int:
     """Run the reproduction; exit 0 when every finding of the paper holds, 3 when the report is
     complete but some do not (an error on the way raises, exit 1). Comparisons beyond the
     paper are printed and written to the report but do not decide."""
+    from tcplab.reproduce import STUDIES  # the study modules, only when one runs
+
     out = args.out or f"out/{args.paper}"
     console = Console(stderr=True)
     started = time.perf_counter()

@@ -11,19 +11,24 @@ in the installed package) and writes figures and a report. The shared pieces:
 | `scenarios` | `study_dir`, `study_scenario`; `queue_override` (a buffer by queue name) |
 
 A study module provides `reproduce(out, quick=False, progress=...) -> list[Check]` (see
-`Study`) and is registered in `STUDIES`, which `tcplab reproduce` offers.
+`Study`) and is registered in `STUDIES`, which `tcplab reproduce` offers. The study modules
+(and their plotting) are imported on first use: the command line, and every sweep worker that
+re-imports it, start without them.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from tcplab.reproduce import p0, p1
 from tcplab.reproduce.findings import Check, missing_quotes, verdict
 
-__all__ = ["STUDIES", "Check", "Study", "missing_quotes", "p0", "p1", "verdict"]
+__all__ = ["STUDIES", "STUDY_NAMES", "Check", "Study", "missing_quotes", "p0", "p1", "verdict"]
+
+STUDY_NAMES = ("p0", "p1")
+"""The studies `tcplab reproduce` offers (the keys of `STUDIES`)."""
 
 
 class Study(Protocol):
@@ -37,5 +42,13 @@ class Study(Protocol):
         ...
 
 
-STUDIES: dict[str, Study] = {"p0": p0, "p1": p1}
-"""Study name → module with `reproduce(out, quick=False, progress=...)`."""
+def __getattr__(name: str) -> Any:
+    """`STUDIES` (study name → module with `reproduce(out, quick=False, progress=...)`) and the
+    study modules, imported when first asked for."""
+    if name == "STUDIES":
+        studies = {n: importlib.import_module(f"tcplab.reproduce.{n}") for n in STUDY_NAMES}
+        globals()["STUDIES"] = studies
+        return studies
+    if name in STUDY_NAMES:
+        return importlib.import_module(f"tcplab.reproduce.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from tcplab.reproduce.findings import Check
-from tcplab.reproduce.p1_beyond import run_beyond, threshold_verdicts
+from tcplab.reproduce.p1_beyond import PEAK_FRACTIONS, run_beyond, threshold_verdicts
 from tcplab.reproduce.p1_checks import checks, findings_at
 from tcplab.reproduce.p1_report import report, write_figures_p1
 from tcplab.reproduce.p1_runs import AHTCP_THRESHOLD, CEILING_MBPS, SCHEME_ORDER, run_points, summarise
@@ -42,15 +42,16 @@ class Plan:
     rule_thresholds_mbps: tuple[int, ...]
     rule_servers: tuple[int, ...]
     rule_seeds: tuple[int, ...]
+    peak_fractions: tuple[float, ...]
 
     @staticmethod
     def make(quick: bool) -> Plan:
         """The full plan (the paper's 2–256 servers, 10 runs per point) or the quick one."""
         if quick:
-            return Plan((1, 2), (2, 16, 64, 256), ("A", "B"), (100, 500, 900), (64,), (64,), (1,), (500, 3000), (64,), (1,))
+            return Plan((1, 2), (2, 16, 64, 256), ("A", "B"), (100, 500, 900), (64,), (64,), (1,), (500,), (64,), (1,), ())
         seeds = tuple(range(1, 11))
         return Plan(seeds, (2, 4, 8, 16, 32, 64, 128, 256), ("A", "B"), (50, 100, 300, 500, 700, 900), (16, 64, 256),
-                    (2, 4, 8, 16, 32, 64, 128, 256), seeds, (100, 300, 500, 900, 3000, 6000), (16, 64), seeds[:5])
+                    (2, 4, 8, 16, 32, 64, 128, 256), seeds, (100, 300, 500, 900, 3000, 6000), (16, 64), seeds[:5], PEAK_FRACTIONS)
 
 
 SETTINGS: dict[str, dict[str, Any]] = {
@@ -122,7 +123,7 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
 
     # Beyond the paper: the remedies since, and the threshold rules (p1_beyond).
     beyond = run_beyond(plan.remedy_servers, plan.remedy_seeds, plan.rule_servers, plan.rule_seeds, plan.rule_thresholds_mbps,
-                        plan.models, progress, where, workers, cluster)
+                        plan.peak_fractions, plan.models, progress, where, workers, cluster)
     wall = time.perf_counter() - t0
     runs = main.height + thresholds.height + settings.height + decisions.height + beyond["remedies"].height + beyond["rules"].height
     return {"plan": dataclasses.asdict(plan), "main": main, "thresholds": thresholds, "settings": settings, "decisions": decisions,

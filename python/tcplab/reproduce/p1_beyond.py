@@ -92,10 +92,11 @@ def conditions() -> dict[str, tuple[str, str, dict[str, Any]]]:
 
 
 def run_beyond(servers: tuple[int, ...], seeds: tuple[int, ...], map_servers: tuple[int, ...], map_seeds: tuple[int, ...],
-               thresholds_mbps: tuple[int, ...], models: tuple[str, ...], progress: Callable[[str], None],
+               thresholds_mbps: tuple[int, ...], peak_fractions: tuple[float, ...], models: tuple[str, ...], progress: Callable[[str], None],
                where: Callable[[str], Path | None], workers: int | None, cluster: Any) -> dict[str, pl.DataFrame]:
     """The remedies over `servers` × `seeds` in each model, and the threshold map (every
-    fixed threshold and the peak rule in each condition, over `map_servers` × `map_seeds`)."""
+    fixed threshold and the peak rule — at its default fraction and at `peak_fractions` — in
+    each condition, over `map_servers` × `map_seeds`)."""
     rows = []
     for model in models:
         for scheme, (base, _) in REMEDIES.items():
@@ -110,7 +111,7 @@ def run_beyond(servers: tuple[int, ...], seeds: tuple[int, ...], map_servers: tu
             continue
         rules: list[tuple[str, dict[str, Any]]] = [(f"{m} Mb/s", {"defaults.tcp.ahtcp.threshold": f"{m}Mbps"}) for m in thresholds_mbps]
         rules.append(("peak", peak_rule(model)))
-        rules += [(f"peak ×{f:g}", peak_rule(model, f)) for f in PEAK_FRACTIONS]
+        rules += [(f"peak ×{f:g}", peak_rule(model, f)) for f in peak_fractions]
         for rule, r_over in rules:
             progress(f"threshold rules: {label}, {rule}")
             tag = rule.split()[0] if not rule.startswith("peak ×") else "peak" + rule[6:]
