@@ -4,6 +4,7 @@
 //! Switches forward with zero processing delay, so a route is simply the ordered list of pipes
 //! a packet traverses from its source host to its destination host.
 
+pub mod atm_port;
 pub mod fabric;
 pub mod harmonizer;
 pub mod impair;
@@ -14,6 +15,7 @@ pub mod packet;
 pub mod pipe;
 pub mod propagation;
 pub mod queue;
+pub mod reassembly;
 pub mod route;
 
 pub use link_layer::LinkLayer;
