@@ -28,7 +28,7 @@ fn fast(cfg: AtmPortConfig, trains: &[Train]) -> Vec<Fate> {
     }
     ev.sort();
     let mut out = vec![Fate::default(); trains.len()];
-    for (t, kind, i) in ev {
+    for (_, kind, i) in ev {
         if kind == 0 {
             port.begin(i as u64, trains[i]);
         } else {
