@@ -261,7 +261,9 @@ def test_reproduce_exit_status_follows_the_papers_findings(monkeypatch, tmp_path
                 Check("beyond", "a remedy", "measured", beyond_passed, paper=False),
             ]
 
-    monkeypatch.setitem(reproduce_cli.STUDIES, "fake", Study)
+    from tcplab.reproduce import STUDIES  # the registry the command reads when it runs
+
+    monkeypatch.setitem(STUDIES, "fake", Study)
     args = argparse.Namespace(paper="fake", out=str(tmp_path), quick=True)
     assert reproduce_cli._cmd(args) == status
     # A finding that does not hold is a result, told apart from a failed run (1) and bad input (2).
@@ -282,7 +284,9 @@ def test_reproduce_that_cannot_finish_says_why_without_a_traceback(monkeypatch, 
         def reproduce(out, quick=False, progress=lambda _: None):
             raise ScenarioError("defaults.tcp.rx_truesize: only applies to rcv_window_growth = true")
 
-    monkeypatch.setitem(reproduce_cli.STUDIES, "fake", Study)
+    from tcplab.reproduce import STUDIES  # the registry the command reads when it runs
+
+    monkeypatch.setitem(STUDIES, "fake", Study)
     args = argparse.Namespace(paper="fake", out=str(tmp_path / "out"), quick=True)
     assert reproduce_cli._cmd(args) == EXIT_FAILURE
     err = capsys.readouterr().err

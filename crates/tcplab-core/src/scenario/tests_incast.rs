@@ -140,6 +140,8 @@ fn bad_groups_block_reads_and_ahtcp_tables_are_refused_by_field() {
         (base.replace("count = 4", "count = 0"), "hosts[1].count: 0 is out of range"),
         (base.replace("blocks = 1", "blocks = 1\nservers = 5"), "flows[0].servers: 5 active servers out of range"),
         (base.replace("blocks = 1", ""), "flows[0].blocks: a block-read flow needs"),
+        (base.replace("blocks = 1", "blocks = 9223372036854775807"), "flows[0].blocks: 9223372036854775807 is out of range (1..=1000000000)"),
+        (base.replace("blocks = 1", "blocks = 1000000000").replace("sru = \"64KiB\"", "sru = \"10TB\""), "flows[0].blocks: sru × blocks"),
         (base.replace("sru = \"64KiB\"", ""), "flows[0].sru: a block-read flow needs"),
         (base.replace("blocks = 1", "blocks = 1\nbytes = \"1MB\""), "flows[0].bytes: not for block-read flows"),
         (base.replace("blocks = 1", "blocks = 1\ncount = 2"), "flows[0].count: a block-read flow makes one connection per server"),

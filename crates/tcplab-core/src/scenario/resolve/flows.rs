@@ -63,6 +63,9 @@ pub enum Traffic {
     BlockRead(BlockReadTraffic),
 }
 
+/// The most blocks a block-read flow reads (a TOML integer, and far beyond any run).
+const MAX_BLOCKS: u64 = 1_000_000_000;
+
 /// Barrier-synchronised block reads: each client (`src`, or each member of the group) opens
 /// one TCP connection to each of the first `servers` members of `dst` and reads `blocks`
 /// blocks, each one `sru` from every server, asked for with `request` bytes per server.
@@ -238,6 +241,12 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
                     if v == 0 {
                         return err(p(field), "must be at least 1");
                     }
+                }
+                if blocks > MAX_BLOCKS {
+                    return err(p("blocks"), format!("{blocks} is out of range (1..={MAX_BLOCKS})"));
+                }
+                if sru.0.checked_mul(blocks).is_none_or(|b| b > 1 << 62) || request.0.checked_mul(blocks).is_none_or(|b| b > 1 << 62) {
+                    return err(p("blocks"), "sru × blocks (and request × blocks) must stay below 2^62 bytes per connection");
                 }
                 let tcp = if f.tcp == TcpSpec::default() { resolved_tcp.clone() } else { resolve_tcp(defaults_tcp, &f.tcp, &p("tcp"))? };
                 Traffic::BlockRead(BlockReadTraffic { servers, sru, request, blocks, tcp })
