@@ -103,6 +103,8 @@ pub struct Fate {
     pub dropped: u32,
     /// The end-of-frame cell was dropped (reassembly merges the frame with the next).
     pub eof_lost: bool,
+    /// The start of the slot of its first cell sent (none if no cell was sent).
+    pub first_out: Option<SimTime>,
     /// The end of the slot of its last cell sent (none if no cell was sent).
     pub last_out: Option<SimTime>,
 }
@@ -262,6 +264,7 @@ impl AtmPort {
             self.waiting.push_back(n);
             self.stats.cells_in += 1;
             fate.sent += 1;
+            fate.first_out.get_or_insert(self.slot_start(n));
             fate.last_out = Some(self.slot_start(n + 1));
         }
         if fate.dropped == 1 && o.fate.dropped == 0 {
@@ -290,6 +293,55 @@ impl AtmPort {
     /// UBR cells waiting at `t` (slots not started), for traces.
     pub fn waiting_at(&self, t: SimTime) -> u64 {
         self.waiting.iter().filter(|&&s| self.slot_start(s) > t).count() as u64
+    }
+}
+
+/// A pipe's ATM port: the port, and what it needs to turn a packet into a train of cells —
+/// the link layer (cells per packet) and the cell time of the link that feeds it.
+#[derive(Clone, Debug)]
+pub struct CellStage {
+    /// The port.
+    pub port: AtmPort,
+    link: crate::net::link_layer::LinkLayer,
+    /// Cell time of the feeding link, ps as `num / den` (`(0, 1)`: a host's own queue, whose
+    /// packets are whole at once).
+    input: (u64, u64),
+    /// The first cell of the last frame admitted (frames of one input never overlap).
+    last_first: SimTime,
+    frames: u64,
+}
+
+impl CellStage {
+    /// A port on a link whose link layer is `link` (AAL5), fed by a host until told otherwise.
+    pub fn new(cfg: AtmPortConfig, link: crate::net::link_layer::LinkLayer) -> Self {
+        assert!(link.cells(40).is_some(), "an ATM port needs an AAL5 link");
+        CellStage { port: AtmPort::new(cfg), link, input: (0, 1), last_first: SimTime::ZERO, frames: 0 }
+    }
+
+    /// Packets reach the port over a link with this cell rate, bit/s of cells (`None`: from
+    /// a host, or over a link that delivers them whole).
+    pub fn set_input(&mut self, cell_line_bps: Option<u64>) {
+        self.input = match cell_line_bps {
+            Some(bps) => ((CELL_BITS * crate::units::PS_PER_SEC as u128 / 1_000) as u64, bps / 1_000),
+            None => (0, 1),
+        };
+        if let Some(bps) = cell_line_bps {
+            assert!(bps.is_multiple_of(1_000), "cell line rates are whole kb/s");
+        }
+    }
+
+    /// A packet of `ip_bytes` whose last cell arrived at `now`: its frame's fate at the port.
+    /// One input feeds the port, so the frame is begun and finished at once.
+    pub fn admit(&mut self, now: SimTime, ip_bytes: u32) -> Fate {
+        let cells = self.link.cells(ip_bytes).expect("AAL5") as u32;
+        let (num, den) = self.input;
+        let span = (cells as u128 - 1) * num as u128 / den as u128;
+        let first = SimTime(now.0.saturating_sub(span as u64)).max(self.last_first);
+        self.last_first = first;
+        let id = self.frames;
+        self.frames += 1;
+        self.port.begin(id, Train { first, cells, cell_time: self.input });
+        self.port.finish(id)
     }
 }
 

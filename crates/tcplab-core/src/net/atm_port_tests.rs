@@ -60,6 +60,7 @@ fn reference(cfg: AtmPortConfig, trains: &[Train]) -> Vec<Fate> {
     let serve = |slot: u64, queue: &mut VecDeque<usize>, fates: &mut Vec<Fate>| {
         if !port.is_cbr(slot) {
             if let Some(i) = queue.pop_front() {
+                fates[i].first_out.get_or_insert(port.slot_start(slot));
                 fates[i].last_out = Some(port.slot_start(slot + 1));
             }
         }

@@ -12,8 +12,9 @@ use crate::engine::queue::Lane;
 use crate::engine::EventQueue;
 use crate::net::journal::Journal;
 use crate::net::merge::Merge;
-use crate::net::packet::{Packet, RouteId};
+use crate::net::packet::{End, Packet, RouteId};
 use crate::net::pipe::{Offer, Pipe, PipeId, PipeWake};
+use crate::net::reassembly::{Reassembled, Reassembly};
 use crate::units::{SimDuration, SimTime};
 
 /// The fabric's events.
@@ -106,6 +107,9 @@ pub struct PacketCounters {
     /// Copies made by emulators that duplicate: created + duplicated = delivered + drops +
     /// packets inside.
     pub duplicated: u64,
+    /// Packets whose AAL5 frame lost a cell (or was merged with one that lost its end), which
+    /// reassembly at the destination discarded (counted among the drops).
+    pub reassembly_drops: u64,
 }
 
 impl PacketCounters {
@@ -142,6 +146,10 @@ pub struct Fabric {
     /// Admissions made ahead of their events, kept when the stop instant is not known in
     /// advance (`plan(true)`; see `net::journal`).
     journal: Option<Box<Journal>>,
+    /// True when a pipe is an ATM port: delivery goes through AAL5 reassembly.
+    cells: bool,
+    /// Reassembly state per flow and end addressed (grown as flows appear).
+    reassembly: Vec<[Reassembly; 2]>,
 }
 
 impl Fabric {
@@ -158,11 +166,14 @@ impl Fabric {
             order,
             packets: PacketCounters::default(),
             journal: None,
+            cells: false,
+            reassembly: Vec::new(),
         }
     }
 
     /// Add a pipe.
     pub fn add_pipe(&mut self, pipe: Pipe) -> PipeId {
+        self.cells |= pipe.atm_port().is_some();
         let id = PipeId(self.pipes.len() as u32);
         self.pipes.push(pipe);
         self.observed.push(false);
@@ -179,6 +190,23 @@ impl Fabric {
     /// The pipes of a route, from its source host.
     pub fn route_pipes(&self, r: RouteId) -> &[PipeId] {
         &self.routes[r.0 as usize]
+    }
+
+    /// What feeds pipe `p` on the routes so far: the pipes before it (`None` for a route that
+    /// starts at it, from a host), each once, in order.
+    pub fn feeders_of(&self, p: PipeId) -> Vec<Option<PipeId>> {
+        let mut out = Vec::new();
+        for r in &self.routes {
+            for (h, &q) in r.iter().enumerate() {
+                if q == p {
+                    let f = h.checked_sub(1).map(|i| r[i]);
+                    if !out.contains(&f) {
+                        out.push(f);
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// An observer watches pipe `p` (call before planning).
@@ -238,12 +266,40 @@ impl Fabric {
         )
     }
 
-    /// True when `pkt` (as `arrive` returned it) has crossed its route's last pipe; count it.
+    /// True when `pkt` (as `arrive` returned it) has crossed its route's last pipe; count it
+    /// delivered, unless AAL5 reassembly discards it (`cells`: the slow path).
     #[inline]
     pub fn reached_destination(&mut self, pkt: &Packet) -> bool {
         let done = pkt.hop as usize >= self.hops[pkt.route.0 as usize].len();
-        self.packets.delivered += done as u64;
+        self.packets.delivered += (done && !self.cells) as u64;
         done
+    }
+
+    /// For a packet that `reached_destination` in a network with ATM ports: true if AAL5
+    /// reassembly at the host gives it up (counted delivered), false if it discards it
+    /// (counted in `reassembly_drops`). Always true without ATM ports.
+    #[inline]
+    pub fn reassembles(&mut self, pkt: &Packet) -> bool {
+        if !self.cells {
+            return true;
+        }
+        self.reassemble(pkt)
+    }
+
+    #[inline(never)]
+    fn reassemble(&mut self, pkt: &Packet) -> bool {
+        let f = pkt.flow.0 as usize;
+        if self.reassembly.len() <= f {
+            self.reassembly.resize(f + 1, [Reassembly::default(); 2]);
+        }
+        let end = (pkt.to == End::Dst) as usize;
+        let ok = self.reassembly[f][end].arrived(pkt.link) == Reassembled::Delivered;
+        if ok {
+            self.packets.delivered += 1;
+        } else {
+            self.packets.reassembly_drops += 1;
+        }
+        ok
     }
 
     fn wake<E: From<NetEvent> + Copy>(&mut self, p: PipeId, w: PipeWake, q: &mut EventQueue<E>) {

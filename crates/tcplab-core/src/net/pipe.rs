@@ -23,6 +23,7 @@
 use std::collections::VecDeque;
 
 use crate::engine::Rng;
+use crate::net::atm_port::{AtmPortConfig, CellStage};
 use crate::net::harmonizer::Harmonizer;
 use crate::net::impair::{ImpairConfig, Impairment};
 use crate::net::link_layer::LinkLayer;
@@ -123,6 +124,8 @@ pub struct Pipe {
     serving: Option<(SimTime, u32)>,
     /// Packets that began transmission (first bit on the wire), kept for a tap to collect.
     tapped: Option<Vec<(SimTime, Packet)>>,
+    /// An ATM port in place of the queue and transmitter (`with_atm_port`).
+    cells: Option<Box<CellStage>>,
     /// Counters.
     pub stats: PipeStats,
 }
@@ -152,6 +155,7 @@ impl Pipe {
             waiting_bytes: 0,
             serving: None,
             tapped: None,
+            cells: None,
             propagation: Propagation::default(),
             stats: PipeStats::default(),
         }
@@ -256,6 +260,35 @@ impl Pipe {
         self
     }
 
+    /// Replace the queue and transmitter by an ATM output port (`net::atm_port`): a packet's
+    /// AAL5 frame is a train of cells, decided cell by cell; a frame that lost cells goes on
+    /// marked (`LinkMark`), one that lost all is dropped. Needs an AAL5 link layer (set first).
+    pub fn with_atm_port(mut self, cfg: AtmPortConfig) -> Self {
+        assert!(self.rate.is_some_and(|r| r.bps() == cfg.line_bps), "the port runs at the link's cell rate");
+        self.cells = Some(Box::new(CellStage::new(cfg, self.link)));
+        self.lazy = None;
+        self.lazy_marking = None;
+        self
+    }
+
+    /// The ATM port, if this pipe is one.
+    pub fn atm_port(&self) -> Option<&CellStage> {
+        self.cells.as_deref()
+    }
+
+    /// Tell the ATM port the cell rate of the link that feeds it (`None`: a host, or a link
+    /// that delivers packets whole).
+    pub fn set_atm_input(&mut self, cell_line_bps: Option<u64>) {
+        if let Some(c) = self.cells.as_mut() {
+            c.set_input(cell_line_bps);
+        }
+    }
+
+    /// The link layer.
+    pub fn link_layer(&self) -> LinkLayer {
+        self.link
+    }
+
     /// Delay packets per flow through a harmonizer instead of the FIFO propagation stage.
     pub fn with_harmonizer(mut self, h: Harmonizer) -> Self {
         assert!(self.keeps_order(), "a pipe has one propagation stage");
@@ -297,7 +330,7 @@ impl Pipe {
     /// marks ECN changes the packet it admits, so its pipe takes packets through `offer` (still
     /// lazily), never passed on: the pass-on path stays free of the marking.
     pub fn decides_on_admission(&self) -> bool {
-        (self.lazy.is_some() || self.rate.is_none()) && self.keeps_order() && self.tapped.is_none() && self.lazy_marking.is_none()
+        (self.lazy.is_some() || self.rate.is_none()) && self.keeps_order() && self.tapped.is_none() && self.lazy_marking.is_none() && self.cells.is_none()
     }
 
     /// True if packets leave in the order they entered, one for one (no per-flow delay line,
@@ -355,6 +388,9 @@ impl Pipe {
             self.stats.random_drops += 1;
             return Offer::RandomDrop;
         }
+        if self.cells.is_some() {
+            return self.offer_cells(now, pkt, wake);
+        }
         let Some(rate) = self.rate else {
             self.stats.transmitted += 1;
             self.stats.bytes_transmitted += pkt.size as u64;
@@ -388,6 +424,34 @@ impl Pipe {
             self.clock_rem = 0;
         }
         self.start(now, rate, pkt, wake);
+        Offer::Accepted
+    }
+
+    /// The ATM port's admission: the frame's fate decides everything (a packet whose last cell
+    /// arrives `now`; it is taken to start on the wire with its first cell sent).
+    #[inline(never)]
+    fn offer_cells(&mut self, now: SimTime, mut pkt: Packet, wake: &mut PipeWake) -> Offer {
+        let fate = self.cells.as_mut().expect("an ATM pipe").admit(now, pkt.size);
+        let (Some(first), Some(last)) = (fate.first_out, fate.last_out) else {
+            self.queue.stats.dropped += 1;
+            return Offer::QueueDrop;
+        };
+        self.queue.stats.enqueued += 1;
+        self.queue.stats.departed += 1;
+        pkt.link = pkt.link.with_losses(!fate.intact(), fate.eof_lost);
+        if let Some(v) = self.tapped.as_mut() {
+            // A capture shows what a host's tcpdump would: frames that reassemble.
+            if !pkt.link.damaged() {
+                v.push((first, pkt));
+            }
+        }
+        self.stats.transmitted += 1;
+        self.stats.bytes_transmitted += pkt.size as u64;
+        // `propagate`, written out: one more caller would have it inlined in none.
+        let at = self.arrival_time(last);
+        if let Some(t) = self.propagation.admit(last, at, pkt) {
+            wake.arrival = Some(t);
+        }
         Offer::Accepted
     }
 

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::app::{Application, BlockReader, BlockServer, BulkSender, CbrSource, Sink, Socket};
 use crate::engine::SeedTree;
+use crate::net::atm_port::{AtmPortConfig, CbrUnit, Discard};
 use crate::net::harmonizer::{Harmonizer, HarmonizerConfig};
 use crate::net::impair::ImpairConfig;
 use crate::net::link_layer::LinkLayer;
@@ -14,7 +15,7 @@ use crate::net::pipe::Pipe;
 use crate::net::queue::{EcnMarking, Queue};
 use crate::net::route::{Graph, NodeId, NodeRole};
 use crate::scenario::resolve::{block_read_names, err, member_name, MonitorKey, Res, ResolvedAhtcp, ResolvedScenario, ResolvedVariant, TracedQueues, Traffic};
-use crate::scenario::spec::{LinkLayerSpec, QueueSpec, StopSpec, UnmarkableName};
+use crate::scenario::spec::{CbrUnitName, DiscardName, LinkLayerSpec, QueueSpec, StopSpec, UnmarkableName};
 use crate::scenario::spec::{TargetsName, ThresholdRuleName};
 use crate::scenario::ScenarioError;
 use crate::sim::{AhtcpMonitor, Coordinator, Flow, FlowEngine, FlowInfo, Simulation, StopRule, Tap, TcpFlow, ThresholdRule, UdpFlow};
@@ -30,11 +31,32 @@ fn queue_of(q: &QueueSpec) -> Queue {
             let q = match (&t.limit, &t.classes) {
                 (_, Some(c)) => Queue::classes(&c.iter().map(|l| l.0).collect::<Vec<_>>()),
                 (Some(l), None) => Queue::fifo(l.0),
-                (None, None) => unreachable!("resolution requires a limit or classes"),
+                // An ATM port replaces the queue (`atm_port_of`).
+                (None, None) => Queue::fifo(QueueLimit::Unlimited),
             };
             q.with_marking(t.ecn_threshold.map(|k| EcnMarking { threshold: k.0, drop_unmarkable: t.ecn_unmarkable.unwrap_or_default() == UnmarkableName::Drop }))
         }
     }
+}
+
+/// The ATM port a queue table describes on a link of `line` cell rate, if it is one.
+fn atm_port_of(q: &QueueSpec, line: crate::units::BitRate) -> Option<AtmPortConfig> {
+    let QueueSpec::Table(t) = q else { return None };
+    let cells = t.cells?;
+    Some(AtmPortConfig {
+        line_bps: line.bps(),
+        ubr_buffer: cells,
+        cbr_bps: t.cbr.map_or(0, |r| r.0.bps()),
+        cbr_unit: match t.cbr_unit.unwrap_or_default() {
+            CbrUnitName::Cell => CbrUnit::Cell,
+            CbrUnitName::Payload => CbrUnit::Payload,
+        },
+        discard: match t.discard.unwrap_or_default() {
+            DiscardName::TailDrop => Discard::TailDrop,
+            DiscardName::Ppd => Discard::Ppd,
+            DiscardName::Epd => Discard::Epd { threshold: t.epd_threshold.expect("resolution requires EPD's threshold") },
+        },
+    })
 }
 
 /// Routes between hosts, each computed once (with the source's processing stage in front).
@@ -161,6 +183,8 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
     }
     let mut queue_names: BTreeMap<String, crate::net::PipeId> = BTreeMap::new();
     let mut link_pipes: BTreeMap<(String, String), crate::net::PipeId> = BTreeMap::new();
+    // ATM ports and the scenario path of each (their inputs are known once the routes are).
+    let mut atm_ports: Vec<(crate::net::PipeId, String)> = Vec::new();
     // A group's link is one link per member.
     let links: Vec<(String, String, &crate::scenario::resolve::ResolvedLink)> =
         r.links.iter().flat_map(|l| members(&l.between[0]).into_iter().flat_map(move |a| members(&l.between[1]).into_iter().map(move |b| (a.clone(), b, l)))).collect();
@@ -175,11 +199,21 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
             LinkLayerSpec::Aal5VcMux => LinkLayer::AAL5_VC_MUX,
         };
         let mk = |from: &str, to: &str, q: &QueueSpec| {
-            Pipe::new(format!("{from}->{to}"), Some(l.rate.0), delay, 0.0, seeds.stream(&format!("links/{from}->{to}")), queue_of(q)).with_link_layer(link)
+            let p = Pipe::new(format!("{from}->{to}"), Some(l.rate.0), delay, 0.0, seeds.stream(&format!("links/{from}->{to}")), queue_of(q)).with_link_layer(link);
+            match atm_port_of(q, l.rate.0) {
+                Some(cfg) => p.with_atm_port(cfg),
+                None => p,
+            }
         };
         let (a, b) = (&a.to_string(), &b.to_string());
         let ab = sim.add_pipe(mk(a, b, &l.queue_a), true);
         let ba = sim.add_pipe(mk(b, a, &l.queue_b), true);
+        let index = r.links.iter().position(|x| std::ptr::eq(x, *l)).expect("a resolved link");
+        for (pipe, q, side) in [(ab, &l.queue_a, "queue_a"), (ba, &l.queue_b, "queue_b")] {
+            if atm_port_of(q, l.rate.0).is_some() {
+                atm_ports.push((pipe, format!("links[{index}].{side}")));
+            }
+        }
         queue_names.insert(format!("{a}->{b}"), ab);
         queue_names.insert(format!("{b}->{a}"), ba);
         link_pipes.entry((a.clone(), b.clone())).or_insert(ab);
@@ -393,6 +427,19 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
                 sim.add_app(app, &[socket], start);
             }
         }
+    }
+    // Each ATM port learns the cell time of the link that feeds it; a port fed by several
+    // links would need its frames begun at their first cells, which is not modelled yet.
+    for (p, path) in &atm_ports {
+        let feeders = sim.fabric.feeders_of(*p);
+        if feeders.len() > 1 {
+            return err(format!("{path}.cells"), format!("this ATM port is fed by {} links; tcplab models a port fed by one link (any number of flows through it)", feeders.len()));
+        }
+        let input = feeders.first().copied().flatten().and_then(|u| {
+            let up = &sim.fabric.pipes[u.0 as usize];
+            up.link_layer().cells(40).and(up.rate()).map(|r| r.bps())
+        });
+        sim.fabric.pipes[p.0 as usize].set_atm_input(input);
     }
     for m in monitors.by_host.into_values() {
         sim.add_monitor(m.1);

@@ -196,5 +196,8 @@ impl Run {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+#[path = "tests_atm.rs"]
+mod tests_atm;
+#[cfg(test)]
 #[path = "tests_incast.rs"]
 mod tests_incast;

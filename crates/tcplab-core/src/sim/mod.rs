@@ -416,7 +416,9 @@ impl Simulation {
             let (arrived, next) = self.fabric.arrive(now, p);
             if let Some(pkt) = arrived {
                 if self.fabric.reached_destination(&pkt) {
-                    self.deliver(now, pkt);
+                    if self.fabric.reassembles(&pkt) {
+                        self.deliver(now, pkt);
+                    }
                 } else {
                     let touched = self.fabric.forward(now, pkt, &mut self.q);
                     self.tell_observers(touched);

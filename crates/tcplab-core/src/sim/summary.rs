@@ -65,6 +65,7 @@ impl Simulation {
             .map(|(i, p)| {
                 let pipe = &self.fabric.pipes[p.0 as usize];
                 let st = pipe.queue_stats(now);
+                let cells = pipe.atm_port().map(|c| c.port.stats).unwrap_or_default();
                 QueueSummary {
                     id: i as u32,
                     name: pipe.name.clone(),
@@ -76,6 +77,9 @@ impl Simulation {
                     random_drops: pipe.stats.random_drops,
                     marked: st.marked,
                     unmarkable_dropped: st.unmarkable_dropped,
+                    cells_dropped: cells.cells_dropped,
+                    cells_discarded: cells.cells_discarded,
+                    frames_damaged: cells.frames_damaged,
                     bytes_transmitted: pipe.transmitted_by(now).1,
                 }
             })
@@ -165,6 +169,12 @@ pub struct QueueSummary {
     pub marked: u64,
     /// Packets dropped at the marking threshold for not being ECN-capable (in `dropped` too).
     pub unmarkable_dropped: u64,
+    /// ATM port: UBR cells dropped by the full buffer.
+    pub cells_dropped: u64,
+    /// ATM port: UBR cells dropped by PPD or EPD.
+    pub cells_discarded: u64,
+    /// ATM port: frames that lost at least one cell (a frame that lost all is in `dropped`).
+    pub frames_damaged: u64,
     /// IP bytes transmitted.
     pub bytes_transmitted: u64,
 }

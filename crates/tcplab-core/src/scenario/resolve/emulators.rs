@@ -176,6 +176,9 @@ fn resolve_emulator(e: &EmulatorSpec, i: usize, links: &[LinkSpec]) -> Res<Resol
     }
     if let Some(q) = &queue {
         check_queue(q, &p("queue"))?;
+        if matches!(q, QueueSpec::Table(t) if t.cells.is_some()) {
+            return err(p("queue.cells"), "an ATM port is a link's queue (on an AAL5 link), not an emulator's");
+        }
     }
     let quantum = quantum.unwrap_or(Dur(SimDuration::ZERO));
     let mut delay = e.delay.map_or(SimDuration::ZERO, |d| d.0);

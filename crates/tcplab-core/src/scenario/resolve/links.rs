@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::emulators::ResolvedEmulator;
 use super::nodes::{Names, NodeKind};
 use super::{err, Res};
-use crate::scenario::spec::{Dur, LinkLayerSpec, LinkSpec, QLimit, QueueSpec, Rate, Size};
+use crate::scenario::spec::{CbrUnitName, DiscardName, Dur, LinkLayerSpec, LinkSpec, QLimit, QueueSpec, Rate, Size};
 use crate::units::{QueueLimit, SimDuration, MAX_TIME};
 
 /// The most link-layer framing a link may add per packet (an 802.1Q-tagged Ethernet frame with
@@ -18,14 +18,20 @@ pub(super) fn default_queue() -> QueueSpec {
     QueueSpec::Limit(QLimit(QueueLimit::Packets(1000)))
 }
 
-/// A queue table has a `limit` or 1 to 8 `classes`, and a finite marking threshold.
+/// A queue table has a `limit`, 1 to 8 `classes` or an ATM port's `cells`, and a finite
+/// marking threshold; the ATM keys belong to `cells` (checked against the link by
+/// `check_atm_port`).
 pub(super) fn check_queue(q: &QueueSpec, path: &str) -> Res<()> {
     let QueueSpec::Table(t) = q else { return Ok(()) };
-    match (&t.limit, &t.classes) {
-        (Some(_), Some(_)) => return err(format!("{path}.classes"), "give either limit (one FIFO) or classes (strict priority), not both"),
-        (None, None) => return err(format!("{path}.limit"), "a queue table needs a limit (one FIFO) or classes (strict priority)"),
-        (None, Some(c)) if c.is_empty() || c.len() > 8 => return err(format!("{path}.classes"), "give 1 to 8 class limits"),
-        _ => {}
+    let given = [t.limit.is_some(), t.classes.is_some(), t.cells.is_some()].iter().filter(|&&g| g).count();
+    if given > 1 {
+        return err(format!("{path}.classes"), "give one of limit (one FIFO), classes (strict priority) or cells (an ATM port)");
+    }
+    if given == 0 {
+        return err(format!("{path}.limit"), "a queue table needs a limit (one FIFO), classes (strict priority) or cells (an ATM port)");
+    }
+    if t.classes.as_ref().is_some_and(|c| c.is_empty() || c.len() > 8) {
+        return err(format!("{path}.classes"), "give 1 to 8 class limits");
     }
     if t.ecn_threshold.is_some_and(|k| k.0 == QueueLimit::Unlimited) {
         return err(format!("{path}.ecn_threshold"), "give a number of packets or bytes (\"unlimited\" would never mark: leave the key out)");
@@ -33,7 +39,55 @@ pub(super) fn check_queue(q: &QueueSpec, path: &str) -> Res<()> {
     if t.ecn_unmarkable.is_some() && t.ecn_threshold.is_none() {
         return err(format!("{path}.ecn_unmarkable"), "only applies with ecn_threshold (a queue that marks)");
     }
+    let atm_keys = [("cbr", t.cbr.is_some()), ("cbr_unit", t.cbr_unit.is_some()), ("discard", t.discard.is_some()), ("epd_threshold", t.epd_threshold.is_some())];
+    if t.cells.is_none() {
+        if let Some((k, _)) = atm_keys.iter().find(|(_, set)| *set) {
+            return err(format!("{path}.{k}"), "an ATM port's key: only with cells (the port's UBR cell buffer)");
+        }
+    } else if t.ecn_threshold.is_some() {
+        return err(format!("{path}.ecn_threshold"), "an ATM port does not mark ECN");
+    }
     Ok(())
+}
+
+/// An ATM port (`cells`) needs an AAL5 link, a buffer of at least one cell, CBR below the
+/// line, and EPD's threshold with EPD only, below the buffer.
+fn check_atm_port(q: &QueueSpec, path: &str, link: &LinkSpecView) -> Res<()> {
+    let QueueSpec::Table(t) = q else { return Ok(()) };
+    let Some(cells) = t.cells else { return Ok(()) };
+    if link.link_layer == LinkLayerSpec::Ip {
+        return err(format!("{path}.cells"), "an ATM port needs link_layer = \"aal5\" or \"aal5-vc-mux\" on its link");
+    }
+    if cells == 0 || cells > MAX_CELLS {
+        return err(format!("{path}.cells"), format!("{cells} is out of range: an ATM port buffers 1..={MAX_CELLS} cells"));
+    }
+    if let Some(cbr) = t.cbr {
+        let cell_bps = match t.cbr_unit.unwrap_or_default() {
+            CbrUnitName::Cell => cbr.0.bps() as u128,
+            CbrUnitName::Payload => cbr.0.bps() as u128 * 53 / 48,
+        };
+        if cell_bps >= link.rate.0.bps() as u128 {
+            return err(format!("{path}.cbr"), format!("{} leaves no cell slot for UBR on a {} line", cbr.0, link.rate.0));
+        }
+    }
+    if !link.rate.0.bps().is_multiple_of(1_000) {
+        return err(format!("{path}.cells"), "an ATM port's line rate must be whole kb/s");
+    }
+    match (t.discard.unwrap_or_default(), t.epd_threshold) {
+        (DiscardName::Epd, None) => err(format!("{path}.epd_threshold"), "EPD needs its threshold, cells waiting"),
+        (DiscardName::Epd, Some(e)) if e >= cells => err(format!("{path}.epd_threshold"), format!("{e} cells is not below the buffer ({cells} cells)")),
+        (DiscardName::TailDrop | DiscardName::Ppd, Some(_)) => err(format!("{path}.epd_threshold"), "only with discard = \"epd\""),
+        _ => Ok(()),
+    }
+}
+
+/// The largest ATM cell buffer (far beyond any switch's; and a TOML integer).
+const MAX_CELLS: u64 = 1 << 30;
+
+/// What `check_atm_port` reads of a link.
+struct LinkSpecView {
+    link_layer: LinkLayerSpec,
+    rate: Rate,
 }
 
 /// `[[links]]`, resolved. Serialized with the keys of `spec::LinkSpec` (`queue` is folded
@@ -82,6 +136,9 @@ pub(super) fn resolve_links(links: &[LinkSpec], default_queue: &QueueSpec, names
         let queue_b = l.queue_b.clone().unwrap_or(both);
         check_queue(&queue_a, &format!("links[{i}].queue_a"))?;
         check_queue(&queue_b, &format!("links[{i}].queue_b"))?;
+        let view = LinkSpecView { link_layer: l.link_layer.unwrap_or_default(), rate: l.rate };
+        check_atm_port(&queue_a, &format!("links[{i}].queue_a"), &view)?;
+        check_atm_port(&queue_b, &format!("links[{i}].queue_b"), &view)?;
         let framing = l.framing.unwrap_or(Size(0));
         if framing.0 > MAX_FRAMING {
             return err(format!("links[{i}].framing"), format!("{} bytes per packet is more than the {MAX_FRAMING} any link layer adds", framing.0));

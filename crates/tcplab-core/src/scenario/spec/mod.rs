@@ -176,6 +176,30 @@ pub enum UnmarkableName {
     Pass,
 }
 
+/// What an ATM port's CBR rate counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CbrUnitName {
+    /// Whole 53-byte cells.
+    #[default]
+    Cell,
+    /// 48-byte cell payloads.
+    Payload,
+}
+
+/// An ATM port's discard policy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DiscardName {
+    /// Per-cell tail drop.
+    #[default]
+    TailDrop,
+    /// Partial Packet Discard.
+    Ppd,
+    /// Early Packet Discard (with PPD).
+    Epd,
+}
+
 /// A queue as a table.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -194,6 +218,22 @@ pub struct QueueTable {
     /// `"pass"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_unmarkable: Option<UnmarkableName>,
+    /// An ATM output port instead of a packet queue (AAL5 links only): its UBR cell buffer,
+    /// cells (give this, `limit` or `classes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cells: Option<u64>,
+    /// The ATM port's CBR traffic, strictly above UBR (default none), below the line rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cbr: Option<Rate>,
+    /// What `cbr` counts: `"cell"` (53-byte cells, default) or `"payload"` (48 bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cbr_unit: Option<CbrUnitName>,
+    /// The ATM port's discard: `"tail-drop"` (default), `"ppd"` or `"epd"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discard: Option<DiscardName>,
+    /// EPD's threshold, cells waiting (required with `discard = "epd"`), below `cells`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epd_threshold: Option<u64>,
 }
 
 /// The whole scenario.

@@ -1,0 +1,151 @@
+//! ATM ports as scenarios declare them (study 004): a TCP flow over AAL5 through a switch
+//! port with CBR beside it, cell losses, reassembly, the counters, every observation mode, and
+//! the errors.
+
+use super::*;
+
+fn run(text: &str, seed: u64) -> Run {
+    let mut r = Run::from_toml(text, Some(seed)).unwrap_or_else(|e| panic!("{e}"));
+    r.sim.run();
+    r
+}
+
+fn error_of(text: &str) -> String {
+    Run::from_toml(text, None).expect_err("should be rejected").to_string()
+}
+
+/// Host a sends 4 MB to b through switch sw over OC-3c AAL5 links; `port` is sw's egress
+/// queue towards b, `tcp` extra keys of the TCP table.
+fn atm(port: &str, tcp: &str) -> String {
+    format!(
+        r#"
+name = "atm"
+[run]
+duration = "30s"
+stop = "flows-done"
+[defaults.tcp]
+mss = 9140
+sack = false
+nagle = false
+rcvbuf = "64KB"
+sndbuf = "64KB"
+{tcp}
+[[hosts]]
+name = "a"
+[[hosts]]
+name = "b"
+[[switches]]
+name = "sw"
+[[links]]
+between = ["a", "sw"]
+rate = "149.76Mbps"
+delay = "5us"
+link_layer = "aal5"
+[[links]]
+between = ["sw", "b"]
+rate = "149.76Mbps"
+delay = "5us"
+link_layer = "aal5"
+queue_a = {port}
+[[flows]]
+name = "f"
+src = "a"
+dst = "b"
+bytes = "4MB"
+"#
+    )
+}
+
+#[test]
+fn a_large_cell_buffer_loses_nothing_and_cbr_takes_its_share() {
+    let r = run(&atm("{ cells = 20000, cbr = \"60Mbps\" }", ""), 1);
+    let s = r.sim.summary();
+    let f = &s.flows[0];
+    assert_eq!(f.bytes_delivered, 4_000_000);
+    assert_eq!(f.retransmits, 0);
+    let q = s.queues.iter().find(|q| q.name == "sw->b").unwrap();
+    assert_eq!((q.cells_dropped, q.frames_damaged), (0, 0));
+    assert_eq!(s.packets.reassembly_drops, 0);
+    // UBR gets the slots CBR leaves: 89.76 of 149.76 Mb/s of cells, 9180-byte packets in 192
+    // cells: at most 89.76·(9140/10176) ≈ 80.6 Mb/s of payload.
+    let goodput = f.goodput_bps / 1e6;
+    assert!(goodput < 80.7 && goodput > 60.0, "{goodput} Mb/s");
+}
+
+#[test]
+fn a_small_cell_buffer_damages_frames_and_reassembly_discards_them() {
+    let r = run(&atm("{ cells = 200, cbr = \"60Mbps\" }", ""), 1);
+    let s = r.sim.summary();
+    let q = s.queues.iter().find(|q| q.name == "sw->b").unwrap();
+    assert!(q.cells_dropped > 0 && q.frames_damaged > 0, "{q:?}");
+    let p = &s.packets;
+    assert!(p.reassembly_drops >= q.frames_damaged, "every damaged frame is lost at b: {p:?} {q:?}");
+    assert_eq!(p.created, p.delivered + p.queue_drops + p.random_drops + p.reassembly_drops + r.sim.packets_inside());
+    let f = &s.flows[0];
+    assert!(f.retransmits > 0 && f.timeouts > 0, "{f:?}");
+    // PPD sends less of each damaged frame, so the same losses cost less line time.
+    let ppd = run(&atm("{ cells = 200, cbr = \"60Mbps\", discard = \"ppd\" }", ""), 1).sim.summary();
+    let qp = ppd.queues.iter().find(|q| q.name == "sw->b").unwrap();
+    assert!(qp.cells_discarded > 0, "{qp:?}");
+}
+
+#[test]
+fn atm_ports_are_the_same_however_the_run_is_observed() {
+    for port in ["{ cells = 200, cbr = \"60Mbps\" }", "{ cells = 500, cbr = \"100Mbps\", discard = \"epd\", epd_threshold = 250 }"] {
+        let text = format!("{}\n[[taps]]\nname = \"t\"\nlink = [\"sw\", \"b\"]\npcap = false\ntrace = true\n[trace]\nqueues = \"all\"\n", atm(port, ""));
+        let sc = parse_toml(&text).unwrap();
+        assert_eq!(observers::check_every_mode(&sc, 1).unwrap(), None, "{port}");
+    }
+}
+
+#[test]
+fn bad_atm_ports_are_refused_by_field() {
+    let cases = [
+        (atm("{ cells = 200 }", "").replace("link_layer = \"aal5\"\nqueue_a", "queue_a"), "links[1].queue_a.cells: an ATM port needs link_layer"),
+        (atm("{ cells = 0 }", ""), "links[1].queue_a.cells: 0 is out of range: an ATM port buffers 1..=1073741824 cells"),
+        (atm("{ cells = 9223372036854775807 }", ""), "links[1].queue_a.cells: 9223372036854775807 is out of range"),
+        (atm("{ cells = 200, cbr = \"150Mbps\" }", ""), "links[1].queue_a.cbr: 150Mbps leaves no cell slot for UBR on a 149760kbps line"),
+        (atm("{ cells = 200, cbr = \"140Mbps\", cbr_unit = \"payload\" }", ""), "links[1].queue_a.cbr: 140Mbps leaves no cell slot"),
+        (atm("{ cells = 200, discard = \"epd\" }", ""), "links[1].queue_a.epd_threshold: EPD needs its threshold"),
+        (atm("{ cells = 200, discard = \"epd\", epd_threshold = 200 }", ""), "links[1].queue_a.epd_threshold: 200 cells is not below the buffer"),
+        (atm("{ cells = 200, epd_threshold = 100 }", ""), "links[1].queue_a.epd_threshold: only with discard = \"epd\""),
+        (atm("{ limit = \"40pkts\", cbr = \"60Mbps\" }", ""), "links[1].queue_a.cbr: an ATM port's key: only with cells"),
+        (atm("{ limit = \"40pkts\", cells = 100 }", ""), "give one of limit (one FIFO), classes (strict priority) or cells"),
+        (atm("{ cells = 100, ecn_threshold = \"10pkts\" }", ""), "links[1].queue_a.ecn_threshold: an ATM port does not mark ECN"),
+        (atm("{ cells = 100, discard = \"drop\" }", ""), "unknown variant `drop`, expected one of `tail-drop`, `ppd`, `epd`"),
+    ];
+    for (text, want) in cases {
+        let e = error_of(&text);
+        assert!(e.contains(want), "want {want:?}, got {e:?}");
+    }
+    // A port fed by two links.
+    let two = atm("{ cells = 200 }", "").replace(
+        "[[flows]]",
+        "[[hosts]]\nname = \"c\"\n[[links]]\nbetween = [\"c\", \"sw\"]\nrate = \"149.76Mbps\"\nlink_layer = \"aal5\"\n[[flows]]\nname = \"g\"\nsrc = \"c\"\ndst = \"b\"\nbytes = \"1MB\"\n[[flows]]",
+    );
+    assert!(error_of(&two).contains("links[1].queue_a.cells: this ATM port is fed by 2 links"), "{}", error_of(&two));
+}
+
+#[test]
+#[ignore = "prints the numbers of the cases above"]
+fn print_atm_cases() {
+    for port in
+        ["{ cells = 20000, cbr = \"60Mbps\" }", "{ cells = 1024, cbr = \"60Mbps\" }", "{ cells = 200, cbr = \"60Mbps\" }", "{ cells = 200, cbr = \"60Mbps\", discard = \"ppd\" }"]
+    {
+        let r = run(&atm(port, ""), 1);
+        let s = r.sim.summary();
+        let f = &s.flows[0];
+        let q = s.queues.iter().find(|q| q.name == "sw->b").unwrap();
+        eprintln!(
+            "{port}: goodput {:.1} Mb/s, retx {}, timeouts {}, frames damaged {}, cells dropped {}, discarded {}, reassembly drops {}, finish {:?} s",
+            f.goodput_bps / 1e6,
+            f.retransmits,
+            f.timeouts,
+            q.frames_damaged,
+            q.cells_dropped,
+            q.cells_discarded,
+            s.packets.reassembly_drops,
+            f.finish_s
+        );
+    }
+}
