@@ -48,10 +48,14 @@ class Plan:
     def make(quick: bool) -> Plan:
         """The full plan (the paper's 2–256 servers, 10 runs per point) or the quick one."""
         if quick:
-            return Plan((1, 2), (2, 16, 64, 256), ("A", "B"), (100, 500, 900), (64,), (64,), (1,), (500,), (64,), (1,), ())
+            return Plan(seeds=(1, 2), servers=(2, 16, 64, 256), models=("A", "B"), thresholds_mbps=(100, 500, 900), map_servers=(64,),
+                        remedy_servers=(64,), remedy_seeds=(1,), rule_thresholds_mbps=(500,), rule_servers=(64,), rule_seeds=(1,),
+                        peak_fractions=())
         seeds = tuple(range(1, 11))
-        return Plan(seeds, (2, 4, 8, 16, 32, 64, 128, 256), ("A", "B"), (50, 100, 300, 500, 700, 900), (16, 64, 256),
-                    (2, 4, 8, 16, 32, 64, 128, 256), seeds, (100, 300, 500, 900, 3000, 6000), (16, 64), seeds[:5], PEAK_FRACTIONS)
+        return Plan(seeds=seeds, servers=(2, 4, 8, 16, 32, 64, 128, 256), models=("A", "B"), thresholds_mbps=(50, 100, 300, 500, 700, 900),
+                    map_servers=(16, 64, 256), remedy_servers=(2, 4, 8, 16, 32, 64, 128, 256), remedy_seeds=seeds,
+                    rule_thresholds_mbps=(100, 300, 500, 900, 3000, 6000), rule_servers=(16, 64), rule_seeds=seeds[:5],
+                    peak_fractions=PEAK_FRACTIONS)
 
 
 SETTINGS: dict[str, dict[str, Any]] = {

@@ -174,17 +174,12 @@ impl AtmPort {
         SimTime((n as u128 * CELL_BITS * crate::units::PS_PER_SEC as u128 / self.cfg.line_bps as u128) as u64)
     }
 
-    /// The first slot starting at or after `t`.
+    /// The first slot starting at or after `t`: n = ⌈t·line_bps / (424·10¹²)⌉, since
+    /// slot_start(n) = ⌊n·424·10¹²/line_bps⌋ ≥ t exactly when n·424·10¹²/line_bps ≥ t.
     fn slot_at_or_after(&self, t: SimTime) -> u64 {
         let per = CELL_BITS * crate::units::PS_PER_SEC as u128;
-        // ⌈t·line_bps / per⌉, then step forward while the rounding of slot_start puts it before t.
-        let mut n = (t.0 as u128 * self.cfg.line_bps as u128).div_ceil(per) as u64;
-        while n > 0 && self.slot_start(n - 1) >= t {
-            n -= 1;
-        }
-        while self.slot_start(n) < t {
-            n += 1;
-        }
+        let n = (t.0 as u128 * self.cfg.line_bps as u128).div_ceil(per) as u64;
+        debug_assert!(self.slot_start(n) >= t && (n == 0 || self.slot_start(n - 1) < t));
         n
     }
 

@@ -29,7 +29,7 @@ use crate::net::impair::{ImpairConfig, Impairment};
 use crate::net::link_layer::LinkLayer;
 use crate::net::packet::Packet;
 use crate::net::propagation::Propagation;
-use crate::net::queue::{Admission, EcnMarking, Queue, QueueStats};
+use crate::net::queue::{EcnMarking, Queue, QueueStats};
 use crate::units::{BitRate, QueueLimit, SimDuration, SimTime};
 
 /// Index of a pipe in the simulation.
@@ -492,18 +492,10 @@ impl Pipe {
     /// the drop of one that cannot be marked (`Err`).
     #[inline(never)]
     fn judge_marking(&mut self, m: EcnMarking, packets: u64, bytes: u64, pkt: &mut Packet) -> Result<(), Offer> {
-        match m.judge(packets, bytes, pkt.ecn().capable()) {
-            Admission::Plain => Ok(()),
-            Admission::Mark => {
-                pkt.mark_ce();
-                self.queue.stats.marked += 1;
-                Ok(())
-            }
-            Admission::DropUnmarkable => {
-                self.queue.stats.dropped += 1;
-                self.queue.stats.unmarkable_dropped += 1;
-                Err(Offer::QueueDrop)
-            }
+        if m.apply(packets, bytes, pkt, &mut self.queue.stats) {
+            Ok(())
+        } else {
+            Err(Offer::QueueDrop)
         }
     }
 

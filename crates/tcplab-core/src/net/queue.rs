@@ -68,6 +68,26 @@ impl EcnMarking {
             (true, false) => Admission::Plain,
         }
     }
+
+    /// Judge `pkt`, finding `packets`/`bytes` waiting, and carry the verdict out: mark it CE,
+    /// or count its drop (false: the caller drops it). The one place a queue marks, whether
+    /// the queue runs event by event or the pipe runs it lazily.
+    #[inline]
+    pub fn apply(&self, packets: u64, bytes: u64, pkt: &mut Packet, stats: &mut QueueStats) -> bool {
+        match self.judge(packets, bytes, pkt.ecn().capable()) {
+            Admission::Plain => true,
+            Admission::Mark => {
+                pkt.mark_ce();
+                stats.marked += 1;
+                true
+            }
+            Admission::DropUnmarkable => {
+                stats.dropped += 1;
+                stats.unmarkable_dropped += 1;
+                false
+            }
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -139,17 +159,8 @@ impl Queue {
             return Err(pkt);
         }
         if let Some(m) = class.marking {
-            match m.judge(class.fifo.len() as u64, class.bytes, pkt.ecn().capable()) {
-                Admission::Plain => {}
-                Admission::Mark => {
-                    pkt.mark_ce();
-                    self.stats.marked += 1;
-                }
-                Admission::DropUnmarkable => {
-                    self.stats.dropped += 1;
-                    self.stats.unmarkable_dropped += 1;
-                    return Err(pkt);
-                }
+            if !m.apply(class.fifo.len() as u64, class.bytes, &mut pkt, &mut self.stats) {
+                return Err(pkt);
             }
         }
         class.bytes += pkt.size as u64;

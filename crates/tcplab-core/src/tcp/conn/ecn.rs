@@ -53,12 +53,14 @@ impl Connection {
         }
     }
 
-    /// The ECN field of our SYN or SYN-ACK: ECT(0) with a controller that needs ECN, as Linux
-    /// sends DCTCP's (`tcp_ecn_send_syn`, `tcp_ecn_make_synack`), so that a port dropping
-    /// unmarkable packets at its threshold does not drop the handshake (RFC 3168 §6.1.1 has
-    /// SYNs not ECT; RFC 8311 §4.3 lifts that for experiments); not ECT otherwise.
-    pub(super) fn ecn_syn_codepoint(&self) -> Ecn {
-        if self.cfg.ecn && self.ecn_accurate() {
+    /// The ECN field of our SYN or SYN-ACK (`answering`: a SYN-ACK, sent once the peer's SYN
+    /// settled the negotiation): ECT(0) with a controller that needs ECN, as Linux sends
+    /// DCTCP's (`tcp_ecn_send_syn`; `tcp_ecn_send_synack` only when ECN was agreed), so that a
+    /// port dropping unmarkable packets at its threshold does not drop the handshake (RFC 3168
+    /// §6.1.1 has SYNs not ECT; RFC 8311 §4.3 lifts that for experiments); not ECT otherwise.
+    pub(super) fn ecn_syn_codepoint(&self, answering: bool) -> Ecn {
+        let agreed = if answering { self.ecn.negotiated } else { self.cfg.ecn };
+        if agreed && self.ecn_accurate() {
             Ecn::Ect0
         } else {
             Ecn::NotEct

@@ -665,7 +665,7 @@ impl Connection {
         // RFC 7323 §2.2: a SYN-ACK carries the option only if the SYN did.
         let answering = self.state == State::Listen || self.state == State::SynReceived;
         h.flags |= self.ecn_syn_flags(answering);
-        h.ecn = self.ecn_syn_codepoint();
+        h.ecn = self.ecn_syn_codepoint(answering);
         if c.window_scaling && (!answering || self.peer_wscale) {
             h.wscale = Some(self.rcv_wscale);
         }

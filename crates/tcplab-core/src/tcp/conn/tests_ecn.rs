@@ -72,6 +72,13 @@ fn without_ecn_agreed_nothing_is_marked_or_reduced() {
     w.mark = Box::new(|_, _| true);
     transfer(&mut w, 50_000);
     assert_eq!((w.b.stats.ce_received, w.a.stats.ecn_reductions), (0, 0));
+    // A DCTCP listener answering a peer that did not offer ECN sends nothing ECT, its
+    // SYN-ACK included (Linux tcp_ecn_send_synack).
+    let mut w = Wire::new(cfg(), dctcp(), MS);
+    transfer(&mut w, 20_000);
+    assert!(!w.b.ecn_negotiated());
+    assert_eq!(syn(&w, false).ecn, Ecn::NotEct);
+    assert!(w.log.iter().all(|s| s.seg.ecn == Ecn::NotEct), "no ECT without ECN agreed");
 }
 
 #[test]
