@@ -25,6 +25,7 @@
 
 use std::collections::VecDeque;
 
+use crate::net::reassembly::{Reassembled, Reassembly};
 use crate::units::SimTime;
 
 /// Bits in an ATM cell.
@@ -174,6 +175,11 @@ impl AtmPort {
         SimTime((n as u128 * CELL_BITS * crate::units::PS_PER_SEC as u128 / self.cfg.line_bps as u128) as u64)
     }
 
+    /// The line rate, bit/s of cells.
+    pub fn line_bps(&self) -> u64 {
+        self.cfg.line_bps
+    }
+
     /// The first slot starting at or after `t`: n = ⌈t·line_bps / (424·10¹²)⌉, since
     /// slot_start(n) = ⌊n·424·10¹²/line_bps⌋ ≥ t exactly when n·424·10¹²/line_bps ≥ t.
     fn slot_at_or_after(&self, t: SimTime) -> u64 {
@@ -304,13 +310,23 @@ pub struct CellStage {
     /// The first cell of the last frame admitted (frames of one input never overlap).
     last_first: SimTime,
     frames: u64,
+    /// AAL5 reassembly at the host this port feeds, per flow and end addressed (a port feeds a
+    /// host directly, so frames reach it in the order they leave).
+    reassembly: Vec<[Reassembly; 2]>,
+    /// Frames the host's reassembly discards: damaged, or merged with one whose end was lost.
+    pub frames_discarded: u64,
 }
 
 impl CellStage {
     /// A port on a link whose link layer is `link` (AAL5), fed by a host until told otherwise.
     pub fn new(cfg: AtmPortConfig, link: crate::net::link_layer::LinkLayer) -> Self {
         assert!(link.cells(40).is_some(), "an ATM port needs an AAL5 link");
-        CellStage { port: AtmPort::new(cfg), link, input: (0, 1), last_first: SimTime::ZERO, frames: 0 }
+        CellStage { port: AtmPort::new(cfg), link, input: (0, 1), last_first: SimTime::ZERO, frames: 0, reassembly: Vec::new(), frames_discarded: 0 }
+    }
+
+    /// The port's line rate, bit/s of cells.
+    pub fn line_bps(&self) -> u64 {
+        self.port.line_bps()
     }
 
     /// Packets reach the port over a link with this cell rate, bit/s of cells (`None`: from
@@ -337,6 +353,17 @@ impl CellStage {
         self.frames += 1;
         self.port.begin(id, Train { first, cells, cell_time: self.input });
         self.port.finish(id)
+    }
+
+    /// The frame of flow `flow`'s packet to `end` (0 source, 1 destination) left the port with
+    /// `fate`: what reassembly at the host does with it.
+    pub fn reassemble(&mut self, flow: usize, end: usize, fate: &Fate) -> Reassembled {
+        if self.reassembly.len() <= flow {
+            self.reassembly.resize(flow + 1, [Reassembly::default(); 2]);
+        }
+        let r = self.reassembly[flow][end].frame(fate);
+        self.frames_discarded += matches!(r, Reassembled::Corrupt | Reassembled::Merged) as u64;
+        r
     }
 }
 

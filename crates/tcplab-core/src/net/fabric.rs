@@ -12,9 +12,8 @@ use crate::engine::queue::Lane;
 use crate::engine::EventQueue;
 use crate::net::journal::Journal;
 use crate::net::merge::Merge;
-use crate::net::packet::{End, Packet, RouteId};
+use crate::net::packet::{Packet, RouteId};
 use crate::net::pipe::{Offer, Pipe, PipeId, PipeWake};
-use crate::net::reassembly::{Reassembled, Reassembly};
 use crate::units::{SimDuration, SimTime};
 
 /// The fabric's events.
@@ -107,9 +106,6 @@ pub struct PacketCounters {
     /// Copies made by emulators that duplicate: created + duplicated = delivered + drops +
     /// packets inside.
     pub duplicated: u64,
-    /// Packets whose AAL5 frame lost a cell (or was merged with one that lost its end), which
-    /// reassembly at the destination discarded (counted among the drops).
-    pub reassembly_drops: u64,
 }
 
 impl PacketCounters {
@@ -146,10 +142,6 @@ pub struct Fabric {
     /// Admissions made ahead of their events, kept when the stop instant is not known in
     /// advance (`plan(true)`; see `net::journal`).
     journal: Option<Box<Journal>>,
-    /// True when a pipe is an ATM port: delivery goes through AAL5 reassembly.
-    cells: bool,
-    /// Reassembly state per flow and end addressed (grown as flows appear).
-    reassembly: Vec<[Reassembly; 2]>,
 }
 
 impl Fabric {
@@ -166,14 +158,11 @@ impl Fabric {
             order,
             packets: PacketCounters::default(),
             journal: None,
-            cells: false,
-            reassembly: Vec::new(),
         }
     }
 
     /// Add a pipe.
     pub fn add_pipe(&mut self, pipe: Pipe) -> PipeId {
-        self.cells |= pipe.atm_port().is_some();
         let id = PipeId(self.pipes.len() as u32);
         self.pipes.push(pipe);
         self.observed.push(false);
@@ -207,6 +196,11 @@ impl Fabric {
             }
         }
         out
+    }
+
+    /// True if pipe `p` is the last pipe of every route through it (it feeds a host).
+    pub fn ends_every_route(&self, p: PipeId) -> bool {
+        self.routes.iter().all(|r| r.iter().position(|&q| q == p).is_none_or(|h| h + 1 == r.len()))
     }
 
     /// An observer watches pipe `p` (call before planning).
@@ -266,40 +260,12 @@ impl Fabric {
         )
     }
 
-    /// True when `pkt` (as `arrive` returned it) has crossed its route's last pipe; count it
-    /// delivered, unless AAL5 reassembly discards it (`cells`: the slow path).
+    /// True when `pkt` (as `arrive` returned it) has crossed its route's last pipe; count it.
     #[inline]
     pub fn reached_destination(&mut self, pkt: &Packet) -> bool {
         let done = pkt.hop as usize >= self.hops[pkt.route.0 as usize].len();
-        self.packets.delivered += (done && !self.cells) as u64;
+        self.packets.delivered += done as u64;
         done
-    }
-
-    /// For a packet that `reached_destination` in a network with ATM ports: true if AAL5
-    /// reassembly at the host gives it up (counted delivered), false if it discards it
-    /// (counted in `reassembly_drops`). Always true without ATM ports.
-    #[inline]
-    pub fn reassembles(&mut self, pkt: &Packet) -> bool {
-        if !self.cells {
-            return true;
-        }
-        self.reassemble(pkt)
-    }
-
-    #[inline(never)]
-    fn reassemble(&mut self, pkt: &Packet) -> bool {
-        let f = pkt.flow.0 as usize;
-        if self.reassembly.len() <= f {
-            self.reassembly.resize(f + 1, [Reassembly::default(); 2]);
-        }
-        let end = (pkt.to == End::Dst) as usize;
-        let ok = self.reassembly[f][end].arrived(pkt.link) == Reassembled::Delivered;
-        if ok {
-            self.packets.delivered += 1;
-        } else {
-            self.packets.reassembly_drops += 1;
-        }
-        ok
     }
 
     fn wake<E: From<NetEvent> + Copy>(&mut self, p: PipeId, w: PipeWake, q: &mut EventQueue<E>) {

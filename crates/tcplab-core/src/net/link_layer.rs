@@ -12,41 +12,15 @@ pub const AAL5_TRAILER: u64 = 8;
 pub const LLC_SNAP: u64 = 8;
 
 /// Link-layer state a packet carries from link to link; the network layer never reads it.
-/// On ATM: that the packet's AAL5 frame lost a cell at a switch port (`DAMAGED`), and whether
-/// the lost cells include its end-of-frame cell (`END_LOST`), which reassembly at the
-/// receiving host reads (`net::reassembly`).
+/// Room for what a cell-level path element must remember about a frame: on ATM, that a frame
+/// lost a cell at one switch, so that its remaining cells still take line time on the next
+/// links and reassembly discards it (study 004). `INTACT` everywhere today.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinkMark(pub u8);
 
 impl LinkMark {
     /// Nothing to remember (every packet a host creates).
     pub const INTACT: LinkMark = LinkMark(0);
-    /// The frame lost at least one cell.
-    pub const DAMAGED: LinkMark = LinkMark(1);
-    /// The frame lost its end-of-frame cell (with `DAMAGED`).
-    pub const END_LOST: LinkMark = LinkMark(2);
-
-    /// This mark and what a port did to the frame: lost cells, and whether its end was one.
-    pub fn with_losses(self, lost: bool, end_lost: bool) -> LinkMark {
-        let mut m = self.0;
-        if lost || end_lost {
-            m |= Self::DAMAGED.0;
-        }
-        if end_lost {
-            m |= Self::END_LOST.0;
-        }
-        LinkMark(m)
-    }
-
-    /// True if the frame lost a cell anywhere on its way.
-    pub fn damaged(self) -> bool {
-        self.0 & Self::DAMAGED.0 != 0
-    }
-
-    /// True if the frame lost its end-of-frame cell.
-    pub fn end_lost(self) -> bool {
-        self.0 & Self::END_LOST.0 != 0
-    }
 }
 
 /// The link layer of a link.

@@ -24,6 +24,7 @@ use std::collections::VecDeque;
 
 use crate::engine::Rng;
 use crate::net::atm_port::{AtmPortConfig, CellStage};
+use crate::net::reassembly::Reassembled;
 use crate::net::harmonizer::Harmonizer;
 use crate::net::impair::{ImpairConfig, Impairment};
 use crate::net::link_layer::LinkLayer;
@@ -261,11 +262,14 @@ impl Pipe {
     }
 
     /// Replace the queue and transmitter by an ATM output port (`net::atm_port`): a packet's
-    /// AAL5 frame is a train of cells, decided cell by cell; a frame that lost cells goes on
-    /// marked (`LinkMark`), one that lost all is dropped. Needs an AAL5 link layer (set first).
+    /// AAL5 frame is a train of cells, decided cell by cell; the pipe must feed a host, whose
+    /// reassembly the port applies (a frame that lost cells is dropped once its surviving cells
+    /// have taken their slots). Needs an AAL5 link layer (set first).
     pub fn with_atm_port(mut self, cfg: AtmPortConfig) -> Self {
         assert!(self.rate.is_some_and(|r| r.bps() == cfg.line_bps), "the port runs at the link's cell rate");
         self.cells = Some(Box::new(CellStage::new(cfg, self.link)));
+        // The port serializes cell by cell itself; the pipe's own transmitter stays idle.
+        self.rate = None;
         self.lazy = None;
         self.lazy_marking = None;
         self
@@ -371,9 +375,9 @@ impl Pipe {
         line.push_back((at, pkt));
     }
 
-    /// Serialization rate, if limited.
+    /// Serialization rate, if limited (an ATM port's line rate).
     pub fn rate(&self) -> Option<BitRate> {
-        self.rate
+        self.rate.or_else(|| self.cells.as_ref().map(|c| BitRate(c.line_bps())))
     }
 
     /// Propagation delay.
@@ -388,14 +392,8 @@ impl Pipe {
             self.stats.random_drops += 1;
             return Offer::RandomDrop;
         }
-        if self.cells.is_some() {
-            return self.offer_cells(now, pkt, wake);
-        }
         let Some(rate) = self.rate else {
-            self.stats.transmitted += 1;
-            self.stats.bytes_transmitted += pkt.size as u64;
-            self.propagate(now, pkt, wake);
-            return Offer::Accepted;
+            return self.offer_untimed(now, pkt, wake);
         };
         if let Some(limit) = self.lazy {
             return self.offer_lazy(now, pkt, rate, limit, wake);
@@ -427,27 +425,39 @@ impl Pipe {
         Offer::Accepted
     }
 
-    /// The ATM port's admission: the frame's fate decides everything (a packet whose last cell
-    /// arrives `now`; it is taken to start on the wire with its first cell sent).
+    /// A pipe without a transmitter of its own: straight into propagation, or an ATM port
+    /// (which keeps its line rate in its cell stage, off the rate-limited path).
     #[inline(never)]
-    fn offer_cells(&mut self, now: SimTime, mut pkt: Packet, wake: &mut PipeWake) -> Offer {
-        let fate = self.cells.as_mut().expect("an ATM pipe").admit(now, pkt.size);
-        let (Some(first), Some(last)) = (fate.first_out, fate.last_out) else {
+    fn offer_untimed(&mut self, now: SimTime, pkt: Packet, wake: &mut PipeWake) -> Offer {
+        if self.cells.is_some() {
+            return self.offer_cells(now, pkt, wake);
+        }
+        self.stats.transmitted += 1;
+        self.stats.bytes_transmitted += pkt.size as u64;
+        self.propagate(now, pkt, wake);
+        Offer::Accepted
+    }
+
+    /// The ATM port's admission (a packet whose last cell arrives `now`): the cells of its
+    /// frame are decided one by one and those queued take their line slots; the host this port
+    /// feeds reassembles the frame and takes the packet only if it is whole and not merged
+    /// with one whose end was lost. The packet goes on as it left the port's last cell.
+    #[inline(never)]
+    fn offer_cells(&mut self, now: SimTime, pkt: Packet, wake: &mut PipeWake) -> Offer {
+        let stage = self.cells.as_mut().expect("an ATM pipe");
+        let fate = stage.admit(now, pkt.size);
+        let end = (pkt.to == crate::net::packet::End::Dst) as usize;
+        let (Reassembled::Delivered, Some(first), Some(last)) = (stage.reassemble(pkt.flow.0 as usize, end, &fate), fate.first_out, fate.last_out) else {
             self.queue.stats.dropped += 1;
             return Offer::QueueDrop;
         };
         self.queue.stats.enqueued += 1;
         self.queue.stats.departed += 1;
-        pkt.link = pkt.link.with_losses(!fate.intact(), fate.eof_lost);
         if let Some(v) = self.tapped.as_mut() {
-            // A capture shows what a host's tcpdump would: frames that reassemble.
-            if !pkt.link.damaged() {
-                v.push((first, pkt));
-            }
+            v.push((first, pkt));
         }
         self.stats.transmitted += 1;
         self.stats.bytes_transmitted += pkt.size as u64;
-        // `propagate`, written out: one more caller would have it inlined in none.
         let at = self.arrival_time(last);
         if let Some(t) = self.propagation.admit(last, at, pkt) {
             wake.arrival = Some(t);

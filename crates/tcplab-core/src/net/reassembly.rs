@@ -9,7 +9,6 @@
 //! following each other within milliseconds it never fires before the next end-of-frame).
 
 use crate::net::atm_port::Fate;
-use crate::net::link_layer::LinkMark;
 
 /// What reassembly did with a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,20 +47,6 @@ impl Reassembly {
         }
     }
 
-    /// A frame at least one cell of which reached the receiver, marked on its way (the
-    /// simulation's form of `frame`).
-    pub fn arrived(&mut self, mark: LinkMark) -> Reassembled {
-        let joined = self.pending;
-        self.pending = mark.end_lost();
-        if joined {
-            Reassembled::Merged
-        } else if mark.damaged() {
-            Reassembled::Corrupt
-        } else {
-            Reassembled::Delivered
-        }
-    }
-
     /// True while cells of a frame whose end was lost wait for an end-of-frame cell.
     pub fn pending(&self) -> bool {
         self.pending
@@ -86,15 +71,6 @@ mod tests {
         assert!(r.pending());
         assert_eq!(r.frame(&fate(32, 0, false)), Reassembled::Merged, "the next frame completes the broken one: both lost");
         assert_eq!(r.frame(&fate(32, 0, false)), Reassembled::Delivered);
-    }
-
-    #[test]
-    fn marks_reassemble_as_fates_do() {
-        let (mut a, mut b) = (Reassembly::default(), Reassembly::default());
-        for f in [fate(32, 0, false), fate(31, 1, false), fate(20, 12, true), fate(32, 0, false), fate(1, 3, true), fate(2, 0, false), fate(2, 0, false)] {
-            let mark = LinkMark::INTACT.with_losses(f.dropped > 0, f.eof_lost);
-            assert_eq!(a.frame(&f), b.arrived(mark), "{f:?}");
-        }
     }
 
     #[test]

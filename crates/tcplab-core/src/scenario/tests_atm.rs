@@ -65,7 +65,7 @@ fn a_large_cell_buffer_loses_nothing_and_cbr_takes_its_share() {
     assert_eq!(f.retransmits, 0);
     let q = s.queues.iter().find(|q| q.name == "sw->b").unwrap();
     assert_eq!((q.cells_dropped, q.frames_damaged), (0, 0));
-    assert_eq!(s.packets.reassembly_drops, 0);
+    assert_eq!(q.frames_discarded, 0);
     // UBR gets the slots CBR leaves: 89.76 of 149.76 Mb/s of cells, 9180-byte packets in 192
     // cells: at most 89.76·(9140/10176) ≈ 80.6 Mb/s of payload.
     let goodput = f.goodput_bps / 1e6;
@@ -79,8 +79,9 @@ fn a_small_cell_buffer_damages_frames_and_reassembly_discards_them() {
     let q = s.queues.iter().find(|q| q.name == "sw->b").unwrap();
     assert!(q.cells_dropped > 0 && q.frames_damaged > 0, "{q:?}");
     let p = &s.packets;
-    assert!(p.reassembly_drops >= q.frames_damaged, "every damaged frame is lost at b: {p:?} {q:?}");
-    assert_eq!(p.created, p.delivered + p.queue_drops + p.random_drops + p.reassembly_drops + r.sim.packets_inside());
+    assert!(q.frames_discarded >= q.frames_damaged, "every damaged frame is lost at b: {q:?}");
+    assert!(q.dropped >= q.frames_discarded, "{q:?}");
+    assert_eq!(p.created, p.delivered + p.queue_drops + p.random_drops + r.sim.packets_inside());
     let f = &s.flows[0];
     assert!(f.retransmits > 0 && f.timeouts > 0, "{f:?}");
     // PPD sends less of each damaged frame, so the same losses cost less line time.
@@ -124,6 +125,12 @@ fn bad_atm_ports_are_refused_by_field() {
         "[[hosts]]\nname = \"c\"\n[[links]]\nbetween = [\"c\", \"sw\"]\nrate = \"149.76Mbps\"\nlink_layer = \"aal5\"\n[[flows]]\nname = \"g\"\nsrc = \"c\"\ndst = \"b\"\nbytes = \"1MB\"\n[[flows]]",
     );
     assert!(error_of(&two).contains("links[1].queue_a.cells: this ATM port is fed by 2 links"), "{}", error_of(&two));
+    // A port that forwards to another switch, not to a host.
+    let transit = atm("{ cells = 200 }", "").replace("between = [\"sw\", \"b\"]", "between = [\"sw\", \"sw2\"]").replace(
+        "[[flows]]",
+        "[[switches]]\nname = \"sw2\"\n[[links]]\nbetween = [\"sw2\", \"b\"]\nrate = \"149.76Mbps\"\nlink_layer = \"aal5\"\n[[flows]]",
+    );
+    assert!(error_of(&transit).contains("links[1].queue_a.cells: this ATM port forwards to another switch"), "{}", error_of(&transit));
 }
 
 #[test]
@@ -144,7 +151,7 @@ fn print_atm_cases() {
             q.frames_damaged,
             q.cells_dropped,
             q.cells_discarded,
-            s.packets.reassembly_drops,
+            q.frames_discarded,
             f.finish_s
         );
     }

@@ -416,9 +416,7 @@ impl Simulation {
             let (arrived, next) = self.fabric.arrive(now, p);
             if let Some(pkt) = arrived {
                 if self.fabric.reached_destination(&pkt) {
-                    if self.fabric.reassembles(&pkt) {
-                        self.deliver(now, pkt);
-                    }
+                    self.deliver(now, pkt);
                 } else {
                     let touched = self.fabric.forward(now, pkt, &mut self.q);
                     self.tell_observers(touched);

@@ -66,6 +66,7 @@ impl Simulation {
                 let pipe = &self.fabric.pipes[p.0 as usize];
                 let st = pipe.queue_stats(now);
                 let cells = pipe.atm_port().map(|c| c.port.stats).unwrap_or_default();
+                let discarded = pipe.atm_port().map_or(0, |c| c.frames_discarded);
                 QueueSummary {
                     id: i as u32,
                     name: pipe.name.clone(),
@@ -80,6 +81,7 @@ impl Simulation {
                     cells_dropped: cells.cells_dropped,
                     cells_discarded: cells.cells_discarded,
                     frames_damaged: cells.frames_damaged,
+                    frames_discarded: discarded,
                     bytes_transmitted: pipe.transmitted_by(now).1,
                 }
             })
@@ -173,8 +175,11 @@ pub struct QueueSummary {
     pub cells_dropped: u64,
     /// ATM port: UBR cells dropped by PPD or EPD.
     pub cells_discarded: u64,
-    /// ATM port: frames that lost at least one cell (a frame that lost all is in `dropped`).
+    /// ATM port: frames that lost at least one cell.
     pub frames_damaged: u64,
+    /// ATM port: frames that left with cells on the line but that AAL5 reassembly at the host
+    /// discards (damaged, or merged with one whose end was lost); in `dropped` too.
+    pub frames_discarded: u64,
     /// IP bytes transmitted.
     pub bytes_transmitted: u64,
 }
