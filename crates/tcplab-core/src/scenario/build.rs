@@ -88,11 +88,17 @@ impl Routes<'_> {
 /// A TCP flow's two endpoints, with AHTCP's policies when it runs (`sender`: the end that
 /// sends the data); each end's randomised RTO (if any) draws from a stream of its own,
 /// `flows/<name>/rto/<end>`.
-fn tcp_flow(cfg: &crate::tcp::TcpConfig, ahtcp: Option<&ResolvedAhtcp>, sender: usize, seeds: &SeedTree, name: &str) -> TcpFlow {
+/// With `timer_ticks`, each end's clock ticks fall at its host's phase, drawn once per host
+/// from `hosts/<host>/clock`, uniform in [0, 1 s) (1 s holds whole 200 ms and 500 ms ticks).
+fn tcp_flow(cfg: &crate::tcp::TcpConfig, ahtcp: Option<&ResolvedAhtcp>, sender: usize, seeds: &SeedTree, name: &str, hosts: [&str; 2]) -> TcpFlow {
     let conn = |end: usize| {
         let mut c = Connection::new(cfg.clone());
         if cfg.rto.randomize > 0.0 {
             c.seed_rto(seeds.stream(&format!("flows/{name}/rto/{end}")));
+        }
+        if cfg.timer_ticks {
+            let u = seeds.stream(&format!("hosts/{}/clock", hosts[end])).next_f64();
+            c.set_clock_phase(SimDuration((u * 1e12) as u64));
         }
         c
     };
@@ -360,7 +366,7 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
                     let rev = routes.get(s, c, &mut sim, i)?;
                     let id = sim.flows.len() as u32;
                     // The client (end 0) receives the data, the server (end 1) sends it.
-                    let t = tcp_flow(&cfg, ahtcp.as_ref(), 1, &seeds, &name);
+                    let t = tcp_flow(&cfg, ahtcp.as_ref(), 1, &seeds, &name, [client, server]);
                     if let Some(a) = &ahtcp {
                         monitors.join(client, id as usize, 0, a, i)?;
                     }
@@ -406,7 +412,7 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
                     if let Some(a) = &ahtcp {
                         monitors.join(&f.dst, id as usize, 1, a, i)?;
                     }
-                    let t = tcp_flow(&cfg, ahtcp.as_ref(), 0, &seeds, &name);
+                    let t = tcp_flow(&cfg, ahtcp.as_ref(), 0, &seeds, &name, [&f.src, &f.dst]);
                     (FlowEngine::Tcp(Box::new(t)), cc, vec![Application::Bulk(app), Application::Sink(Sink::new(dst))], "tcp")
                 }
                 Traffic::UdpCbr(udp) => {

@@ -156,3 +156,26 @@ fn print_atm_cases() {
         );
     }
 }
+
+#[test]
+fn freebsd_hosts_deadlock_behind_cbr_at_a_small_cell_buffer_and_not_at_a_large_one() {
+    // Study 004's setting: FreeBSD 3.2 hosts, MTU 1500, 64 KiB socket buffers, CBR 60 Mb/s,
+    // 10 s of netperf. The UBR ceiling is (353 208 − 150 943) cells/s · 1460/32 bytes.
+    let tcp = "profile = \"freebsd-3.2\"\n";
+    let text = |cells: u32| {
+        atm(&format!("{{ cells = {cells}, cbr = \"60Mbps\" }}"), tcp)
+            .replace("mss = 9140", "mss = 1460")
+            .replace("duration = \"30s\"\nstop = \"flows-done\"", "duration = \"10s\"")
+            .replace("bytes = \"4MB\"", "write_size = \"64KiB\"")
+    };
+    let ceiling = (353_208.0 - 60e6 / 424.0) * 1460.0 * 8.0 / 32.0;
+    let mbps = |cells: u32| {
+        let r = run(&text(cells), 1);
+        let s = r.sim.summary();
+        (s.flows[0].bytes_delivered as f64 * 8.0 / 10.0, s.flows[0].timeouts)
+    };
+    let (small, small_rto) = mbps(512);
+    assert!(small <= 0.02 * ceiling && small_rto >= 3, "512 cells: {small} b/s, {small_rto} timeouts (ceiling {ceiling})");
+    let (large, large_rto) = mbps(4096);
+    assert!(large > 0.95 * ceiling && large <= ceiling && large_rto == 0, "4096 cells: {large} b/s (ceiling {ceiling})");
+}

@@ -30,6 +30,9 @@ pub enum InitialWindowRule {
     Rfc5681,
     /// Linux 2.6 `tcp_init_cwnd`: 4 up to 1095, 3 up to 1460, else 2.
     Linux,
+    /// 4.4BSD/FreeBSD `tcp_mss` for a peer on the local network (`in_localaddr`): no slow
+    /// start at all, the window opens at once to what the receiver offers.
+    BsdLocal,
 }
 
 /// Which Linux's receive-window rules `rcv_window_growth` follows.
@@ -118,6 +121,15 @@ pub struct TcpConfig {
     pub ts_tick: SimDuration,
     /// Zero-window probe interval before backoff (BSD/Linux use the RTO; here a floor).
     pub persist_min: SimDuration,
+    /// Timers run on the host's clock ticks, as BSD's callout-less timers (default false): a
+    /// delayed ACK goes at the next tick of a `delack_timeout` grid (the 200 ms fast timer),
+    /// the retransmission timer counts whole ticks of the `rto.granularity` grid (the 500 ms
+    /// slow timer) and so fires up to one tick early. The grids' phase is the host's
+    /// (`Connection::set_clock_phase`).
+    pub timer_ticks: bool,
+    /// Socket buffers rounded up to whole segments once the MSS is known (BSD `tcp_mss`:
+    /// `roundup(sb_hiwat, mss)`), default false.
+    pub round_buffers_to_mss: bool,
 }
 
 impl Default for TcpConfig {
@@ -150,6 +162,8 @@ impl Default for TcpConfig {
             ecn: false,
             ts_tick: SimDuration::from_millis(1),
             persist_min: SimDuration::from_millis(200),
+            timer_ticks: false,
+            round_buffers_to_mss: false,
         }
     }
 }

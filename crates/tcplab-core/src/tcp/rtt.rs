@@ -4,7 +4,9 @@
 //! and the Linux one (`tcp_rtt_estimator`/`tcp_set_rto`, 2.6.x and later): srtt with gain 1/8,
 //! mdev with gain 1/4 and extra damping of samples below srtt, rttvar = the per-RTT maximum of
 //! mdev floored at `rto_min`, RTO = srtt + rttvar. Linux works in jiffies; here every value is
-//! in picoseconds and `RtoPolicy::granularity` reproduces a coarse clock when wanted.
+//! in picoseconds and `RtoPolicy::granularity` reproduces a coarse clock when wanted. The BSD
+//! one (4.4BSD/FreeBSD `tcp_xmit_timer`, FreeBSD 2.2–4.x scaling) works in whole slow-timer
+//! ticks (`RtoPolicy::granularity`, 500 ms): see `RttEstimatorKind::Bsd`.
 //!
 //! `RtoPolicy` turns the estimator's base RTO and the number of consecutive backoffs into the
 //! timer value: exponential (RFC 6298 §5.5), linear, or hybrid (exponential, then linear).
@@ -19,6 +21,14 @@ pub enum RttEstimatorKind {
     Rfc6298,
     /// Linux `tcp_rtt_estimator`: rttvar floored at `rto_min` (so RTO ≈ SRTT + max(4·RTTVAR, rto_min)).
     Linux,
+    /// BSD `tcp_xmit_timer` in slow-timer ticks (the policy's granularity): a sample is
+    /// 1 + the ticks it spans (BSD's `t_rtt` starts at 1), srtt scaled by 32 and rttvar by 16
+    /// (`TCP_RTT_SHIFT` 5, `TCP_RTTVAR_SHIFT` 4, `TCP_DELTA_SHIFT` 2), REXMTVAL =
+    /// max(`rto_min`, (srtt/8 + rttvar) / 4) ticks, and the timer after a sample
+    /// RANGESET(REXMTVAL, max(`rto_min`, rtt + 2 ticks), `rto_max`): 3 ticks (1.5 s) on a LAN.
+    /// A backed-off timer is REXMTVAL·2ⁿ (`tcp_backoff`, at most 64×), not the floored value.
+    /// MODEL: the ticks a sample spans are ⌊rtt / tick⌋ (BSD counts tick boundaries crossed).
+    Bsd,
 }
 
 /// How consecutive timeouts grow the RTO.
@@ -129,6 +139,11 @@ pub struct RttEstimator {
     mdev_max: i128,
     lx_rttvar: i128,
     rtt_seq: u64,
+    // BSD state, in ticks, scaled as in the kernel: srtt32 = 32·srtt, rttvar16 = 16·rttvar;
+    // `bsd_rxtcur` the timer after the last sample, ticks.
+    srtt32: i64,
+    rttvar16: i64,
+    bsd_rxtcur: i64,
 }
 
 impl RttEstimator {
@@ -145,6 +160,9 @@ impl RttEstimator {
             mdev_max: 0,
             lx_rttvar: 0,
             rtt_seq: 0,
+            srtt32: 0,
+            rttvar16: 0,
+            bsd_rxtcur: 0,
         }
     }
 
@@ -226,7 +244,58 @@ impl RttEstimator {
                 self.srtt = Some(SimDuration((self.srtt8 >> 3).max(1) as u64));
                 self.rttvar = SimDuration(self.lx_rttvar.max(0) as u64);
             }
+            RttEstimatorKind::Bsd => self.bsd_sample(rtt, policy),
         }
+    }
+
+    /// `tcp_xmit_timer` (FreeBSD 2.2–4.x): the arithmetic in ticks.
+    fn bsd_sample(&mut self, rtt: SimDuration, policy: &RtoPolicy) {
+        let tick = policy.granularity.as_ps().max(1);
+        let rtt_ticks = 1 + (rtt.as_ps() / tick) as i64;
+        if self.srtt32 != 0 {
+            let mut delta = ((rtt_ticks - 1) << 2) - (self.srtt32 >> 3);
+            self.srtt32 += delta;
+            if self.srtt32 <= 0 {
+                self.srtt32 = 1;
+            }
+            delta = delta.abs() - (self.rttvar16 >> 2);
+            self.rttvar16 += delta;
+            if self.rttvar16 <= 0 {
+                self.rttvar16 = 1;
+            }
+        } else {
+            self.srtt32 = rtt_ticks << 5;
+            self.rttvar16 = rtt_ticks << 3;
+        }
+        let (min, max) = Self::bsd_bounds(policy);
+        self.bsd_rxtcur = self.bsd_rexmtval(policy).max(min.max(rtt_ticks + 2)).min(max);
+        let t = |ticks_32: i64, scale: i64| SimDuration((ticks_32 as u128 * tick as u128 / scale as u128) as u64);
+        self.srtt = Some(t(self.srtt32, 32).max(SimDuration(1)));
+        self.rttvar = t(self.rttvar16, 16);
+    }
+
+    /// `rto_min` and `rto_max` in whole ticks.
+    fn bsd_bounds(policy: &RtoPolicy) -> (i64, i64) {
+        let tick = policy.granularity.as_ps().max(1);
+        (policy.min.as_ps().div_ceil(tick) as i64, (policy.max.as_ps() / tick).max(1) as i64)
+    }
+
+    /// `TCP_REXMTVAL`: max(rttmin, (srtt/8 + rttvar) / 4) ticks, from the scaled state.
+    fn bsd_rexmtval(&self, policy: &RtoPolicy) -> i64 {
+        let (min, _) = Self::bsd_bounds(policy);
+        (((self.srtt32 >> 3) + self.rttvar16) >> 2).max(min)
+    }
+
+    /// The retransmission timer after `n` consecutive backoffs, when the estimator decides it
+    /// (BSD: the timer after the last sample, or REXMTVAL·`tcp_backoff[n]` within the bounds);
+    /// `None` for the estimators whose base RTO the policy backs off.
+    pub fn own_timeout(&self, policy: &RtoPolicy, n: u32) -> Option<SimDuration> {
+        if self.kind != RttEstimatorKind::Bsd || self.srtt.is_none() {
+            return None;
+        }
+        let (min, max) = Self::bsd_bounds(policy);
+        let ticks = if n == 0 { self.bsd_rxtcur } else { (self.bsd_rexmtval(policy) << n.min(6)).max(min).min(max) };
+        Some(SimDuration(ticks as u64 * policy.granularity.as_ps().max(1)))
     }
 
     /// The base RTO (before backoff): `policy.initial` until the first sample.
@@ -235,6 +304,7 @@ impl RttEstimator {
         let rto = match self.kind {
             RttEstimatorKind::Rfc6298 => srtt + policy.granularity.max(self.rttvar.saturating_mul(4)),
             RttEstimatorKind::Linux => srtt + self.rttvar,
+            RttEstimatorKind::Bsd => SimDuration(self.bsd_rxtcur as u64 * policy.granularity.as_ps().max(1)),
         };
         rto.max(policy.min).min(policy.max)
     }

@@ -91,6 +91,10 @@ pub struct TcpSettings {
     pub limited_transmit: bool,
     /// RFC 7661 congestion-window validation.
     pub cwnd_validation: bool,
+    /// Timers on the host's clock ticks.
+    pub timer_ticks: bool,
+    /// Socket buffers rounded up to whole MSS.
+    pub round_buffers_to_mss: bool,
     /// Duplicate-ACK threshold.
     pub dupthresh: u32,
     /// Recovery procedure.
@@ -143,6 +147,8 @@ impl TcpSettings {
             ecn: d.ecn,
             limited_transmit: d.limited_transmit,
             cwnd_validation: d.cwnd_validation,
+            timer_ticks: d.timer_ticks,
+            round_buffers_to_mss: d.round_buffers_to_mss,
             dupthresh: d.dupthresh,
             recovery: RecoveryName::Auto,
             abc_limit: RenoConfig::default().abc_limit,
@@ -159,7 +165,7 @@ impl TcpSettings {
             mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
             rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
-            limited_transmit, cwnd_validation, dupthresh, recovery, abc_limit, ts_tick, hz,
+            limited_transmit, cwnd_validation, timer_ticks, round_buffers_to_mss, dupthresh, recovery, abc_limit, ts_tick, hz,
         } = s;
         set(&mut self.mss, mss);
         set(&mut self.sack, sack);
@@ -190,6 +196,8 @@ impl TcpSettings {
         set(&mut self.ecn, ecn);
         set(&mut self.limited_transmit, limited_transmit);
         set(&mut self.cwnd_validation, cwnd_validation);
+        set(&mut self.timer_ticks, timer_ticks);
+        set(&mut self.round_buffers_to_mss, round_buffers_to_mss);
         set(&mut self.dupthresh, dupthresh);
         set(&mut self.recovery, recovery);
         set(&mut self.abc_limit, abc_limit);
@@ -312,6 +320,38 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             hz: Some(1000),
             ..TcpSpec::default()
         },
+        // FreeBSD 3.2 (algorithms.md §6.5; 4.4BSD/FreeBSD tcp_input.c tcp_mss, tcp_xmit_timer,
+        // tcp_timer.h): Reno without SACK (3.2 predates FreeBSD's NewReno and SACK); RFC 1323
+        // on (net.inet.tcp.rfc1323 = 1) for window scaling (64 KB needs it). MODEL: timestamps
+        // off: on a LAN BSD's timestamp RTT (1 + slow ticks between TSval and TSecr) and its
+        // per-segment timing both give 1 tick, and without the option a segment carries the
+        // whole MSS (at MTU 1500 the same 32 cells either way); delayed ACK every 2
+        // segments, sent by the 200 ms fast timer (PR_FASTHZ 5); the retransmission timer on
+        // the 500 ms slow timer (PR_SLOWHZ 2), TCPTV_MIN 1 s, TCPTV_REXMTMAX 64 s, 3 s before a
+        // sample, backoff tcp_backoff[] (doubling, at most 64×); socket buffers rounded up to
+        // whole MSS; snd_cwnd not reduced to one segment for a peer in_localaddr.
+        ProfileName::FreeBsd32 => TcpSpec {
+            profile: Some(p),
+            cc: Some(CcName::Reno),
+            sack: Some(false),
+            timestamps: Some(false),
+            window_scaling: Some(true),
+            initial_cwnd: Some(0),
+            initial_cwnd_rule: Some(IwRuleName::BsdLocal),
+            delack_segments: Some(2),
+            delack_timeout: Some(Dur(SimDuration::from_millis(200))),
+            rtt_estimator: Some(EstimatorName::Bsd),
+            rto_min: Some(Dur(SimDuration::from_secs(1))),
+            rto_max: Some(Dur(SimDuration::from_secs(64))),
+            rto_initial: Some(Dur(SimDuration::from_secs(3))),
+            rto_granularity: Some(Dur(SimDuration::from_millis(500))),
+            recovery: Some(RecoveryName::Reno),
+            limited_transmit: Some(false),
+            cwnd_validation: Some(false),
+            timer_ticks: Some(true),
+            round_buffers_to_mss: Some(true),
+            ..TcpSpec::default()
+        },
     }
 }
 
@@ -346,7 +386,7 @@ impl ResolvedTcp {
             mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
             rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
-            limited_transmit, cwnd_validation, dupthresh, recovery, abc_limit, ts_tick, hz,
+            limited_transmit, cwnd_validation, timer_ticks, round_buffers_to_mss, dupthresh, recovery, abc_limit, ts_tick, hz,
         } = self.settings;
         TcpConfig {
             mss,
@@ -360,6 +400,7 @@ impl ResolvedTcp {
             initial_cwnd_rule: match initial_cwnd_rule {
                 IwRuleName::Rfc5681 => InitialWindowRule::Rfc5681,
                 IwRuleName::Linux => InitialWindowRule::Linux,
+                IwRuleName::BsdLocal => InitialWindowRule::BsdLocal,
             },
             quickack,
             rcv_window_growth,
@@ -375,6 +416,7 @@ impl ResolvedTcp {
             rtt_estimator: match rtt_estimator {
                 EstimatorName::Rfc6298 => RttEstimatorKind::Rfc6298,
                 EstimatorName::Linux => RttEstimatorKind::Linux,
+                EstimatorName::Bsd => RttEstimatorKind::Bsd,
             },
             rto: RtoPolicy {
                 min: rto_min.0,
@@ -407,6 +449,8 @@ impl ResolvedTcp {
             ecn,
             ts_tick: ts_tick.0,
             persist_min: SimDuration::from_millis(200),
+            timer_ticks,
+            round_buffers_to_mss,
         }
     }
 }

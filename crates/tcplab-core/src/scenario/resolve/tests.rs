@@ -80,6 +80,8 @@ fn every_setting_changed() -> TcpSettings {
         ecn: true,
         limited_transmit: false,
         cwnd_validation: false,
+        timer_ticks: true,
+        round_buffers_to_mss: true,
         dupthresh: 4,
         recovery: RecoveryName::Sack,
         abc_limit: 2,

@@ -36,6 +36,11 @@ pub enum ProfileName {
     /// 65535 bytes as in 4.20–6.9).
     #[serde(rename = "linux-modern")]
     LinuxModern,
+    /// FreeBSD 3.2 (study 004): Reno without SACK, delayed ACK every 2 segments on the 200 ms
+    /// fast timer, RTO from BSD's tick estimator on the 500 ms slow timer (min 1 s, max 64 s,
+    /// 3 s initial), socket buffers rounded up to whole MSS, no slow start to a local peer.
+    #[serde(rename = "freebsd-3.2")]
+    FreeBsd32,
 }
 
 /// Initial-window rules by name.
@@ -46,6 +51,8 @@ pub enum IwRuleName {
     Rfc5681,
     /// Linux 2.6.
     Linux,
+    /// BSD, peer on the local network: no slow start.
+    BsdLocal,
 }
 
 /// Receive-window rules by name (Linux versions).
@@ -67,6 +74,8 @@ pub enum EstimatorName {
     Rfc6298,
     /// Linux.
     Linux,
+    /// BSD (`tcp_xmit_timer`, in slow-timer ticks of `rto_granularity`).
+    Bsd,
 }
 
 /// TCP variants by name.
@@ -319,6 +328,13 @@ pub struct TcpSpec {
     /// RFC 7661: grow the window only while cwnd-limited (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwnd_validation: Option<bool>,
+    /// Timers on the host's clock ticks, BSD style: delayed ACK at the next `delack_timeout`
+    /// tick, the RTO in whole `rto_granularity` ticks (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer_ticks: Option<bool>,
+    /// Socket buffers rounded up to whole MSS once it is known, BSD `tcp_mss` (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_buffers_to_mss: Option<bool>,
     /// Duplicate-ACK threshold, at least 1 (default 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dupthresh: Option<u32>,

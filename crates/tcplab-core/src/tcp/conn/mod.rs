@@ -220,6 +220,8 @@ pub struct Connection {
     /// The stream the randomised RTO draws from (`seed_rto`; used only with
     /// `rto.randomize` > 0).
     rto_rng: Rng,
+    /// Phase of the host's clock ticks (`TcpConfig::timer_ticks`).
+    clock_phase: SimDuration,
     /// Counters.
     pub stats: ConnStats,
 }
@@ -277,6 +279,7 @@ impl Connection {
             peer_fin: None,
             ecn: ecn::EcnState::default(),
             rto_rng: Rng::from_seed(0),
+            clock_phase: SimDuration::ZERO,
             stats: ConnStats::default(),
             cfg,
         }
@@ -319,7 +322,7 @@ impl Connection {
         if b == base && n == self.backoffs {
             return rto;
         }
-        let rto = self.cfg.rto.timeout(base, self.backoffs);
+        let rto = self.rtt.own_timeout(&self.cfg.rto, self.backoffs).unwrap_or_else(|| self.cfg.rto.timeout(base, self.backoffs));
         self.rto_memo.set((base, self.backoffs, rto));
         rto
     }
@@ -339,7 +342,26 @@ impl Connection {
     /// (Re)start the retransmission timer for one RTO (randomised by the policy) from `now`.
     fn arm_rto(&mut self, now: SimTime) {
         let d = self.rto_timer();
-        self.timers.set(TimerKind::Retransmit, now + d);
+        let at = if self.cfg.timer_ticks { self.after_ticks(now, d, self.cfg.rto.granularity) } else { now + d };
+        self.timers.set(TimerKind::Retransmit, at);
+    }
+
+    /// A timer of `d` (whole ticks of `tick`) set at `now` on the host's clock: it counts tick
+    /// boundaries, so it fires at the ⌈d/tick⌉-th tick after `now` (BSD's slow and fast
+    /// timers: between d − tick and d after it is set).
+    pub(super) fn after_ticks(&self, now: SimTime, d: SimDuration, tick: SimDuration) -> SimTime {
+        let tick = tick.as_ps().max(1);
+        let ticks = d.as_ps().div_ceil(tick).max(1);
+        let phase = self.clock_phase.as_ps() % tick;
+        // The first tick strictly after `now`.
+        let since = (now.0 + tick - phase) % tick;
+        SimTime(now.0 + (tick - since) + (ticks - 1) * tick)
+    }
+
+    /// Set the phase of the host's clock ticks (`TcpConfig::timer_ticks`): ticks fall at
+    /// `phase` + k·tick.
+    pub fn set_clock_phase(&mut self, phase: SimDuration) {
+        self.clock_phase = phase;
     }
 
     /// Give the randomised RTO its own seeded stream (one per connection, so timers of
@@ -695,6 +717,12 @@ impl Connection {
             self.rcv_wscale = 0;
         }
         self.smss = payload_room(&self.cfg, self.ts_ok);
+        if self.cfg.round_buffers_to_mss {
+            // BSD tcp_mss: both socket buffers rounded up to whole segments.
+            let m = self.smss as u64;
+            self.cfg.sndbuf = self.cfg.sndbuf.max(m).div_ceil(m) * m;
+            self.cfg.rcvbuf = self.cfg.rcvbuf.max(m).div_ceil(m) * m;
+        }
         self.rcv_mss = self.smss;
         self.rcv_ssthresh = initial_rcv_ssthresh(&self.cfg, self.smss, self.rcv_wscale);
         self.quickacks_left = self.cfg.quickack.min((self.cfg.rcvbuf / (2 * self.smss as u64).max(1)) as u32);
@@ -751,6 +779,9 @@ fn initial_window(cfg: &TcpConfig, smss: u32) -> u64 {
     let three_up_to = match cfg.initial_cwnd_rule {
         InitialWindowRule::Rfc5681 => 2190,
         InitialWindowRule::Linux => 1460,
+        // TCP_MAXWIN << TCP_MAX_WINSHIFT: the receiver's window is the only limit.
+        InitialWindowRule::BsdLocal if cfg.initial_cwnd == 0 => return 65_535 << 14,
+        InitialWindowRule::BsdLocal => 0,
     };
     let segs = if cfg.initial_cwnd > 0 {
         cfg.initial_cwnd as u64

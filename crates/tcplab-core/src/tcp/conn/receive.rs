@@ -91,7 +91,8 @@ impl Connection {
         if immediate || self.unacked_bytes > threshold || self.cfg.delack_segments <= 1 {
             self.send_ack(now, out);
         } else if !self.timers.is_set(TimerKind::DelayedAck) {
-            self.timers.set(TimerKind::DelayedAck, now + self.cfg.delack_timeout);
+            let at = if self.cfg.timer_ticks { self.after_ticks(now, self.cfg.delack_timeout, self.cfg.delack_timeout) } else { now + self.cfg.delack_timeout };
+            self.timers.set(TimerKind::DelayedAck, at);
         }
     }
 

@@ -894,3 +894,6 @@ mod sack;
 
 #[path = "tests_ecn.rs"]
 mod ecn;
+
+#[path = "tests_bsd.rs"]
+mod bsd;
