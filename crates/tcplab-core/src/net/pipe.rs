@@ -24,13 +24,13 @@ use std::collections::VecDeque;
 
 use crate::engine::Rng;
 use crate::net::atm_port::{AtmPortConfig, CellStage};
-use crate::net::reassembly::Reassembled;
 use crate::net::harmonizer::Harmonizer;
 use crate::net::impair::{ImpairConfig, Impairment};
 use crate::net::link_layer::LinkLayer;
 use crate::net::packet::Packet;
 use crate::net::propagation::Propagation;
 use crate::net::queue::{EcnMarking, Queue, QueueStats};
+use crate::net::reassembly::Reassembled;
 use crate::units::{BitRate, QueueLimit, SimDuration, SimTime};
 
 /// Index of a pipe in the simulation.

@@ -439,7 +439,10 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
     for (p, path) in &atm_ports {
         let feeders = sim.fabric.feeders_of(*p);
         if !sim.fabric.ends_every_route(*p) {
-            return err(format!("{path}.cells"), "this ATM port forwards to another switch; tcplab models an ATM port that feeds a host (its AAL5 reassembly happens at that host)");
+            return err(
+                format!("{path}.cells"),
+                "this ATM port forwards to another switch; tcplab models an ATM port that feeds a host (its AAL5 reassembly happens at that host)",
+            );
         }
         if feeders.len() > 1 {
             return err(format!("{path}.cells"), format!("this ATM port is fed by {} links; tcplab models a port fed by one link (any number of flows through it)", feeders.len()));

@@ -126,10 +126,9 @@ fn bad_atm_ports_are_refused_by_field() {
     );
     assert!(error_of(&two).contains("links[1].queue_a.cells: this ATM port is fed by 2 links"), "{}", error_of(&two));
     // A port that forwards to another switch, not to a host.
-    let transit = atm("{ cells = 200 }", "").replace("between = [\"sw\", \"b\"]", "between = [\"sw\", \"sw2\"]").replace(
-        "[[flows]]",
-        "[[switches]]\nname = \"sw2\"\n[[links]]\nbetween = [\"sw2\", \"b\"]\nrate = \"149.76Mbps\"\nlink_layer = \"aal5\"\n[[flows]]",
-    );
+    let transit = atm("{ cells = 200 }", "")
+        .replace("between = [\"sw\", \"b\"]", "between = [\"sw\", \"sw2\"]")
+        .replace("[[flows]]", "[[switches]]\nname = \"sw2\"\n[[links]]\nbetween = [\"sw2\", \"b\"]\nrate = \"149.76Mbps\"\nlink_layer = \"aal5\"\n[[flows]]");
     assert!(error_of(&transit).contains("links[1].queue_a.cells: this ATM port forwards to another switch"), "{}", error_of(&transit));
 }
 
