@@ -89,7 +89,7 @@ def test_study_scenarios_are_found_in_the_package():
         study_dir("p9_nothing")
     with pytest.raises(FileNotFoundError, match="no such scenario"):
         study_scenario("p0_parallel_bic", "nothing")
-    assert set(STUDIES) == {"p0", "p1"}
+    assert set(STUDIES) == {"p0", "p1", "p4"}
     assert study_scenario("p1_incast", "model_a").name == "model_a.toml"
 
 

@@ -25,9 +25,9 @@ from typing import Any, Protocol
 
 from tcplab.reproduce.findings import Check, missing_quotes, verdict
 
-__all__ = ["STUDIES", "STUDY_NAMES", "Check", "Study", "missing_quotes", "p0", "p1", "verdict"]
+__all__ = ["STUDIES", "STUDY_NAMES", "Check", "Study", "missing_quotes", "p0", "p1", "p4", "verdict"]
 
-STUDY_NAMES = ("p0", "p1")
+STUDY_NAMES = ("p0", "p1", "p4")
 """The studies `tcplab reproduce` offers (the keys of `STUDIES`)."""
 
 

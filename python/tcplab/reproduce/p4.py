@@ -1,0 +1,232 @@
+"""Reproduce study 004 (TCP over a congested ATM switch: the throughput "deadlock" of UBR TCP
+under CBR, Nakanishi et al., c. 1999).
+
+`reproduce(out, quick=False)` runs the shipped `scenarios/p4_atm/` on the sweep runner: Fig. 2
+(throughput against the cell buffer for five MTUs), Table 2 and Figs. 3–4 (25 KB against 38 KB,
+with the sender's trace), Figs. 5–6 (the least CBR that deadlocks, found per socket buffer by
+bisection), the unknowns mapped (an effective UBR buffer, the CBR unit, the MSS rule), and
+beyond the paper a first-principles predictor of the boundary, EPD/PPD, and TCP against TCP.
+It writes the figures, `results.json` and `report.md` (each statement of the paper quoted
+beside the measured values, pass or FAIL). The runs are kept in `out/runs/` (resumable).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tcplab.reproduce.findings import Check
+from tcplab.reproduce.p4_runs import CBR_TOP_MBPS, CRITERIA, KEYS, MTUS, Spec, cells_through, mss_freebsd, mss_plain, run_specs, summarise, table2_traces
+from tcplab.reproduce.report import write_results_json
+
+__all__ = ["Plan", "Variant", "VARIANTS", "experiment", "reproduce", "search_critical", "write_report"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """How much to run."""
+
+    seeds: tuple[int, ...]
+    fig2_cells: tuple[int, ...]
+    """Cell buffers of Fig. 2 (configured; an effective-buffer variant runs f × these)."""
+    table2_cells: tuple[int, ...]
+    """Cell buffers scanned for Table 2's pattern (25 KB good, 38 KB deadlock)."""
+    socks_kib: tuple[int, ...]
+    """Socket buffers of Figs. 5–6."""
+    tol_mbps: float
+    """The bisection stops when the bracket of the critical CBR is at most this wide."""
+    spot_points: tuple[tuple[int, int], ...]
+    """(cells, socket KiB) where a CBR grid tests the search's monotonicity (MTU 1500)."""
+    spot_cbrs: tuple[float, ...]
+    trace_seeds: tuple[int, ...]
+    beyond_mtus: tuple[int, ...] = (1500, 9180)
+
+    @staticmethod
+    def make(quick: bool) -> Plan:
+        """The full plan (5 runs per point, as the paper) or the quick one."""
+        if quick:
+            return Plan(seeds=(1, 2), fig2_cells=(256, 512, 1024, 2048, 4096), table2_cells=(512, 768, 1024),
+                        socks_kib=(6, 14, 22, 30, 38, 46, 54, 64), tol_mbps=10.0, spot_points=((1024, 46), (512, 64)),
+                        spot_cbrs=(20, 60, 100, 130), trace_seeds=(1,))
+        grid = (256, 362, 512, 724, 1024, 1448, 2048, 2560, 3072, 4096, 5793, 8192)  # ≈ √2 apart, with the paper's 3K
+        return Plan(seeds=(1, 2, 3, 4, 5), fig2_cells=grid, table2_cells=(384, 448, 512, 576, 640, 704, 768, 832, 896, 960, 1024, 1280),
+                    socks_kib=tuple(range(6, 65)), tol_mbps=2.5, spot_points=((1024, 44), (1024, 46), (1024, 48), (1024, 50), (512, 32), (512, 64)),
+                    spot_cbrs=(10, 30, 50, 70, 90, 110, 130), trace_seeds=(1, 2, 3, 4, 5))
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """One reading of the unknowns that matter (README A4, A5, A8)."""
+
+    name: str
+    f: float = 1.0
+    """Effective UBR buffer = f × the configured one."""
+    unit: str = "cell"
+    """How the analyser counts CBR Mb/s: 53-byte cells or 48-byte payload."""
+    mss_rule: str = "freebsd"
+
+    def mss(self, mtu: int) -> int:
+        return mss_freebsd(mtu) if self.mss_rule == "freebsd" else mss_plain(mtu)
+
+    def cells(self, configured: int) -> int:
+        return max(1, int(round(self.f * configured)))
+
+
+VARIANTS = (
+    Variant("as shipped (f = 1, CBR in cells, FreeBSD MSS)"),
+    Variant("effective buffer f = 0.5", f=0.5),
+    Variant("CBR counted in payload", unit="payload"),
+    Variant("MSS = MTU − 40", mss_rule="plain"),
+)
+"""The shipped reading first; each other changes one unknown."""
+
+FIG5_CELLS = (512, 1024, 1536)
+"""Fig. 5's cell buffers, 0.5K/1K/1.5K cells (§4.1 L130; K = 1024, README A7)."""
+TABLE2_SOCKS_KIB = (25, 38)
+TABLE2_CELLS = 1024
+"""Table 2's cell buffer: not given; 1K cells as Fig. 6's and L75's (README A10)."""
+
+
+def search_critical(points: list[tuple[tuple[int, int, str], int]], seeds: tuple[int, ...], tol: float,
+                    run: Callable[[list[Spec]], pl.DataFrame], progress: Callable[[str], None] = lambda _: None,
+                    criteria: dict[str, Callable[[dict[str, Any]], bool]] = CRITERIA) -> tuple[dict[Any, Any], pl.DataFrame]:
+    """The least CBR meeting each criterion per (curve, socket buffer), by bisection over
+    (0, 140] Mb/s. A curve is (MSS, cells, CBR unit); `points` are (curve, socket bytes).
+
+    Each point is first run at 140 Mb/s: a criterion not met there is "none" (the paper's
+    plotted 140). Otherwise its bracket (lo, hi] = (0, 140] is halved until at most `tol`
+    wide (monotone in the CBR, assumed: the spot checks test it). The criteria share the runs
+    of the points they probe alike. Returns {(curve, sock, criterion): (lo, hi or None)} and
+    every run (one row per seed)."""
+    state: dict[Any, list[Any]] = {(c, s, k): [0.0, CBR_TOP_MBPS] for c, s in points for k in criteria}
+    probe = {key: CBR_TOP_MBPS for key in state}
+    tested = []
+    rounds = 0
+    while probe:
+        rounds += 1
+        specs = {key: Spec(mss=key[0][0], sock=key[1], cells=key[0][1], cbr_mbps=round(c, 4), unit=key[0][2]) for key, c in probe.items()}
+        progress(f"Figs. 5–6 search, round {rounds}: {len(set(specs.values()))} points × {len(seeds)} seeds")
+        raw = run(list(set(specs.values())))
+        tested.append(raw)
+        rows = {(r["mss"], r["sock"], r["cells"], r["cbr_mbps"], r["unit"]): r for r in summarise(raw).iter_rows(named=True)}
+        nxt = {}
+        for key, spec in specs.items():
+            met = criteria[key[2]](rows[(spec.mss, spec.sock, spec.cells, spec.cbr_mbps, spec.unit)])
+            lo, hi = state[key]
+            if spec.cbr_mbps == CBR_TOP_MBPS and not met:
+                state[key] = [lo, None]
+                continue
+            if spec.cbr_mbps < CBR_TOP_MBPS:
+                state[key] = [lo, spec.cbr_mbps] if met else [spec.cbr_mbps, hi]
+            lo, hi = state[key]
+            if hi - lo > tol:
+                nxt[key] = (lo + hi) / 2
+        probe = nxt
+    return {key: tuple(v) for key, v in state.items()}, pl.concat(tested, how="diagonal_relaxed")
+
+
+def search_points(plan: Plan) -> list[tuple[tuple[int, int, str], int]]:
+    """The (curve, socket bytes) the Figs. 5–6 search covers: the shipped reading's curves at
+    every socket buffer of the plan (1 KB apart: finer than an MSS of 1460 B, so every window
+    of MTU 1500 is seen), and so the effective-buffer variant's; the MSS rule's at every other
+    one. A curve is
+    (MSS, cells, CBR unit); CBR counted in payload is the same runs relabelled (README A8)."""
+    socks = [k * 1024 for k in plan.socks_kib]
+    out: dict[tuple[tuple[int, int, str], int], None] = {}
+    for i, v in enumerate(VARIANTS):
+        if v.unit != "cell":
+            continue
+        curves = [(v.mss(1500), v.cells(c), "cell") for c in FIG5_CELLS] + [(v.mss(m), v.cells(TABLE2_CELLS), "cell") for m in (1500, 9180)]
+        for c in curves:
+            for s in socks if i == 0 or v.f != 1.0 else socks[::2]:
+                out[(c, s)] = None
+    return list(out)
+
+
+def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, out: Path | None = None,
+               workers: int | None = None, cluster: Any = None) -> dict[str, Any]:
+    """Run every experiment; returns the per-run tables, the searches' results and timings."""
+    store = (out / "runs") if out is not None else None
+    walls: dict[str, float] = {}
+    tables: dict[str, pl.DataFrame] = {}
+
+    def run(specs: list[Spec], seeds: tuple[int, ...] = plan.seeds, name: str = "p4") -> pl.DataFrame:
+        return run_specs(specs, seeds, out=store, workers=workers, cluster=cluster, name=name)
+
+    def timed(label: str, specs: list[Spec], seeds: tuple[int, ...] = plan.seeds) -> None:
+        t0 = time.perf_counter()
+        progress(f"{label}: {len(set(specs))} points × {len(seeds)} seeds")
+        tables[label] = run(specs, seeds, name=f"p4-{label}")
+        walls[label] = time.perf_counter() - t0
+
+    t_start = time.perf_counter()
+    # Fig. 2 under every variant (an effective buffer is a run at f × the configured buffer).
+    fig2 = [Spec(mss=v.mss(m), sock=65536, cells=v.cells(c), unit=v.unit) for v in VARIANTS for m in MTUS for c in plan.fig2_cells]
+    # Table 2: 25 vs 38 KB, over the scanned buffers (and 1K under every variant).
+    t2 = [Spec(mss=1460, sock=k * 1024, cells=c) for k in TABLE2_SOCKS_KIB for c in plan.table2_cells]
+    t2 += [Spec(mss=1460, sock=k * 1024, cells=v.cells(TABLE2_CELLS), unit=v.unit) for k in TABLE2_SOCKS_KIB for v in VARIANTS]
+    timed("fig2_table2", fig2 + t2)
+
+    # Figs. 5–6: one search over every curve the variants need.
+    points = search_points(plan)
+    t0 = time.perf_counter()
+    critical, searched = search_critical(points, plan.seeds, plan.tol_mbps, lambda specs: run(specs, name="p4-search"), progress)
+    walls["search"] = time.perf_counter() - t0
+    # Spot checks of the search's monotonicity (MTU 1500, as shipped).
+    timed("spot", [Spec(mss=1460, sock=k * 1024, cells=b, cbr_mbps=float(c)) for b, k in plan.spot_points for c in plan.spot_cbrs])
+
+    # Beyond the paper: EPD (0.5·B, 0.8·B) and PPD on Fig. 2's grid; TCP against TCP.
+    disc = [Spec(mss=mss_freebsd(m), sock=65536, cells=c, discard=d, epd=int(e * c))
+            for m in plan.beyond_mtus for c in plan.fig2_cells for d, e in (("epd", 0.5), ("epd", 0.8), ("ppd", 0.0))]
+    timed("discard", disc)
+    timed("tcp_vs_tcp", [Spec(mss=mss_freebsd(m), sock=65536, cells=c, cbr_mbps=0.0, scenario="tcp_vs_tcp")
+                         for m in MTUS for c in plan.fig2_cells])
+
+    # Table 2's traces (Figs. 3–4) at 1K cells and where the scan finds the paper's pattern.
+    t0 = time.perf_counter()
+    progress("Table 2 / Figs. 3–4: traced runs")
+    traces = table2_traces(summarise(tables["fig2_table2"]), plan.trace_seeds, TABLE2_CELLS, TABLE2_SOCKS_KIB)
+    walls["traces"] = time.perf_counter() - t0
+    wall = time.perf_counter() - t_start
+
+    # Each simulation once (a point several readings share is one run).
+    every = pl.concat([*tables.values(), searched], how="diagonal_relaxed").unique(subset=[*KEYS, "seed"])
+    traced = sum(len(rs) for rs in traces["runs"].values())
+    return {"plan": dataclasses.asdict(plan), "tables": tables, "critical": critical, "searched": searched, "traces": traces,
+            "walls": walls, "wall_s": wall, "runs": every.height + traced,
+            "cells": cells_through(every), "run_wall_s": float(every["wall_time_s"].sum())}
+
+
+def write_report(data: dict[str, Any], out: Path) -> list[Check]:
+    """Write the figures, results.json and report.md into `out`; return the checks (the
+    paper's findings under the shipped reading, then the comparisons beyond it)."""
+    from tcplab.reproduce.p4_checks import all_views, checks
+    from tcplab.reproduce.p4_predictor import beyond
+    from tcplab.reproduce.p4_report import report, write_figures_p4
+
+    out.mkdir(parents=True, exist_ok=True)
+    views = all_views(data)
+    more, tables = beyond(data, views)
+    result = checks(next(iter(views.values())), data) + more
+    figs = write_figures_p4(data, views, tables, out)
+    report(data, views, result, tables, figs).write(out / "report.md")
+    plain = {"plan": data["plan"], "wall_s": data["wall_s"], "walls": data["walls"], "runs": data["runs"], "cells": data["cells"],
+             "run_wall_s": data["run_wall_s"], "views": {name: v.plain() for name, v in views.items()}, "traces": data["traces"]["plain"],
+             "critical": [{"mss": c[0], "cells": c[1], "unit": c[2], "sock": s, "criterion": k, "lo": lo, "hi": hi}
+                          for (c, s, k), (lo, hi) in data["critical"].items()],
+             "predictor": tables["predictor"]}
+    write_results_json(plain, result, out / "results.json")
+    return result
+
+
+def reproduce(out: str | Path, quick: bool = False, progress: Callable[[str], None] = lambda _: None, *,
+              workers: int | None = None, cluster: Any = None) -> list[Check]:
+    """Run study 004 and write figures and report.md into `out`; returns the checks."""
+    out = Path(out)
+    data = experiment(Plan.make(quick), progress, out=out, workers=workers, cluster=cluster)
+    return write_report(data, out)

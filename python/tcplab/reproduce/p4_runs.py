@@ -1,0 +1,369 @@
+"""Study 004's runs: the ATM arithmetic (cells per packet, the bandwidth UBR has left, the 2 %
+deadlock line), the host profile, and the sweeps that run a set of points on the sweep runner.
+
+A point (`Spec`) is one setting of the shipped `atm.toml` (or `tcp_vs_tcp.toml`): MSS, socket
+buffer, the UBR cell buffer the port gets, the CBR rate and unit, the discard policy. Points
+are run as one zipped sweep axis per group of points that set the same keys; two points that
+resolve to the same scenario are run once (an effective buffer f·B is the same run as a
+configured buffer f·B). A run's throughput is netperf's: bytes delivered in the 10 s ×8/10 s.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tcplab.reproduce.scenarios import study_scenario
+from tcplab.sweeps.runner import sweep
+
+__all__ = [
+    "CRITERIA", "DEADLOCK_FRACTION", "DURATION_S", "LINE_CELLS_PER_S", "LINK_MBPS", "MTUS", "PROFILE", "Spec",
+    "cbr_cells_per_s", "ceiling_mbps", "cells_per_packet", "deadlock_mbps", "link_deadlock_mbps",
+    "mss_freebsd", "mss_plain", "run_specs", "summarise", "window_bytes",
+]
+
+STUDY = "p4_atm"
+
+PROFILE: dict[str, Any] = {"profile": "freebsd-3.2"}
+"""The FreeBSD 3.2 host (README A6): the `[defaults.tcp]` table of every run (it replaces the
+scenario's; a test keeps the shipped scenarios' table equal to it). Before the core had the
+profile, these explicit keys stood in for it (no timer grids, buffers rounded here): {"sack":
+False, "recovery": "reno", "cc": "reno", "rto_min": "1s", "rto_max": "64s", "delack_timeout":
+"200ms", "timestamps": False, "limited_transmit": False, "cwnd_validation": False,
+"initial_cwnd": 1000}."""
+
+ROUND_BUFFERS_HERE = "profile" not in PROFILE
+"""Whether the socket buffers are rounded up to whole MSS here (the explicit keys) rather than
+by the profile (`round_buffers_to_mss`)."""
+
+LINE_CELLS_PER_S = 353_208
+"""OC-3c: 149.76 Mb/s of 53-byte cells (README A1)."""
+LINK_MBPS = 149.76
+DURATION_S = 10.0
+"""netperf -l 10 (§2.2 L67)."""
+DEADLOCK_FRACTION = 0.02
+"""Deadlock: throughput at most 2 % of 有効帯域 ("2% 以下", §3.1 L86)."""
+MTUS = (512, 1500, 4352, 6500, 9180)
+"""Fig. 2's MTUs (§3.1 L75)."""
+CBR_TOP_MBPS = 140.0
+"""Figs. 5–6: 140 Mb/s is plotted where no CBR up to it deadlocks (§4.1 L130)."""
+
+COLLAPSE_TIMEOUTS = 2.0
+CRITERIA: dict[str, Callable[[Mapping[str, Any]], bool]] = {
+    "deadlock": lambda r: bool(r["deadlock"]),
+    "deadlock (link)": lambda r: bool(r["deadlock_link"]),
+    "collapse": lambda r: bool(r["timeouts"] >= COLLAPSE_TIMEOUTS),
+}
+"""What a point is judged by, on its means over the seeds: the paper's deadlock (≤ 2 % of the
+bandwidth left to UBR, the shipped reading), the same against the link (≤ 2 % of 149.76 Mb/s,
+有効帯域's other sense, README A9), and beyond the paper the collapse — the flow lives on
+retransmission timeouts (at least 2 in the 10 s, each ≥ 1 s idle) — the regime whose onset the
+predictor derives, whatever the depth the throughput falls to."""
+
+PORT = "links.1.queue_a"
+METRICS = {
+    "delivered": "sum(flows[kind=tcp].bytes_delivered)",
+    "least_delivered": "min(flows[kind=tcp].bytes_delivered)",
+    "segments": "sum(flows[kind=tcp].segments_sent)",
+    "retransmits": "sum(flows[kind=tcp].retransmits)",
+    "timeouts": "sum(flows[kind=tcp].timeouts)",
+    "fast_retransmits": "sum(flows[kind=tcp].fast_retransmits)",
+    "cells_dropped": "queues[sw->b].cells_dropped",
+    "cells_discarded": "queues[sw->b].cells_discarded",
+    "frames_damaged": "queues[sw->b].frames_damaged",
+    "frames_discarded": "queues[sw->b].frames_discarded",
+    "events": "events",
+}
+
+
+def mss_freebsd(mtu: int) -> int:
+    """FreeBSD's MSS for an interface MTU (README A5): MTU − 40, and above MCLBYTES (2048)
+    rounded down to a multiple of 2048 (9180 → 8192, 6500 → 6144, 4352 → 4096)."""
+    m = mtu - 40
+    return m if m <= 2048 else m // 2048 * 2048
+
+
+def mss_plain(mtu: int) -> int:
+    """The MSS without BSD's cluster rounding: MTU − 40 (9180 → 9140)."""
+    return mtu - 40
+
+
+def cells_per_packet(mss: int) -> int:
+    """53-byte cells of one full segment over AAL5 with LLC/SNAP: ⌈(MSS + 40 + 8 + 8)/48⌉."""
+    return math.ceil((mss + 40 + 8 + 8) / 48)
+
+
+def window_bytes(sock: int, mss: int) -> int:
+    """The window a socket buffer of `sock` bytes gives: rounded up to whole MSS (BSD
+    `tcp_mss()`, README A6)."""
+    return math.ceil(sock / mss) * mss
+
+
+def cbr_cells_per_s(cbr_mbps: float, unit: str = "cell") -> float:
+    """Cells per second CBR takes: its rate counted in 53-byte cells, or in 48-byte payload."""
+    return cbr_mbps * 1e6 / 8 / (53 if unit == "cell" else 48)
+
+
+def ceiling_mbps(cbr_mbps: float, mss: int, unit: str = "cell") -> float:
+    """The bandwidth left to UBR as TCP payload (Mb/s): the cells CBR leaves × MSS / cells per
+    packet (the paper's 有効帯域 in its second sense, §3.1 L77; README A9)."""
+    return (LINE_CELLS_PER_S - cbr_cells_per_s(cbr_mbps, unit)) * mss / cells_per_packet(mss) * 8 / 1e6
+
+
+def deadlock_mbps(cbr_mbps: float, mss: int, unit: str = "cell") -> float:
+    """The deadlock line: 2 % of `ceiling_mbps`."""
+    return DEADLOCK_FRACTION * ceiling_mbps(cbr_mbps, mss, unit)
+
+
+def link_deadlock_mbps() -> float:
+    """The link-based variant of the line: 2 % of 149.76 Mb/s (有効帯域 as the link, L67)."""
+    return DEADLOCK_FRACTION * LINK_MBPS
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    """One point: a setting of the shipped scenario."""
+
+    mss: int
+    sock: int
+    """Socket buffer (send and receive), bytes as configured (K = 1024, README A7)."""
+    cells: int
+    """UBR cell buffer the port gets (an effective buffer already applied)."""
+    cbr_mbps: float = 60.0
+    unit: str = "cell"
+    discard: str = "tail-drop"
+    epd: int = 0
+    """EPD threshold, cells (with discard = "epd")."""
+    scenario: str = "atm"
+
+    def overrides(self) -> dict[str, Any]:
+        """The dotted overrides that make this point of the shipped scenario."""
+        # A buffer below one MSS is what BSD's rounding makes one MSS; the core refuses it
+        # before rounding, so it gets the MSS here (the same window).
+        buf = window_bytes(self.sock, self.mss) if ROUND_BUFFERS_HERE else max(self.sock, self.mss)
+        o: dict[str, Any] = {"flows.0.tcp.mss": self.mss, "flows.0.tcp.sndbuf": f"{buf}B", "flows.0.tcp.rcvbuf": f"{buf}B",
+                             f"{PORT}.cells": self.cells}
+        if self.scenario == "atm":
+            o[f"{PORT}.cbr"] = f"{round(self.cbr_mbps, 4):g}Mbps"
+            if self.unit != "cell":
+                o[f"{PORT}.cbr_unit"] = self.unit
+        if self.discard != "tail-drop":
+            o[f"{PORT}.discard"] = self.discard
+        if self.discard == "epd":
+            o[f"{PORT}.epd_threshold"] = self.epd
+        return o
+
+    @property
+    def ceiling(self) -> float:
+        """UBR's ceiling at this point (Mb/s of payload; all flows together)."""
+        return ceiling_mbps(self.cbr_mbps if self.scenario == "atm" else 0.0, self.mss, self.unit)
+
+
+def run_specs(specs: Iterable[Spec], seeds: Sequence[int], *, out: Path | None = None, workers: int | None = None,
+              cluster: Any = None, name: str = "p4") -> pl.DataFrame:
+    """Run every point over `seeds` on the sweep runner; one row per (point, seed) with the
+    point's fields, `throughput_mbps` (all flows), the counters of `METRICS` and `wall_time_s`.
+    Points that resolve to the same overrides run once. Raises RuntimeError if a run failed."""
+    unique = list(dict.fromkeys(specs))
+    groups: dict[tuple[str, tuple[str, ...]], list[Spec]] = {}
+    for s in unique:
+        groups.setdefault((s.scenario, tuple(s.overrides())), []).append(s)
+    frames = []
+    for (scenario, paths), members in groups.items():
+        values = [tuple(s.overrides()[p] for p in paths) for s in members]
+        by_values: dict[tuple[Any, ...], list[Spec]] = {}
+        for v, s in zip(values, members, strict=True):
+            by_values.setdefault(v, []).append(s)
+        axes = {paths: list(by_values)}
+        overrides = {"defaults.tcp": dict(PROFILE), "trace": {}}
+        table = sweep(str(study_scenario(STUDY, scenario)), axes=axes, seeds=list(seeds), metrics=METRICS, overrides=overrides,
+                      out=(out / scenario) if out is not None else None, workers=workers, cluster=cluster, name=name)
+        failed = table.filter(pl.col("error").is_not_null())
+        if failed.height:
+            raise RuntimeError(f"{failed.height} runs of {name} failed: {failed['error'][0]}")
+        rows = []
+        for r in table.iter_rows(named=True):
+            for s in by_values[tuple(r[p] for p in paths)]:
+                rows.append({**dataclasses.asdict(s), "seed": r["seed"], "wall_time_s": r["wall_time_s"],
+                             **{k: r[k] for k in METRICS}})
+        frames.append(pl.DataFrame(rows))
+    if not frames:
+        return pl.DataFrame()
+    t = pl.concat(frames, how="diagonal_relaxed")
+    return t.with_columns((pl.col("delivered") * 8 / DURATION_S / 1e6).alias("throughput_mbps"),
+                          (pl.col("least_delivered") * 8 / DURATION_S / 1e6).alias("least_flow_mbps"))
+
+
+KEYS = ("scenario", "mss", "sock", "cells", "cbr_mbps", "unit", "discard", "epd")
+
+
+def summarise(table: pl.DataFrame, by: Sequence[str] = KEYS) -> pl.DataFrame:
+    """Per point: the mean throughput over the seeds (and its smallest and largest run), the
+    ceiling, the share of it, the deadlock line and verdict (mean ≤ 2 % of the ceiling), the
+    mean counters and the runs."""
+    by = [c for c in by if c in table.columns]
+    s = table.group_by(by, maintain_order=True).agg(
+        pl.col("throughput_mbps").mean().alias("mbps"), pl.col("throughput_mbps").min().alias("mbps_min"),
+        pl.col("throughput_mbps").max().alias("mbps_max"), pl.col("least_flow_mbps").mean(),
+        pl.col("timeouts").mean(), pl.col("fast_retransmits").mean(), pl.col("cells_dropped").mean(),
+        pl.col("cells_discarded").mean(), pl.col("frames_damaged").mean(), pl.col("frames_discarded").mean(),
+        pl.col("segments").mean(), pl.len().alias("runs"))
+    ceilings = [Spec(**{k: r[k] for k in KEYS}).ceiling for r in s.select(KEYS).iter_rows(named=True)] if s.height else []
+    return s.with_columns(pl.Series("ceiling_mbps", ceilings, dtype=pl.Float64)).with_columns(
+        (pl.col("mbps") / pl.col("ceiling_mbps")).alias("share"),
+        (DEADLOCK_FRACTION * pl.col("ceiling_mbps")).alias("deadlock_line_mbps"),
+        (pl.col("mbps") <= DEADLOCK_FRACTION * pl.col("ceiling_mbps")).alias("deadlock"),
+        (pl.col("mbps") <= link_deadlock_mbps()).alias("deadlock_link"),
+    )
+
+
+def lookup(summary: pl.DataFrame) -> Mapping[tuple[Any, ...], dict[str, Any]]:
+    """A summary's rows by their point (the `KEYS` values)."""
+    return {tuple(r[k] for k in KEYS): r for r in summary.iter_rows(named=True)}
+
+
+def key(s: Spec) -> tuple[Any, ...]:
+    """A point's `KEYS` values (to look it up in `lookup`)."""
+    return tuple(getattr(s, k) for k in KEYS)
+
+
+def cells_through(table: pl.DataFrame) -> float:
+    """UBR data cells the runs offered to the switch ports: segments sent × cells per full
+    segment (every segment counted as full; the ACKs' cells left out)."""
+    if table.height == 0:
+        return 0.0
+    return float((table["segments"] * pl.Series([cells_per_packet(m) for m in table["mss"]])).sum())
+
+
+# ---- Table 2 and Figs. 3–4: traced runs at the sender ----------------------------------------
+
+TRACE_OVERRIDES: dict[str, Any] = {
+    "taps": [{"name": "sender", "link": ["a", "sw"], "pcap": False, "trace": True}],
+    "trace": {"cwnd": True, "events": True, "queues": ["sw->b"]},
+}
+"""A header capture on the sender's link (the paper's tcpdump at the sender, README A11) and the
+sender's window and loss events."""
+STALL_S = 0.3
+"""A stall: nothing on the sender's link, either way, for at least this long — longer than the
+200 ms delayed-ACK timer, so nothing can be left in flight (a segment in the network would have
+drawn an ACK)."""
+WARMUP_S = 0.01
+"""Sends in the first 10 ms (the initial window's burst) are left out of the per-ACK counts."""
+
+
+def traced_run(spec: Spec, seed: int) -> dict[str, Any]:
+    """Run one point with the sender's capture and analyse it (`analyse_trace`)."""
+    from tcplab.run import run
+
+    r = run(str(study_scenario(STUDY, spec.scenario)), seed=seed,
+            overrides={"defaults.tcp": dict(PROFILE), **spec.overrides(), **TRACE_OVERRIDES})
+    events = r.trace("events")
+    names = events["kind_name"].to_list() if events.height else []
+    flow = r.flows.row(0, named=True)
+    port = r.queues.filter(pl.col("name") == "sw->b").row(0, named=True)
+    queue = r.trace("queue").filter(pl.col("queue") == port["id"]).sort("time_s")
+    out = analyse_trace(r.trace("capture"), [t for t, k in zip(events["time_s"].to_list(), names, strict=True) if k == "timeout"],
+                        window_bytes(spec.sock, spec.mss), spec.mss, (queue["time_s"].to_list(), queue["packets"].to_list()))
+    out.update({"seed": seed, "sock": spec.sock, "cells": spec.cells, "mbps": flow["bytes_delivered"] * 8 / DURATION_S / 1e6,
+                "timeouts": flow["timeouts"], "fast_retransmits": flow["fast_retransmits"], "cells_dropped": port["cells_dropped"],
+                "deadlock": flow["bytes_delivered"] * 8 / DURATION_S / 1e6 <= deadlock_mbps(spec.cbr_mbps, spec.mss, spec.unit)})
+    return out
+
+
+def analyse_trace(capture: pl.DataFrame, timeouts: list[float], window: int, mss: int,
+                  queue: tuple[list[float], list[int]] = ([], [])) -> dict[str, Any]:
+    """What Figs. 3–4 and §3.2 read from the sender's trace: new segments sent per ACK
+    received, bytes each ACK acknowledges, the outstanding data after each ACK against the
+    socket window, stalls (and whether a timeout ended them and the port's queue, `queue` as
+    (times, packets), was empty through them), whether a lost segment was sent with room left
+    in the window, and (time, sequence) of every data segment (thinned to ≈ 3000)."""
+    c = capture.sort("time_s")
+    data = c.filter((pl.col("dir") == 0) & (pl.col("len") > 0))
+    acks = c.filter((pl.col("dir") == 1) & (pl.col("len") == 0))
+    d_t, d_end = data["time_s"].to_list(), (data["seq"] + data["len"]).to_list()
+    d_new = [int(x) == 0 for x in data["retransmit"].to_list()]
+    a_t, a_ack = acks["time_s"].to_list(), acks["ack"].to_list()
+    sends, acked, outstanding, at_edge = [], [], [], []
+    j, high, prev_ack = 0, 0, None
+    for i, (t, ack) in enumerate(zip(a_t, a_ack, strict=True)):
+        while j < len(d_t) and d_t[j] <= t:
+            high = max(high, d_end[j])
+            j += 1
+        nxt = a_t[i + 1] if i + 1 < len(a_t) else float("inf")
+        k, n = j, 0
+        while k < len(d_t) and d_t[k] <= nxt:
+            n += d_new[k]
+            k += 1
+        advances = prev_ack is not None and ack > prev_ack
+        if advances and t > WARMUP_S and nxt - t < 0.01:
+            sends.append(n)
+            acked.append(ack - prev_ack)
+            after = max(high, max(d_end[j:k], default=high)) - ack
+            outstanding.append((t, after))
+            at_edge.append(after >= window)
+        prev_ack = ack if prev_ack is None else max(prev_ack, ack)
+    # Stalls: nothing on the link either way for STALL_S; ended by a timeout if one fired at its end.
+    times = c["time_s"].to_list()
+    stalls = [(a, b) for a, b in zip(times, times[1:], strict=False) if b - a >= STALL_S]
+    ended = [any(abs(b - t) <= 1e-3 for t in timeouts) for _, b in stalls]
+    q_t, q_n = queue
+    empty = [all(n == 0 for t, n in zip(q_t, q_n, strict=True) if a <= t <= b) and
+             next((n for t, n in zip(reversed(q_t), reversed(q_n), strict=True) if t <= a), 0) == 0 for a, b in stalls]
+    # Lost segments (each timeout's retransmission): was the socket window full when it was first sent?
+    first_sent: dict[int, float] = {}
+    for t, end, new in zip(d_t, d_end, d_new, strict=True):
+        if new:
+            first_sent.setdefault(end, t)
+    room = []
+    for t_out in timeouts:
+        k = next((i for i, t in enumerate(d_t) if t >= t_out - 1e-6 and not d_new[i]), None)
+        if k is None or d_end[k] not in first_sent:
+            continue
+        t_s = first_sent[d_end[k]]
+        sent_high = max((e for t, e in zip(d_t, d_end, strict=True) if t <= t_s), default=0)
+        last_ack = max((a for t, a in zip(a_t, a_ack, strict=True) if t < t_s), default=1)
+        room.append(sent_high - last_ack < window)
+    counted = [s for s in sends if s > 0]
+    step = max(1, len(d_t) // 3000)
+    return {
+        "acks": len(sends), "sends_2": sum(s == 2 for s in counted) / max(1, len(counted)),
+        "sends_3plus": sum(s >= 3 for s in counted) / max(1, len(counted)),
+        "acked_2mss": sum(a == 2 * mss for a in acked) / max(1, len(acked)),
+        "at_edge": sum(at_edge) / max(1, len(at_edge)), "max_outstanding": max((o for _, o in outstanding), default=0),
+        "window": window, "stalls": len(stalls), "stalls_by_timeout": sum(ended), "stalls_empty": sum(empty), "stalled_s": sum(b - a for a, b in stalls),
+        "losses_with_room": sum(room), "losses_checked": len(room), "final_seq": max(d_end, default=0),
+        "seq_t": d_t[::step], "seq": d_end[::step], "out_t": [t for t, _ in outstanding], "out": [o for _, o in outstanding],
+    }
+
+
+def table2_traces(summary: pl.DataFrame, seeds: Sequence[int], cells: int, socks_kib: Sequence[int]) -> dict[str, Any]:
+    """Table 2's two patterns traced: at `cells` (Table 2's assumed buffer) and at the scanned
+    buffer nearest it where the smaller socket buffer is good (no cell lost) and the larger in
+    deadlock — or, if no buffer shows that, collapsed (living on timeouts: the same
+    stalls, less deep; README A10). Returns the buffers showing each pattern, the one traced
+    for §3.2's mechanism and why, and each traced run's analysis by (cells, KiB)."""
+    small, large = (k * 1024 for k in socks_kib)
+    scan = summary.filter((pl.col("scenario") == "atm") & (pl.col("mss") == 1460) & (pl.col("cbr_mbps") == 60.0)
+                          & (pl.col("unit") == "cell") & (pl.col("discard") == "tail-drop") & pl.col("sock").is_in([small, large]))
+    row = {(r["cells"], r["sock"]): r for r in scan.iter_rows(named=True)}
+    both = sorted(c for c in {c for c, _ in row} if (c, small) in row and (c, large) in row)
+    good = [c for c in both if row[(c, small)]["cells_dropped"] == 0]
+    pattern = {crit: [c for c in good if CRITERIA[crit](row[(c, large)])] for crit in ("deadlock", "collapse")}
+    crit = "deadlock" if pattern["deadlock"] else "collapse"
+    chosen = min(pattern[crit], key=lambda c: (abs(c - cells), c)) if pattern[crit] else None
+    why = (f"the scanned buffer nearest {cells} where 25 KB loses nothing and 38 KB is in {crit}"
+           + ("" if crit == "deadlock" else " — no scanned buffer gives 38 KB a deadlock") if chosen is not None
+           else f"no scanned buffer shows the two patterns; Table 2's assumed {cells}")
+    runs = {}
+    for c in dict.fromkeys([cells, *([chosen] if chosen is not None else [])]):
+        for k in socks_kib:
+            runs[(c, k)] = [traced_run(Spec(mss=1460, sock=k * 1024, cells=c), s) for s in seeds]
+    big = ("seq_t", "seq", "out_t", "out")
+    plain = {f"{c} cells, {k} KB": [{n: v for n, v in r.items() if n not in big} for r in rs] for (c, k), rs in runs.items()}
+    return {"pattern_cells": pattern, "chosen": chosen, "why": why, "cells": cells, "socks_kib": tuple(socks_kib), "runs": runs,
+            "plain": plain, "scan": {c: {k: (row[(c, k * 1024)]["mbps"], row[(c, k * 1024)]["share"]) for k in socks_kib} for c in both}}

@@ -1,0 +1,224 @@
+"""Study 004 (TCP over a congested ATM switch): the cell arithmetic, the predictor, the checks
+on made-up views (each passes on the paper's pattern and fails when one thing is changed), and
+real runs at reduced size: deadlock at a small buffer against the ceiling at a large one, the
+traced mechanism, the search against the predictor, and a tiny end-to-end reproduction."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import polars as pl
+import pytest
+
+from tcplab.reproduce import STUDY_NAMES, p4, p4_predictor, p4_runs
+from tcplab.reproduce.findings import missing_quotes
+from tcplab.reproduce.p4_checks import View, checks, fit_slope, knee, least_socket
+from tcplab.reproduce.p4_runs import Spec
+from tcplab.reproduce.scenarios import scenario_value, study_scenario
+
+
+def test_cell_arithmetic_and_the_deadlock_line():
+    assert [p4_runs.mss_freebsd(m) for m in p4_runs.MTUS] == [472, 1460, 4096, 6144, 8192]
+    assert p4_runs.mss_plain(9180) == 9140
+    assert [p4_runs.cells_per_packet(p4_runs.mss_freebsd(m)) for m in p4_runs.MTUS] == [11, 32, 87, 130, 172]
+    assert p4_runs.cells_per_packet(9140) == 192
+    # CBR 60 Mb/s in 53-byte cells leaves 211,699 cells/s: 77.27 Mb/s of MSS-1460 payload.
+    assert p4_runs.LINE_CELLS_PER_S - p4_runs.cbr_cells_per_s(60) == pytest.approx(211_699, abs=1)
+    assert p4_runs.ceiling_mbps(60, 1460) == pytest.approx(77.27, abs=0.01)
+    assert p4_runs.deadlock_mbps(60, 1460) == pytest.approx(1.545, abs=0.001)
+    assert p4_runs.ceiling_mbps(60, 1460, "payload") < p4_runs.ceiling_mbps(60, 1460)
+    assert p4_runs.link_deadlock_mbps() == pytest.approx(2.995, abs=0.001)
+    assert p4_runs.window_bytes(25 * 1024, 1460) == 18 * 1460
+    assert "p4" in STUDY_NAMES
+
+
+def test_the_shipped_scenarios_use_the_runs_host_profile():
+    for name in ("atm", "tcp_vs_tcp"):
+        assert scenario_value(study_scenario("p4_atm", name), "defaults.tcp") == p4_runs.PROFILE, f"update {name}.toml's [defaults.tcp]"
+    assert scenario_value(study_scenario("p4_atm", "atm"), "links.1.queue_a") == {"cells": 1024, "cbr": "60Mbps"}
+
+
+def test_the_predictor_from_first_principles():
+    P = p4_predictor
+    # 1K cells, MTU 1500: 32 segments fit, 33 overflow above ≈ 87 Mb/s of CBR, 34 above ≈ 24, 35 at any.
+    assert P.critical_cbr_mbps(44 * 1024, 1460, 1024) is None
+    assert P.critical_cbr_mbps(46 * 1024, 1460, 1024) == pytest.approx(86.8, abs=0.5)
+    assert P.critical_cbr_mbps(48 * 1024, 1460, 1024) == pytest.approx(23.8, abs=0.5)
+    assert P.critical_cbr_mbps(50 * 1024, 1460, 1024) == 0.0
+    assert not P.predicts_deadlock(64 * 1024, 1460, 1024, 0.0)  # no CBR: the port is no bottleneck
+    # The fall's slope is ∝ 1/MSS (nearly: the ACK's turnaround is a small fixed term).
+    ratio = P.slope_mbps_per_kib(1460) / P.slope_mbps_per_kib(8192)
+    assert 0.8 * 8192 / 1460 < ratio < 8192 / 1460
+    # Window scaling is asked for only above 65,535 bytes: 58 KB gives 7 segments of 8192, 64 KB 8.
+    assert (P.window_segments(58 * 1024, 8192), P.window_segments(64 * 1024, 8192)) == (7, 8)
+    s = P.classify([(46 * 1024, 1460, 1024, 80.0), (64 * 1024, 1460, 1024, None)], [50.0, 100.0])
+    assert (s["points"], s["right"], s["false_deadlock"], s["missed_deadlock"]) == (4, 2, 2, 0)
+
+
+# -- the checks on made-up views -------------------------------------------------------------
+
+CELLS = [256, 512, 1024, 2048, 3072, 4096]
+
+
+def _fig2(share: dict[int, list[float]]) -> dict[int, list[dict]]:
+    return {m: [{"cells": c, "mbps": 77 * s, "mbps_min": 77 * s, "mbps_max": 77 * s, "share": s, "dead": s <= 0.02}
+                for c, s in zip(CELLS, share[m], strict=True)] for m in p4_runs.MTUS}
+
+
+def _curve(start: int, slope: float, stair: int = 1) -> list[tuple[int, float, float | None]]:
+    out = []
+    for k in range(6, 65):
+        if k < start:
+            out.append((k, 0.0, None))
+        else:
+            v = max(1.0, 130 - slope * stair * ((k - start) // stair))
+            out.append((k, v - 1, v))
+    return out
+
+
+def _paper_view() -> View:
+    """The paper's pattern: knee at 3K, deadlock at ≤ 1K but for MTU 512, 1500 below 9180;
+    Table 2; thresholds 12 : 24 : 36 KB with one slope; MTU 9180's staircase at ≈ 1/5.6 of it."""
+    deep = [0.001, 0.005, 0.01, 0.5, 0.95, 1.0]
+    fig2 = _fig2({512: [0.03, 0.05, 0.1, 0.6, 0.95, 1.0], 1500: deep, 4352: deep, 6500: deep,
+                  9180: [0.002, 0.008, 0.015, 0.6, 0.95, 1.0]})
+    t2 = {25: {"mbps": 77.0, "share": 1.0, "dead": False}, 38: {"mbps": 1.0, "share": 0.013, "dead": True}}
+    fig5 = {512: _curve(12, 10.0), 1024: _curve(24, 10.0), 1536: _curve(36, 10.0)}
+    fig6 = {1500: _curve(24, 10.0), 9180: _curve(24, 10.0 * 1460 / 8192, stair=8)}
+    return View("paper", "deadlock", fig2, t2, fig5, fig6, {m: p4_runs.mss_freebsd(m) for m in p4_runs.MTUS})
+
+
+DATA = {"plan": {"tol_mbps": 2.5, "fig2_cells": CELLS}}
+
+
+def _verdicts(view: View) -> dict[str, bool]:
+    return {c.values["finding"]: c.passed for c in checks(view, DATA, traces=False)}
+
+
+def test_every_finding_holds_on_the_papers_pattern_and_quotes_its_sentence():
+    result = checks(_paper_view(), DATA, traces=False)
+    assert [c.values["finding"] for c in result] == ["F1", "F2", "F3", "F4", "F6", "F7", "F14", "F15", "F16", "F17", "F18", "F19", "F20"]
+    assert all(c.passed for c in result), [(c.claim, c.measured) for c in result if not c.passed]
+    assert missing_quotes(result) == []
+
+
+def _break(what: str) -> View:
+    v = copy.deepcopy(_paper_view())
+    if what == "F1":
+        v.fig2[4352][-1]["share"] = 0.8  # not near full at 4K cells
+    elif what == "F2":
+        for m in v.fig2:  # the knee at 2K, not near 3K
+            v.fig2[m][3]["share"] = 0.95
+    elif what == "F3":
+        v.fig2[6500][2].update(share=0.2, dead=False)
+    elif what == "F4":
+        v.fig2[512][2].update(share=0.01, dead=True)
+    elif what == "F6":
+        v.fig2[1500] = copy.deepcopy(v.fig2[512])
+    elif what == "F7":
+        v.table2[38].update(share=1.0, dead=False)
+    elif what == "F14":
+        v.fig5[512] = _curve(6, 10.0)
+    elif what == "F15":
+        v.fig5[1536] = _curve(24, 10.0)
+    elif what == "F16":
+        v.fig5[1536] = _curve(36, 3.0)
+    elif what == "F17":
+        v.fig5[1024] = [(k, lo, None if hi is None else max(hi, 40.0)) for k, lo, hi in v.fig5[1024]]
+    elif what == "F18":
+        v.fig6[9180] = _curve(40, 10.0 * 1460 / 8192, stair=8)
+    elif what == "F19":
+        v.fig6[9180] = _curve(24, 10.0, stair=1)
+    elif what == "F20":
+        v.fig6[9180] = _curve(24, 10.0 * 1460 / 8192, stair=1)
+    return v
+
+
+@pytest.mark.parametrize("finding", ["F1", "F2", "F3", "F4", "F6", "F7", "F14", "F15", "F16", "F17", "F18", "F19", "F20"])
+def test_each_finding_fails_when_its_pattern_is_broken(finding):
+    after = _verdicts(_break(finding))
+    assert after[finding] is False, after
+
+
+def test_curve_helpers():
+    cv = _curve(24, 10.0)
+    assert least_socket(cv) == 24
+    slope, r2, n = fit_slope(cv, 2.5)  # type: ignore[misc]
+    assert slope == pytest.approx(-10.0, abs=0.1) and r2 > 0.99 and n == 14  # 24 … 37 KB, the floor included
+    assert knee([{"cells": 512, "share": 0.1}, {"cells": 1024, "share": 0.95}, {"cells": 2048, "share": 0.99}]) == 1024
+
+
+def test_trace_analysis_counts_sends_per_ack_and_stalls():
+    # ACKs each followed by 2, 2, 2 and 3 new segments — the first ACK has none before it and the
+    # second comes in the 10 ms warm-up, so two are counted: one of 2, one of 3 — a closing ACK,
+    # then a 0.5 s silence ended by a timeout's retransmission.
+    rows, seq, t = [], 1, 0.005
+    for n in (2, 2, 2, 3):
+        rows.append((t, 1, 0, seq, 0, 0))  # an ACK of everything sent so far
+        for _ in range(n):
+            t += 1e-4
+            rows.append((t, 0, seq, 0, 1000, 0))
+            seq += 1000
+        t += 4e-3
+    rows.append((t, 1, 0, seq - 1000, 0, 0))
+    rows.append((t + 0.5, 0, seq - 1000, 0, 1000, 1))
+    cap = pl.DataFrame(rows, schema=["time_s", "dir", "seq", "ack", "len", "retransmit"], orient="row")
+    out = p4_runs.analyse_trace(cap, [t + 0.5], window=100_000, mss=1000)
+    assert (out["acks"], out["sends_2"], out["sends_3plus"], out["acked_2mss"]) == (2, 0.5, 0.5, 1.0)
+    assert (out["stalls"], out["stalls_by_timeout"], out["stalls_empty"]) == (1, 1, 1)
+    assert out["at_edge"] == 0.0 and out["final_seq"] == seq
+
+
+# -- real runs, reduced ------------------------------------------------------------------------
+
+def test_deadlock_at_a_small_buffer_and_the_ceiling_at_a_large_one():
+    """MTU 1500, CBR 60 Mb/s, 64 KB: 256 cells deadlock (≤ 2 % of UBR's bandwidth, cells lost,
+    every damaged frame discarded), 4096 cells lose nothing and reach the ceiling; MTU 512 at
+    1K cells keeps more than MTU 1500 (the exception)."""
+    t = p4_runs.run_specs([Spec(1460, 65536, 256), Spec(1460, 65536, 4096), Spec(472, 65536, 1024), Spec(1460, 65536, 1024)], [1, 2], workers=2)
+    s = {(r["mss"], r["cells"]): r for r in p4_runs.summarise(t).iter_rows(named=True)}
+    small, large = s[(1460, 256)], s[(1460, 4096)]
+    assert small["deadlock"] and small["timeouts"] >= 2 and small["cells_dropped"] > 0
+    assert small["frames_discarded"] >= small["frames_damaged"] > 0
+    assert large["share"] > 0.99 and large["cells_dropped"] == 0 and large["timeouts"] == 0
+    assert large["mbps"] <= large["ceiling_mbps"]
+    assert s[(472, 1024)]["share"] > s[(1460, 1024)]["share"]
+
+
+def test_the_traced_mechanism_of_table_2():
+    """768 cells: 25 KB sends 2 segments per ACK at its window's edge and loses nothing; 38 KB
+    sometimes sends 3, loses cells with room left in its window, and stalls until timeouts
+    with the network empty."""
+    a = p4_runs.traced_run(Spec(1460, 25 * 1024, 768), 1)
+    b = p4_runs.traced_run(Spec(1460, 38 * 1024, 768), 1)
+    assert a["cells_dropped"] == 0 and a["sends_2"] > 0.95 and a["at_edge"] > 0.95 and a["stalls"] == 0
+    assert b["cells_dropped"] > 0 and b["sends_3plus"] > 0.01 and b["stalls"] >= 2
+    assert b["stalls_by_timeout"] == b["stalls"] == b["stalls_empty"]
+    assert b["losses_with_room"] >= 1 and b["mbps"] < 0.1 * a["mbps"]
+
+
+def test_the_search_finds_the_collapse_boundary_the_predictor_derives():
+    socks = [44 * 1024, 46 * 1024, 50 * 1024]
+    crit, runs = p4.search_critical([((1460, 1024, "cell"), s) for s in socks], (1,), 10.0,
+                                    lambda specs: p4_runs.run_specs(specs, [1], workers=2),
+                                    criteria={"collapse": p4_runs.CRITERIA["collapse"]})
+    found = {s // 1024: crit[((1460, 1024, "cell"), s, "collapse")][1] for s in socks}
+    assert found[44] is None and found[50] is not None and found[50] <= 10
+    assert found[46] is not None and abs(found[46] - p4_predictor.critical_cbr_mbps(46 * 1024, 1460, 1024)) <= 20
+    assert runs.height >= 5
+
+
+def test_a_tiny_reproduction_writes_its_report(tmp_path):
+    plan = p4.Plan(seeds=(1,), fig2_cells=(512, 1024, 3072), table2_cells=(768, 1024), socks_kib=(22, 46, 50), tol_mbps=35.0,
+                   spot_points=((1024, 46),), spot_cbrs=(60.0,), trace_seeds=(1,))
+    data = p4.experiment(plan, workers=2, out=tmp_path)
+    result = p4.write_report(data, tmp_path)
+    assert missing_quotes(result) == []
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "findings of the paper hold" in text and "cells per wall second" in text
+    assert (tmp_path / "fig5_least_cbr_vs_socket.png").is_file()
+    saved = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert len(saved["checks"]) == len(result) and saved["cells"] > 0
+    by = {c.values.get("finding"): c for c in result if c.paper}
+    assert by["F1"].passed and not by["F7"].passed  # 3K cells near full; 1K keeps 38 KB loss-free (README A10)
