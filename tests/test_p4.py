@@ -30,6 +30,7 @@ def test_cell_arithmetic_and_the_deadlock_line():
     assert p4_runs.ceiling_mbps(60, 1460, "payload") < p4_runs.ceiling_mbps(60, 1460)
     assert p4_runs.link_deadlock_mbps() == pytest.approx(2.995, abs=0.001)
     assert p4_runs.window_bytes(25 * 1024, 1460) == 18 * 1460
+    assert p4_runs.window_bytes(6 * 1024, 8192) == 6 * 1024, "below one MSS the MSS shrinks to the buffer"
     assert "p4" in STUDY_NAMES
 
 

@@ -31,15 +31,8 @@ STUDY = "p4_atm"
 
 PROFILE: dict[str, Any] = {"profile": "freebsd-3.2"}
 """The FreeBSD 3.2 host (README A6): the `[defaults.tcp]` table of every run (it replaces the
-scenario's; a test keeps the shipped scenarios' table equal to it). Before the core had the
-profile, these explicit keys stood in for it (no timer grids, buffers rounded here): {"sack":
-False, "recovery": "reno", "cc": "reno", "rto_min": "1s", "rto_max": "64s", "delack_timeout":
-"200ms", "timestamps": False, "limited_transmit": False, "cwnd_validation": False,
-"initial_cwnd": 1000}."""
-
-ROUND_BUFFERS_HERE = "profile" not in PROFILE
-"""Whether the socket buffers are rounded up to whole MSS here (the explicit keys) rather than
-by the profile (`round_buffers_to_mss`)."""
+scenario's; a test keeps the shipped scenarios' table equal to it). The profile rounds the
+socket buffers as BSD's `tcp_mss` does."""
 
 LINE_CELLS_PER_S = 353_208
 """OC-3c: 149.76 Mb/s of 53-byte cells (README A1)."""
@@ -99,8 +92,10 @@ def cells_per_packet(mss: int) -> int:
 
 
 def window_bytes(sock: int, mss: int) -> int:
-    """The window a socket buffer of `sock` bytes gives: rounded up to whole MSS (BSD
-    `tcp_mss()`, README A6)."""
+    """The window a socket buffer of `sock` bytes gives (BSD `tcp_mss()`, README A6): rounded
+    up to whole MSS, or, below one MSS, the buffer itself (the MSS shrinks to it)."""
+    if sock < mss:
+        return sock
     return math.ceil(sock / mss) * mss
 
 
@@ -143,9 +138,9 @@ class Spec:
 
     def overrides(self) -> dict[str, Any]:
         """The dotted overrides that make this point of the shipped scenario."""
-        # A buffer below one MSS is what BSD's rounding makes one MSS; the core refuses it
-        # before rounding, so it gets the MSS here (the same window).
-        buf = window_bytes(self.sock, self.mss) if ROUND_BUFFERS_HERE else max(self.sock, self.mss)
+        # The profile applies BSD's rule (rounded up to whole MSS; below one MSS, the MSS
+        # shrinks to the buffer).
+        buf = self.sock
         o: dict[str, Any] = {"flows.0.tcp.mss": self.mss, "flows.0.tcp.sndbuf": f"{buf}B", "flows.0.tcp.rcvbuf": f"{buf}B",
                              f"{PORT}.cells": self.cells}
         if self.scenario == "atm":

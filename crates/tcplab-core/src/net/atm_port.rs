@@ -67,6 +67,9 @@ pub struct AtmPortConfig {
     pub cbr_bps: u64,
     /// What `cbr_bps` counts.
     pub cbr_unit: CbrUnit,
+    /// CBR cells per burst (1: evenly spaced, one cell every 1/ρ slots; k: runs of k back-to-back
+    /// cells every k/ρ slots, the same rate), at least 1.
+    pub cbr_burst: u32,
     /// Discard policy.
     pub discard: Discard,
 }
@@ -189,10 +192,21 @@ impl AtmPort {
         n
     }
 
-    /// True if slot `n` carries a CBR cell.
+    /// True if slot `n` carries a CBR cell. Evenly spaced: slot n is CBR when ⌊(n+1)ρ⌋ >
+    /// ⌊nρ⌋. In bursts of k: burst j starts at s_j = ⌊j·k/ρ⌋ and holds k slots; the last burst
+    /// starting at or before n is j = ⌈(n+1)ρ/k⌉ − 1.
     pub fn is_cbr(&self, n: u64) -> bool {
         let (p, q) = self.rho;
-        p > 0 && ((n as u128 + 1) * p / q) > (n as u128 * p / q)
+        let k = self.cfg.cbr_burst.max(1) as u128;
+        if p == 0 {
+            return false;
+        }
+        if k == 1 {
+            return ((n as u128 + 1) * p / q) > (n as u128 * p / q);
+        }
+        let j = ((n as u128 + 1) * p).div_ceil(k * q) - 1;
+        let start = j * k * q / p;
+        (n as u128) < start + k
     }
 
     /// The first UBR slot at or after slot `n`.
@@ -332,13 +346,11 @@ impl CellStage {
     /// Packets reach the port over a link with this cell rate, bit/s of cells (`None`: from
     /// a host, or over a link that delivers them whole).
     pub fn set_input(&mut self, cell_line_bps: Option<u64>) {
+        // 424·10¹² / bps ps a cell, exactly (424·10¹² fits a u64; any rate of the feeding link).
         self.input = match cell_line_bps {
-            Some(bps) => ((CELL_BITS * crate::units::PS_PER_SEC as u128 / 1_000) as u64, bps / 1_000),
+            Some(bps) => ((CELL_BITS * crate::units::PS_PER_SEC as u128) as u64, bps.max(1)),
             None => (0, 1),
         };
-        if let Some(bps) = cell_line_bps {
-            assert!(bps.is_multiple_of(1_000), "cell line rates are whole kb/s");
-        }
     }
 
     /// A packet of `ip_bytes` whose last cell arrived at `now`: its frame's fate at the port.

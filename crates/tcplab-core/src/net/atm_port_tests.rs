@@ -8,7 +8,7 @@ use crate::engine::Rng;
 const OC3: u64 = 149_760_000;
 
 fn cfg(ubr_buffer: u64, cbr_bps: u64, discard: Discard) -> AtmPortConfig {
-    AtmPortConfig { line_bps: OC3, ubr_buffer, cbr_bps, cbr_unit: CbrUnit::Cell, discard }
+    AtmPortConfig { line_bps: OC3, ubr_buffer, cbr_bps, cbr_unit: CbrUnit::Cell, cbr_burst: 1, discard }
 }
 
 /// OC-3c's cell time as a fraction of picoseconds: 424·10¹² / 149.76·10⁶.
@@ -111,7 +111,8 @@ fn the_arithmetic_port_decides_every_cell_as_the_cell_by_cell_reference() {
         };
         let unit = if case % 2 == 0 { CbrUnit::Cell } else { CbrUnit::Payload };
         let cbr = [0, 10_000_000, 60_000_000, 100_000_000, 135_000_000][rng.below(5) as usize];
-        let c = AtmPortConfig { line_bps: OC3, ubr_buffer: 1 + rng.below(400), cbr_bps: cbr, cbr_unit: unit, discard };
+        let cbr_burst = [1, 1, 8, 100][rng.below(4) as usize] as u32;
+        let c = AtmPortConfig { line_bps: OC3, ubr_buffer: 1 + rng.below(400), cbr_bps: cbr, cbr_unit: unit, cbr_burst, discard };
         // Two or three inputs, each a sequence of frames at its own cell time (OC-3c, or a
         // faster 622 Mb/s input), frames of 1 to 192 cells with random gaps.
         let inputs = 1 + rng.below(3);
@@ -153,6 +154,32 @@ fn cbr_takes_its_share_of_slots_evenly() {
     let payload = AtmPort::new(AtmPortConfig { cbr_unit: CbrUnit::Payload, ..cfg(100, 60_000_000, Discard::TailDrop) });
     let cells = (0..n).filter(|&s| payload.is_cbr(s)).count() as f64;
     assert!((cells / n as f64 - 60.0 * 53.0 / 48.0 / 149.76).abs() < 1e-5);
+}
+
+#[test]
+fn cbr_in_bursts_keeps_its_rate_in_runs_of_k_slots() {
+    for k in [2u32, 8, 100] {
+        let port = AtmPort::new(AtmPortConfig { cbr_burst: k, ..cfg(100, 60_000_000, Discard::TailDrop) });
+        let n = 1_000_000u64;
+        let cbr: Vec<bool> = (0..n).map(|s| port.is_cbr(s)).collect();
+        let share = cbr.iter().filter(|&&c| c).count() as f64 / n as f64;
+        assert!((share - 60.0 / 149.76).abs() < 1e-4, "k {k}: {share}");
+        // Every run of CBR slots is exactly k long (the first may be cut by slot 0).
+        let mut runs = Vec::new();
+        let mut len = 0;
+        for &c in &cbr {
+            if c {
+                len += 1;
+            } else if len > 0 {
+                runs.push(len);
+                len = 0;
+            }
+        }
+        assert!(runs.len() > 100 && runs.iter().all(|&r| r == k), "k {k}: {:?}", &runs[..5]);
+    }
+    // A UBR burst behind a CBR burst waits for it: 100 back-to-back CBR cells hold the line.
+    let port = AtmPort::new(AtmPortConfig { cbr_burst: 100, ..cfg(100, 60_000_000, Discard::TailDrop) });
+    assert!((0..100).all(|s| port.is_cbr(s)) && !port.is_cbr(100));
 }
 
 #[test]

@@ -51,6 +51,7 @@ fn atm_port_of(q: &QueueSpec, line: crate::units::BitRate) -> Option<AtmPortConf
             CbrUnitName::Cell => CbrUnit::Cell,
             CbrUnitName::Payload => CbrUnit::Payload,
         },
+        cbr_burst: t.cbr_burst.unwrap_or(1),
         discard: match t.discard.unwrap_or_default() {
             DiscardName::TailDrop => Discard::TailDrop,
             DiscardName::Ppd => Discard::Ppd,

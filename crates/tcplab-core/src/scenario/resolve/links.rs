@@ -39,7 +39,13 @@ pub(super) fn check_queue(q: &QueueSpec, path: &str) -> Res<()> {
     if t.ecn_unmarkable.is_some() && t.ecn_threshold.is_none() {
         return err(format!("{path}.ecn_unmarkable"), "only applies with ecn_threshold (a queue that marks)");
     }
-    let atm_keys = [("cbr", t.cbr.is_some()), ("cbr_unit", t.cbr_unit.is_some()), ("discard", t.discard.is_some()), ("epd_threshold", t.epd_threshold.is_some())];
+    let atm_keys = [
+        ("cbr", t.cbr.is_some()),
+        ("cbr_unit", t.cbr_unit.is_some()),
+        ("cbr_burst", t.cbr_burst.is_some()),
+        ("discard", t.discard.is_some()),
+        ("epd_threshold", t.epd_threshold.is_some()),
+    ];
     if t.cells.is_none() {
         if let Some((k, _)) = atm_keys.iter().find(|(_, set)| *set) {
             return err(format!("{path}.{k}"), "an ATM port's key: only with cells (the port's UBR cell buffer)");
@@ -68,6 +74,14 @@ fn check_atm_port(q: &QueueSpec, path: &str, link: &LinkSpecView) -> Res<()> {
         };
         if cell_bps >= link.rate.0.bps() as u128 {
             return err(format!("{path}.cbr"), format!("{} leaves no cell slot for UBR on a {} line", cbr.0, link.rate.0));
+        }
+    }
+    if let Some(k) = t.cbr_burst {
+        if t.cbr.is_none() {
+            return err(format!("{path}.cbr_burst"), "only with cbr (the bursts are CBR's)");
+        }
+        if !(1..=1_000_000).contains(&k) {
+            return err(format!("{path}.cbr_burst"), format!("{k} is out of range: 1..=1000000 cells per burst"));
         }
     }
     if !link.rate.0.bps().is_multiple_of(1_000) {

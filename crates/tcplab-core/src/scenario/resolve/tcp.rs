@@ -213,8 +213,11 @@ impl TcpSettings {
             return err(g("mss"), format!("{mss} is out of range (64..=65495 bytes)"));
         }
         for (name, buf) in [("sndbuf", self.sndbuf.0), ("rcvbuf", self.rcvbuf.0)] {
-            if buf < mss as u64 {
-                return err(g(name), format!("{buf} bytes is smaller than one MSS ({mss})"));
+            // BSD's rule (round_buffers_to_mss) shrinks the MSS to a smaller send buffer.
+            let least = if self.round_buffers_to_mss { 64 } else { mss as u64 };
+            if buf < least {
+                let why = if self.round_buffers_to_mss { "smaller than 64 bytes".to_string() } else { format!("smaller than one MSS ({mss})") };
+                return err(g(name), format!("{buf} bytes is {why}"));
             }
         }
         for (name, v) in [("rx_truesize", self.rx_truesize.0), ("tcp_rmem_max", self.tcp_rmem_max.0)] {

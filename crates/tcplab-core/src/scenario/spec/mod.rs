@@ -228,6 +228,10 @@ pub struct QueueTable {
     /// What `cbr` counts: `"cell"` (53-byte cells, default) or `"payload"` (48 bytes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cbr_unit: Option<CbrUnitName>,
+    /// CBR cells per burst: 1 (default) evenly spaced, k > 1 in runs of k back-to-back cells at
+    /// the same mean rate (an analyser's bursty generator), 1..=1000000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cbr_burst: Option<u32>,
     /// The ATM port's discard: `"tail-drop"` (default), `"ppd"` or `"epd"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discard: Option<DiscardName>,

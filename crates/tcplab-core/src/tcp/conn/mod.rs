@@ -718,10 +718,16 @@ impl Connection {
         }
         self.smss = payload_room(&self.cfg, self.ts_ok);
         if self.cfg.round_buffers_to_mss {
-            // BSD tcp_mss: both socket buffers rounded up to whole segments.
+            // BSD tcp_mss: a send buffer below the MSS makes the MSS its size; otherwise it is
+            // rounded up to whole segments, and so is a receive buffer above the MSS.
+            if self.cfg.sndbuf < self.smss as u64 {
+                self.smss = self.cfg.sndbuf as u32;
+            }
             let m = self.smss as u64;
-            self.cfg.sndbuf = self.cfg.sndbuf.max(m).div_ceil(m) * m;
-            self.cfg.rcvbuf = self.cfg.rcvbuf.max(m).div_ceil(m) * m;
+            self.cfg.sndbuf = self.cfg.sndbuf.div_ceil(m) * m;
+            if self.cfg.rcvbuf > m {
+                self.cfg.rcvbuf = self.cfg.rcvbuf.div_ceil(m) * m;
+            }
         }
         self.rcv_mss = self.smss;
         self.rcv_ssthresh = initial_rcv_ssthresh(&self.cfg, self.smss, self.rcv_wscale);

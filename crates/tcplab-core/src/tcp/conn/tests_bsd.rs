@@ -127,6 +127,21 @@ fn socket_buffers_round_up_to_whole_segments() {
 }
 
 #[test]
+fn a_send_buffer_below_the_mss_makes_the_mss_its_size() {
+    // BSD tcp_mss: `if (bufsize < mss) mss = bufsize;` — 600 bytes with an MSS of 1000.
+    let c = TcpConfig { sndbuf: 600, rcvbuf: 600, round_buffers_to_mss: true, ..no_sack() };
+    let mut w = Wire::new(c.clone(), c, 5 * MS);
+    w.open();
+    w.run_until(SimTime::ZERO + 20 * MS);
+    assert_eq!(w.write(6_000), 600, "the send buffer holds 600 bytes");
+    w.run_until(SimTime::ZERO + 2_000 * MS);
+    let lens: Vec<u32> = w.log.iter().filter(|s| s.a_to_b && s.seg.len > 0).map(|s| s.seg.len).collect();
+    assert_eq!(lens, vec![600], "one segment of the buffer's size");
+    assert_eq!(w.b.stats.bytes_delivered, 600);
+    assert_eq!(w.a.smss(), 600);
+}
+
+#[test]
 fn a_local_peer_gets_no_slow_start() {
     let mut c = no_sack();
     c.initial_cwnd_rule = InitialWindowRule::BsdLocal;
