@@ -199,6 +199,19 @@ def test_the_traced_mechanism_of_table_2():
     assert b["losses_with_room"] >= 1 and b["mbps"] < 0.1 * a["mbps"]
 
 
+def test_cbr_in_bursts_reaches_the_port_and_cannot_overflow_a_window_below_the_buffer():
+    # The same mean CBR in bursts of 512 cells: a 64 KB window (1440 cells) over a 1K-cell
+    # buffer still collapses, and 38 KB (864 cells) still cannot overflow it.
+    rows = p4_runs.summarise(p4_runs.run_specs([Spec(1460, 65536, 1024, burst=512), Spec(1460, 38 * 1024, 1024, burst=512),
+                                                Spec(1460, 65536, 1024)], [1], workers=2))
+    by = {(r["sock"], r["burst"]): r for r in rows.iter_rows(named=True)}
+    assert by[(65536, 512)]["timeouts"] >= 2 and by[(65536, 512)]["cells_dropped"] > 0
+    assert by[(38 * 1024, 512)]["cells_dropped"] == 0 and by[(38 * 1024, 512)]["share"] > 0.99
+    # The bursts change the run (the override reached the port).
+    assert by[(65536, 512)]["mbps"] != by[(65536, 1)]["mbps"]
+    assert Spec(1460, 65536, 1024, burst=512).overrides()["links.1.queue_a.cbr_burst"] == 512
+
+
 def test_the_search_finds_the_collapse_boundary_the_predictor_derives():
     socks = [44 * 1024, 46 * 1024, 50 * 1024]
     crit, runs = p4.search_critical([((1460, 1024, "cell"), s) for s in socks], (1,), 10.0,
@@ -212,12 +225,13 @@ def test_the_search_finds_the_collapse_boundary_the_predictor_derives():
 
 def test_a_tiny_reproduction_writes_its_report(tmp_path):
     plan = p4.Plan(seeds=(1,), fig2_cells=(512, 1024, 3072), table2_cells=(768, 1024), socks_kib=(22, 46, 50), tol_mbps=35.0,
-                   spot_points=((1024, 46),), spot_cbrs=(60.0,), trace_seeds=(1,))
+                   spot_points=((1024, 46),), spot_cbrs=(60.0,), trace_seeds=(1,), bursts=(64,))
     data = p4.experiment(plan, workers=2, out=tmp_path)
     result = p4.write_report(data, tmp_path)
     assert missing_quotes(result) == []
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "findings of the paper hold" in text and "cells per wall second" in text
+    assert "## CBR in bursts" in text and "| 1500 | 64 |" in text
     assert (tmp_path / "fig5_least_cbr_vs_socket.png").is_file()
     saved = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert len(saved["checks"]) == len(result) and saved["cells"] > 0

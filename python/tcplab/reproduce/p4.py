@@ -45,6 +45,8 @@ class Plan:
     spot_cbrs: tuple[float, ...]
     trace_seeds: tuple[int, ...]
     beyond_mtus: tuple[int, ...] = (1500, 9180)
+    bursts: tuple[int, ...] = (8, 64, 512)
+    """CBR burst sizes mapped on Fig. 2's grid and Table 2 (a physical candidate for U16)."""
 
     @staticmethod
     def make(quick: bool) -> Plan:
@@ -52,7 +54,7 @@ class Plan:
         if quick:
             return Plan(seeds=(1, 2), fig2_cells=(256, 512, 1024, 2048, 4096), table2_cells=(512, 768, 1024),
                         socks_kib=(6, 14, 22, 30, 38, 46, 54, 64), tol_mbps=10.0, spot_points=((1024, 46), (512, 64)),
-                        spot_cbrs=(20, 60, 100, 130), trace_seeds=(1,))
+                        spot_cbrs=(20, 60, 100, 130), trace_seeds=(1,), bursts=(64, 512))
         grid = (256, 362, 512, 724, 1024, 1448, 2048, 2560, 3072, 4096, 5793, 8192)  # ≈ √2 apart, with the paper's 3K
         return Plan(seeds=(1, 2, 3, 4, 5), fig2_cells=grid, table2_cells=(384, 448, 512, 576, 640, 704, 768, 832, 896, 960, 1024, 1280),
                     socks_kib=tuple(range(6, 65)), tol_mbps=2.5, spot_points=((1024, 44), (1024, 46), (1024, 48), (1024, 50), (512, 32), (512, 64)),
@@ -186,6 +188,10 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
     timed("discard", disc)
     timed("tcp_vs_tcp", [Spec(mss=mss_freebsd(m), sock=65536, cells=c, cbr_mbps=0.0, scenario="tcp_vs_tcp")
                          for m in MTUS for c in plan.fig2_cells])
+    # A candidate cause of the small effective buffer: CBR in bursts of k back-to-back cells at
+    # the same mean rate (Fig. 2 at MTU 1500 and 9180, and Table 2 at 1K cells).
+    timed("burst", [Spec(mss=mss_freebsd(m), sock=65536, cells=c, burst=k) for m in plan.beyond_mtus for c in plan.fig2_cells for k in plan.bursts]
+          + [Spec(mss=1460, sock=s * 1024, cells=TABLE2_CELLS, burst=k) for s in TABLE2_SOCKS_KIB for k in plan.bursts])
 
     # Table 2's traces (Figs. 3–4) at 1K cells and where the scan finds the paper's pattern.
     t0 = time.perf_counter()

@@ -13,7 +13,7 @@ from tcplab.reproduce.p4_checks import View, checks, fit_slope, knee, least_sock
 from tcplab.reproduce.p4_predictor import critical_cbr_mbps, peak_queue_cells, slope_mbps_per_kib
 from tcplab.reproduce.p4_runs import (
     CBR_TOP_MBPS, LINE_CELLS_PER_S, MTUS, PROFILE, cbr_cells_per_s, ceiling_mbps, cells_per_packet,
-    deadlock_mbps, link_deadlock_mbps, mss_freebsd,
+    deadlock_mbps, link_deadlock_mbps, mss_freebsd, summarise,
 )
 from tcplab.reproduce.report import Report
 
@@ -211,6 +211,8 @@ def report(data: dict[str, Any], views: dict[str, View], result: list[Check], ta
                for name, v in views.items()])
     rep.bullets(c.claim for c in paper_only)
 
+    burst_section(rep, data)
+
     rep.heading("The predictor (the paper's future work)")
     rep.paragraph("Derived in `tcplab/reproduce/p4_predictor.py` (nothing fitted to the simulated boundary): a window of N segments of S cells "
                   "peaks in the UBR queue at N·S − (L − C)·(T + 2S/L), L the line's cells/s, C CBR's, T the ACK's turnaround; loss — and, the "
@@ -237,3 +239,37 @@ def report(data: dict[str, Any], views: dict[str, View], result: list[Check], ta
     rep.heading("Figures")
     rep.bullets(f"`{name}.png` / `.svg`" for name in figs)
     return rep
+
+
+def burst_section(rep: Report, data: dict[str, Any]) -> None:
+    """CBR in bursts of k cells (README A4's physical candidate): Fig. 2's knee and shares, and
+    Table 2 at 1K cells, beside the evenly spaced CBR of the shipped reading."""
+    plan = data["plan"]
+    bursts = tuple(plan.get("bursts", ()))
+    if not bursts or "burst" not in data["tables"]:
+        return
+    rows = summarise(pl.concat([data["tables"]["fig2_table2"], data["tables"]["burst"]], how="diagonal_relaxed"))
+    cells = tuple(plan["fig2_cells"])
+    rep.heading("CBR in bursts: a physical candidate for the small effective buffer")
+    rep.paragraph("The analyser's CBR at the same mean rate (60 Mb/s) but in runs of k back-to-back cells (`cbr_burst`): while a burst "
+                  "holds the line, UBR cells only queue. k is not known (the paper says only that CBR holds a constant bandwidth, L67); "
+                  "it is mapped, not chosen. Knee: the least buffer from which every larger one keeps ≥ 90 % of UBR's bandwidth. "
+                  "Whatever the CBR pattern, a window-limited flow never has more cells in the port than its window (38 KB = 27 "
+                  "segments = 864 cells at MTU 1500), so no CBR pattern can put Table 2's 38 KB over 1K cells: only a smaller "
+                  "effective buffer can (README U16).")
+    table = []
+    for m in plan["beyond_mtus"]:
+        mss = mss_freebsd(m)
+        for k in (1, *bursts):
+            r = [x for x in rows.filter((pl.col("mss") == mss) & (pl.col("sock") == 65536) & (pl.col("burst") == k) & (pl.col("unit") == "cell")
+                                        & (pl.col("discard") == "tail-drop") & (pl.col("scenario") == "atm")).iter_rows(named=True) if x["cells"] in cells]
+            by = {x["cells"]: x for x in r}
+            share = lambda c: f"{by[c]['share']:.1%}" if c in by else "—"  # noqa: E731
+            table.append((m, k, knee(r) or "none", share(512), share(1024), "yes" if 1024 in by and by[1024]["deadlock"] else "no"))
+    rep.table(("MTU", "CBR burst (cells)", "knee (cells)", "share at 512", "share at 1K", "deadlock at 1K"), table)
+    t2 = []
+    for k in (1, *bursts):
+        got = {r["sock"]: r for r in rows.filter((pl.col("mss") == 1460) & (pl.col("cells") == 1024) & (pl.col("burst") == k) & (pl.col("unit") == "cell")
+                                                & (pl.col("discard") == "tail-drop")).iter_rows(named=True)}
+        t2.append((k, *(f"{got[s * 1024]['mbps']:.2f} Mb/s ({got[s * 1024]['share']:.1%})" if s * 1024 in got else "—" for s in (25, 38))))
+    rep.table(("CBR burst (cells)", "Table 2 at 1K: 25 KB", "38 KB"), t2)

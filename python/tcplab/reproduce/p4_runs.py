@@ -135,6 +135,8 @@ class Spec:
     epd: int = 0
     """EPD threshold, cells (with discard = "epd")."""
     scenario: str = "atm"
+    burst: int = 1
+    """CBR cells per burst (1: evenly spaced, the shipped reading; README A4)."""
 
     def overrides(self) -> dict[str, Any]:
         """The dotted overrides that make this point of the shipped scenario."""
@@ -147,6 +149,8 @@ class Spec:
             o[f"{PORT}.cbr"] = f"{round(self.cbr_mbps, 4):g}Mbps"
             if self.unit != "cell":
                 o[f"{PORT}.cbr_unit"] = self.unit
+            if self.burst > 1:
+                o[f"{PORT}.cbr_burst"] = self.burst
         if self.discard != "tail-drop":
             o[f"{PORT}.discard"] = self.discard
         if self.discard == "epd":
@@ -194,7 +198,7 @@ def run_specs(specs: Iterable[Spec], seeds: Sequence[int], *, out: Path | None =
                           (pl.col("least_delivered") * 8 / DURATION_S / 1e6).alias("least_flow_mbps"))
 
 
-KEYS = ("scenario", "mss", "sock", "cells", "cbr_mbps", "unit", "discard", "epd")
+KEYS = ("scenario", "mss", "sock", "cells", "cbr_mbps", "unit", "discard", "epd", "burst")
 
 
 def summarise(table: pl.DataFrame, by: Sequence[str] = KEYS) -> pl.DataFrame:
