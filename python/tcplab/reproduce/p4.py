@@ -82,6 +82,8 @@ class Variant:
 VARIANTS = (
     Variant("as shipped (f = 1, CBR in cells, FreeBSD MSS)"),
     Variant("effective buffer f = 0.5", f=0.5),
+    Variant("effective buffer f = 0.625", f=0.625),
+    Variant("effective buffer f = 0.75", f=0.75),
     Variant("CBR counted in payload", unit="payload"),
     Variant("MSS = MTU − 40", mss_rule="plain"),
 )
