@@ -26,7 +26,8 @@ pub enum RttEstimatorKind {
     /// (`TCP_RTT_SHIFT` 5, `TCP_RTTVAR_SHIFT` 4, `TCP_DELTA_SHIFT` 2), REXMTVAL =
     /// max(`rto_min`, (srtt/8 + rttvar) / 4) ticks, and the timer after a sample
     /// RANGESET(REXMTVAL, max(`rto_min`, rtt + 2 ticks), `rto_max`): 3 ticks (1.5 s) on a LAN.
-    /// A backed-off timer is REXMTVAL·2ⁿ (`tcp_backoff`, at most 64×), not the floored value.
+    /// A backed-off timer is REXMTVAL·2ⁿ (`tcp_backoff`; its 64× cap is `rto_max` = 64 s, since
+    /// REXMTVAL is at least TCPTV_MIN, 1 s), not the floored value: `backoff_base`.
     /// MODEL: the ticks a sample spans are ⌊rtt / tick⌋ (BSD counts tick boundaries crossed).
     Bsd,
 }
@@ -286,18 +287,15 @@ impl RttEstimator {
         (((self.srtt32 >> 3) + self.rttvar16) >> 2).max(min)
     }
 
-    /// The retransmission timer after `n` consecutive backoffs, when the estimator decides it
-    /// (BSD: the timer after the last sample, or REXMTVAL·`tcp_backoff[n]` within the bounds);
-    /// `None` for the estimators whose base RTO the policy backs off.
-    pub fn own_timeout(&self, policy: &RtoPolicy, n: u32) -> Option<SimDuration> {
+    /// The RTO that backoffs multiply: the base RTO, except for BSD, whose backed-off timer is
+    /// REXMTVAL·2ⁿ, not the timer after the last sample (floored at rtt + 2 ticks).
+    pub fn backoff_base(&self, policy: &RtoPolicy) -> SimDuration {
         if self.kind != RttEstimatorKind::Bsd || self.srtt.is_none() {
-            return None;
+            return self.base_rto(policy);
         }
-        let (min, max) = Self::bsd_bounds(policy);
-        let ticks = if n == 0 { self.bsd_rxtcur } else { (self.bsd_rexmtval(policy) << n.min(6)).max(min).min(max) };
-        Some(SimDuration(ticks as u64 * policy.granularity.as_ps().max(1)))
+        let (_, max) = Self::bsd_bounds(policy);
+        SimDuration(self.bsd_rexmtval(policy).min(max) as u64 * policy.granularity.as_ps().max(1))
     }
-
     /// The base RTO (before backoff): `policy.initial` until the first sample.
     pub fn base_rto(&self, policy: &RtoPolicy) -> SimDuration {
         let Some(srtt) = self.srtt else { return policy.initial };

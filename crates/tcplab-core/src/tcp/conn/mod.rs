@@ -317,12 +317,12 @@ impl Connection {
 
     /// The RTO the timer would use now (backoff included).
     pub fn rto(&self) -> SimDuration {
-        let base = self.rtt.base_rto(&self.cfg.rto);
+        let base = if self.backoffs == 0 { self.rtt.base_rto(&self.cfg.rto) } else { self.rtt.backoff_base(&self.cfg.rto) };
         let (b, n, rto) = self.rto_memo.get();
         if b == base && n == self.backoffs {
             return rto;
         }
-        let rto = self.rtt.own_timeout(&self.cfg.rto, self.backoffs).unwrap_or_else(|| self.cfg.rto.timeout(base, self.backoffs));
+        let rto = self.cfg.rto.timeout(base, self.backoffs);
         self.rto_memo.set((base, self.backoffs, rto));
         rto
     }

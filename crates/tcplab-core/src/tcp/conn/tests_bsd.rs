@@ -62,24 +62,28 @@ fn the_delayed_ack_goes_at_the_next_fast_timer_tick() {
 #[test]
 fn the_bsd_estimator_gives_three_ticks_on_a_lan_and_backs_off_from_rexmtval() {
     let c = bsd();
-    let mut e = crate::tcp::rtt::RttEstimator::new(RttEstimatorKind::Bsd);
-    assert_eq!(e.own_timeout(&c.rto, 0), None, "before a sample the policy's 3 s applies");
-    e.sample(SimDuration::from_micros(300), &c.rto, 0, 0);
+    let mut conn = Connection::new(c.clone());
+    let secs = |conn: &mut Connection, n: u32| {
+        conn.backoffs = n;
+        conn.rto().as_ps() as f64 / 1e12
+    };
+    assert_eq!(secs(&mut conn, 0), 3.0, "before a sample: the 3 s initial RTO");
+    conn.rtt.sample(SimDuration::from_micros(300), &c.rto, 0, 0);
     // First sample: rtt = 1 tick, srtt 1 tick, rttvar ½ tick: REXMTVAL 3 ticks, floor rtt + 2 = 3.
-    assert_eq!(e.own_timeout(&c.rto, 0), Some(1500 * MS));
-    assert_eq!(e.own_timeout(&c.rto, 1), Some(3000 * MS));
+    assert_eq!([secs(&mut conn, 0), secs(&mut conn, 1)], [1.5, 3.0]);
     for _ in 0..50 {
-        e.sample(SimDuration::from_micros(300), &c.rto, 0, 0);
+        conn.rtt.sample(SimDuration::from_micros(300), &c.rto, 0, 0);
     }
     // Converged: REXMTVAL is TCPTV_MIN (2 ticks) but the timer keeps rtt + 2 = 3 ticks; a
-    // backed-off timer doubles REXMTVAL: 2, 4, 8 s … at most 64 s.
-    let secs = |e: &crate::tcp::rtt::RttEstimator, n: u32| e.own_timeout(&c.rto, n).unwrap().as_ps() as f64 / 1e12;
-    assert_eq!([secs(&e, 0), secs(&e, 1), secs(&e, 2), secs(&e, 3)], [1.5, 2.0, 4.0, 8.0]);
-    assert_eq!(secs(&e, 6), 64.0);
-    assert_eq!(secs(&e, 9), 64.0, "tcp_backoff stops at 64× and TCPTV_REXMTMAX at 64 s");
+    // backed-off timer doubles REXMTVAL: 2, 4, 8 s … at most 64 s. (The timer after the sample
+    // is still 1.5 s, so a value remembered for one backoff at the first sample is stale.)
+    // One backoff first: the last value computed was for one backoff at the first sample.
+    assert_eq!([secs(&mut conn, 1), secs(&mut conn, 0), secs(&mut conn, 2), secs(&mut conn, 3)], [2.0, 1.5, 4.0, 8.0]);
+    assert_eq!(secs(&mut conn, 6), 64.0);
+    assert_eq!(secs(&mut conn, 9), 64.0, "tcp_backoff stops at 64× and TCPTV_REXMTMAX at 64 s");
     // A sample spanning a slow tick raises the floor to 4 ticks.
-    e.sample(SimDuration::from_millis(600), &c.rto, 0, 0);
-    assert_eq!(secs(&e, 0), 2.0);
+    conn.rtt.sample(SimDuration::from_millis(600), &c.rto, 0, 0);
+    assert_eq!(secs(&mut conn, 0), 2.0);
 }
 
 #[test]
