@@ -117,6 +117,7 @@ fn ack(now: SimTime, cwnd: u32) -> AckSample {
         now,
         bytes_acked: (PER_ACK * MSS) as u64,
         packets_acked: PER_ACK,
+        delivered: (PER_ACK * MSS) as u64,
         mss: MSS,
         rtt: Some(SimDuration::from_millis(RTT_MS)),
         srtt: Some(SimDuration::from_millis(RTT_MS)),

@@ -227,6 +227,18 @@ impl CongestionControl for Bic {
     fn window(&mut self) -> WindowState<'_> {
         WindowState::Packets(&mut self.w)
     }
+    fn growth_bound(&self, _a: &AckSample) -> u64 {
+        // 2.6.16 tcp_slow_start: one segment per ACK, two with tcp_abc = 2 and more than two
+        // segments' bytes counted; avoidance: one segment per `cnt` ACKs, at most one per ACK.
+        let segs = if self.w.cwnd <= self.w.ssthresh && self.cfg.abc > 1 { 2 } else { 1 };
+        segs * self.w.mss
+    }
+    fn loss_ssthresh(&self, _ev: &CongestionEvent) -> (u64, u64) {
+        // bictcp_recalc_ssthresh: Reno's half at or below low_window, else β·cwnd; ≥ 2.
+        let cwnd = self.w.cwnd as u64;
+        let segs = if self.w.cwnd <= self.cfg.low_window { (cwnd >> 1).max(2) } else { (cwnd * self.cfg.beta as u64 / BETA_SCALE as u64).max(2) };
+        (segs * self.w.mss, segs * self.w.mss)
+    }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         // tcp_enter_loss: ssthresh from the controller once per loss episode, then the
         // controller's Loss-state reset (bictcp_state), cwnd = 1.
@@ -270,6 +282,7 @@ mod tests {
             now: SimTime::ZERO + SimDuration::from_millis(now_ms),
             bytes_acked: MSS as u64,
             packets_acked: 1,
+            delivered: MSS as u64,
             mss: MSS,
             rtt: None,
             srtt: None,

@@ -262,7 +262,9 @@ impl CongestionControl for Cubic {
         if !a.cwnd_limited {
             return;
         }
-        let mut acked = a.packets_acked.max(1);
+        // Linux 4.x+ `tcp_cong_control(…, acked_sacked)`: segments newly delivered, not the
+        // SACKed segments a hole-filling ACK removes from the queue.
+        let mut acked = a.delivered_segments();
         if self.w.cwnd < self.w.ssthresh {
             // tcp_slow_start: cwnd += acked, up to ssthresh; the rest goes to avoidance.
             let new = (self.w.cwnd + acked).min(self.w.ssthresh.max(self.w.cwnd));
@@ -295,6 +297,21 @@ impl CongestionControl for Cubic {
     fn window(&mut self) -> WindowState<'_> {
         WindowState::Packets(&mut self.w)
     }
+    fn growth_bound(&self, a: &AckSample) -> u64 {
+        // tcp_slow_start: one segment per segment delivered, up to ssthresh; the rest goes to
+        // tcp_cong_avoid_ai with cnt ≥ 2 (bictcp_update's floor): at most one segment per two
+        // delivered (1.5× per RTT), plus the one a full `cwnd_cnt` carried over may add.
+        let acked = a.delivered_segments() as u64;
+        let (cwnd, ssthresh) = (self.w.cwnd as u64, self.w.ssthresh as u64);
+        let ss = if cwnd < ssthresh { acked.min(ssthresh - cwnd) } else { 0 };
+        let rest = acked - ss;
+        let ca = if rest > 0 { 1 + (self.w.cwnd_cnt as u64 + rest) / 2 } else { 0 };
+        (ss + ca) * self.w.mss
+    }
+    fn loss_ssthresh(&self, _ev: &CongestionEvent) -> (u64, u64) {
+        let segs = (self.w.cwnd as u64 * self.cfg.beta as u64 / BETA_SCALE).max(2); // bictcp_recalc_ssthresh
+        (segs * self.w.mss, segs * self.w.mss)
+    }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         if ev.backoffs <= 1 {
             self.w.ssthresh = self.recalc_ssthresh();
@@ -316,6 +333,7 @@ mod tests {
             now,
             bytes_acked: MSS as u64,
             packets_acked: 1,
+            delivered: MSS as u64,
             mss: MSS,
             rtt: Some(SimDuration::from_millis(rtt_ms)),
             srtt: None,

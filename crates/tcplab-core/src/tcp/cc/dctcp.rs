@@ -100,6 +100,12 @@ impl CongestionControl for Dctcp {
     fn window(&mut self) -> WindowState<'_> {
         self.reno.window()
     }
+    fn growth_bound(&self, ack: &AckSample) -> u64 {
+        self.reno.growth_bound(ack)
+    }
+    fn loss_ssthresh(&self, ev: &CongestionEvent) -> (u64, u64) {
+        self.reno.loss_ssthresh(ev)
+    }
     fn on_ecn_feedback(&mut self, bytes_acked: u64, ece: bool, round: u64) {
         self.acked += bytes_acked;
         if ece {

@@ -25,8 +25,15 @@ pub struct AckSample {
     pub now: SimTime,
     /// Bytes newly acknowledged (cumulatively).
     pub bytes_acked: u64,
-    /// Segments removed from the retransmission queue by this ACK (Linux `pkts_acked`).
+    /// Segments removed from the retransmission queue by this ACK (Linux `pkts_acked`),
+    /// SACKed ones included.
     pub packets_acked: u32,
+    /// Payload bytes this ACK newly delivered (Linux `tp->delivered` − `prior_delivered`):
+    /// bytes cumulatively acknowledged that were not SACKed before, plus bytes its SACK
+    /// blocks newly cover. The measure of window growth: a controller grows by at most its
+    /// own bound per delivered segment (`delivered_segments`), never by data the sender
+    /// already knew had arrived.
+    pub delivered: u64,
     /// Sender MSS (payload bytes per full segment).
     pub mss: u32,
     /// RTT sample carried by this ACK, if valid (Karn / timestamps).
@@ -79,6 +86,15 @@ pub struct RecoveryExit {
     /// controller should continue from (Linux rate-halving: cwnd = min(window, ssthresh));
     /// `None` for RFC 6582 / RFC 6675, where the window restarts at ssthresh.
     pub window: Option<u64>,
+}
+
+impl AckSample {
+    /// Segments newly delivered (`delivered` in whole segments, a partial one counted as
+    /// one, as Linux counts packets; at least one, as every ACK given to `on_ack` moved
+    /// SND.UNA over data).
+    pub fn delivered_segments(&self) -> u32 {
+        self.delivered.div_ceil(self.mss.max(1) as u64).clamp(1, u32::MAX as u64) as u32
+    }
 }
 
 /// The retransmission timer expired.
@@ -138,6 +154,21 @@ pub trait CongestionControl {
     /// them), for a remedy that acts on it from outside the controller (a coordinator lowering
     /// it; see `sim::decp`). The controller continues from whatever it is left with.
     fn window(&mut self) -> WindowState<'_>;
+    /// The most `on_ack(ack)` may grow the window, bytes, asked of the controller as it was
+    /// before the ACK: the controller's own documented bound, which the connection's invariant
+    /// checker (debug and test builds) holds every ACK to. Default: the bytes the ACK newly
+    /// delivered (never more than one byte of window per byte delivered).
+    fn growth_bound(&self, ack: &AckSample) -> u64 {
+        ack.delivered
+    }
+    /// The ssthresh a loss must leave (fast recovery, ECN-Echo, or the first of consecutive
+    /// timeouts), bytes, as an inclusive range, asked of the controller as it was before the
+    /// loss; `ev.inflight` is FlightSize. The invariant checker holds every loss to it.
+    /// Default: from 2·SMSS to the larger of cwnd and FlightSize.
+    fn loss_ssthresh(&self, ev: &CongestionEvent) -> (u64, u64) {
+        let floor = 2 * ev.mss as u64;
+        (floor, self.cwnd().max(ev.inflight).max(floor))
+    }
 }
 
 /// Which controller a connection uses, with its parameters.
@@ -254,6 +285,12 @@ impl CongestionControl for Controller {
     }
     fn on_ecn_echo(&mut self, ev: &CongestionEvent) {
         dispatch!(self, c => c.on_ecn_echo(ev))
+    }
+    fn growth_bound(&self, ack: &AckSample) -> u64 {
+        dispatch!(self, c => c.growth_bound(ack))
+    }
+    fn loss_ssthresh(&self, ev: &CongestionEvent) -> (u64, u64) {
+        dispatch!(self, c => c.loss_ssthresh(ev))
     }
 }
 

@@ -55,7 +55,9 @@ impl CongestionControl for Reno {
                 // No byte counting: one segment per ACK of new data, however little it
                 // acknowledges (RFC 2581 before RFC 3465; ns-2's agents).
                 0 => mss,
-                l => a.bytes_acked.min(l as u64 * mss),
+                // RFC 3465 §2.2 / RFC 5681 §3.1: min(N, L·SMSS), N the bytes newly
+                // delivered (Linux `acked_sacked`), not data already SACKed.
+                l => a.delivered.min(l as u64 * mss),
             };
         } else {
             self.cwnd += (mss * mss / self.cwnd).max(1);
@@ -69,6 +71,23 @@ impl CongestionControl for Reno {
     }
     fn window(&mut self) -> WindowState<'_> {
         WindowState::Bytes { cwnd: &mut self.cwnd, ssthresh: &mut self.ssthresh }
+    }
+    fn growth_bound(&self, a: &AckSample) -> u64 {
+        let mss = a.mss as u64;
+        if self.cwnd < self.ssthresh {
+            // RFC 5681 §3.1 / RFC 3465: min(N, L·SMSS) per ACK; one SMSS without byte counting.
+            if self.cfg.abc_limit == 0 {
+                mss
+            } else {
+                a.delivered.min(self.cfg.abc_limit as u64 * mss)
+            }
+        } else {
+            (mss * mss / self.cwnd.max(1)).max(1) // RFC 5681 eq. (3)
+        }
+    }
+    fn loss_ssthresh(&self, ev: &CongestionEvent) -> (u64, u64) {
+        let s = (ev.inflight / 2).max(2 * ev.mss as u64); // RFC 5681 eq. (4)
+        (s, s)
     }
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         if ev.backoffs <= 1 {
@@ -89,6 +108,7 @@ mod tests {
             now: SimTime::ZERO,
             bytes_acked: bytes,
             packets_acked: 1,
+            delivered: bytes,
             mss: 1000,
             rtt: None,
             srtt: None,

@@ -52,6 +52,8 @@ impl Connection {
         if seg.ack > self.snd_max {
             return; // Acknowledges data never sent: ignore (RFC 793).
         }
+        // SACKed bytes before this ACK's blocks: what it newly delivers is counted against it.
+        let sacked_before = self.sb.sacked().bytes();
         let mut sack_news = false;
         if self.sack_ok {
             for (s, e) in seg.sack_blocks() {
@@ -67,7 +69,7 @@ impl Connection {
         if seg.ack > self.snd_una {
             self.snd_wnd = seg.window;
             self.max_snd_wnd = self.max_snd_wnd.max(seg.window);
-            self.handle_new_ack(now, seg, out);
+            self.handle_new_ack(now, seg, sacked_before, out);
         } else if seg.ack == self.snd_una {
             let window_changed = seg.window != self.snd_wnd;
             self.snd_wnd = seg.window;
@@ -85,7 +87,9 @@ impl Connection {
         self.ecn_on_echo(now, seg);
     }
 
-    pub(super) fn handle_new_ack(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
+    /// An ACK that moved SND.UNA. `sacked_before` is the scoreboard's SACKed byte count before
+    /// this ACK's SACK blocks were recorded.
+    pub(super) fn handle_new_ack(&mut self, now: SimTime, seg: &TcpHeader, sacked_before: u64, out: &mut Output) {
         let inflight_before = self.inflight();
         let cwnd_before = self.cwnd();
         let acked = seg.ack - self.snd_una;
@@ -98,7 +102,15 @@ impl Connection {
         if self.snd_nxt < self.snd_una {
             self.snd_nxt = self.snd_una;
         }
+        let sacked_with_blocks = self.sb.sacked().bytes();
         self.sb.on_cumulative_ack(self.snd_una);
+        // Bytes this ACK newly delivered (Linux `tp->delivered`, RFC 6675's "newly
+        // acknowledged or SACKed"): the cumulative advance less what was SACKed before it,
+        // plus what its blocks SACKed above the new SND.UNA. Every byte counts once, when the
+        // sender first learns it arrived; the ACK that fills a hole below SACKed data
+        // delivers the hole, not the SACKed data above it.
+        let trimmed = sacked_with_blocks - self.sb.sacked().bytes();
+        let delivered = (acked - trimmed.min(acked) + (sacked_with_blocks - sacked_before)).saturating_sub(syn_acked as u64 + fin_acked as u64);
         // RTT: timestamps if negotiated, else the newest fully acknowledged segment that was
         // never retransmitted (Karn's algorithm).
         let mut sample = None;
@@ -169,11 +181,12 @@ impl Connection {
                 }
             }
             None => {
-                if data_acked > 0 {
+                if data_acked > 0 && !self.ecn_echo_reduces(seg) {
                     let ack = AckSample {
                         now,
                         bytes_acked: data_acked,
                         packets_acked,
+                        delivered,
                         open: was_open && self.sb.sacked().is_empty(),
                         round: self.round,
                         mss: self.smss,
@@ -186,6 +199,8 @@ impl Connection {
                         timestamps: if self.ts_ok { seg.timestamps } else { None },
                         ts_tick: self.cfg.ts_tick,
                     };
+                    #[cfg(debug_assertions)]
+                    self.inv_note_sample(&ack);
                     self.cc.on_ack(&ack);
                 }
             }

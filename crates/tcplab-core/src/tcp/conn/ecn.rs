@@ -142,18 +142,25 @@ impl Connection {
     /// The ACK carried ECE: reduce once per window unless loss recovery already has, and send
     /// CWR with the next new data.
     pub(super) fn ecn_on_echo(&mut self, now: SimTime, seg: &TcpHeader) {
-        if !self.ecn.negotiated || !seg.has(flags::ECE) || seg.has(flags::SYN) {
-            return;
-        }
-        // An ACK up to and including the window reduced for covers only data sent before the
-        // reduction: that window has been answered.
-        let reduced = self.recovery.is_some() || self.sb.loss_point().is_some() || self.snd_una <= self.ecn.reduced_until;
-        if reduced || self.snd_max == self.snd_una {
+        if !self.ecn_echo_reduces(seg) {
             return;
         }
         self.cc.on_ecn_echo(&CongestionEvent { now, inflight: self.outstanding(), mss: self.smss });
         self.ecn_reduced();
         self.stats.ecn_reductions += 1;
+    }
+
+    /// True when `seg` (its ACK field processed) carries an ECN-Echo that reduces the window:
+    /// ECN in use, no reduction yet for the window it answers, data outstanding. Such an ACK
+    /// grows no window (Linux enters CWR before `tcp_cong_control`, which then reduces).
+    pub(super) fn ecn_echo_reduces(&self, seg: &TcpHeader) -> bool {
+        if !self.ecn.negotiated || !seg.has(flags::ECE) || seg.has(flags::SYN) {
+            return false;
+        }
+        // An ACK up to and including the window reduced for covers only data sent before the
+        // reduction: that window has been answered.
+        let reduced = self.recovery.is_some() || self.sb.loss_point().is_some() || self.snd_una <= self.ecn.reduced_until;
+        !reduced && self.snd_max != self.snd_una
     }
 
     /// The window was reduced (ECN-Echo, fast retransmit or timeout): this window is answered,

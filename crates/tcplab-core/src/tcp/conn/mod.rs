@@ -23,6 +23,8 @@ use crate::units::{SimDuration, SimTime};
 
 mod ack;
 mod ecn;
+#[cfg(debug_assertions)]
+mod invariants;
 mod receive;
 mod recovery;
 mod send;
@@ -224,6 +226,9 @@ pub struct Connection {
     clock_phase: SimDuration,
     /// Counters.
     pub stats: ConnStats,
+    /// The sample the controller was given on the current call (invariant checks only).
+    #[cfg(debug_assertions)]
+    inv_sample: Option<crate::tcp::cc::AckSample>,
 }
 
 impl Connection {
@@ -281,6 +286,8 @@ impl Connection {
             rto_rng: Rng::from_seed(0),
             clock_phase: SimDuration::ZERO,
             stats: ConnStats::default(),
+            #[cfg(debug_assertions)]
+            inv_sample: None,
             cfg,
         }
     }
@@ -503,6 +510,15 @@ impl Connection {
     /// Queue up to `bytes` application bytes; returns how many fit in the send buffer.
     #[inline]
     pub fn write(&mut self, now: SimTime, bytes: u64, out: &mut Output) -> u64 {
+        #[cfg(debug_assertions)]
+        let before = self.inv_before(out);
+        let r = self.write_unchecked(now, bytes, out);
+        #[cfg(debug_assertions)]
+        self.inv_check("a write", &before, out);
+        r
+    }
+
+    fn write_unchecked(&mut self, now: SimTime, bytes: u64, out: &mut Output) -> u64 {
         let n = bytes.min(self.send_space());
         if n > 0 {
             self.stats.first_write.get_or_insert(now);
@@ -535,6 +551,14 @@ impl Connection {
 
     /// Close the sending direction once all written data is sent (FIN after the data).
     pub fn close(&mut self, now: SimTime, out: &mut Output) {
+        #[cfg(debug_assertions)]
+        let before = self.inv_before(out);
+        self.close_unchecked(now, out);
+        #[cfg(debug_assertions)]
+        self.inv_check("a close", &before, out);
+    }
+
+    fn close_unchecked(&mut self, now: SimTime, out: &mut Output) {
         if !self.close_requested {
             self.close_requested = true;
             self.try_send(now, out);
@@ -543,6 +567,15 @@ impl Connection {
 
     /// The application reads up to `bytes` (only meaningful with auto-read off).
     pub fn read(&mut self, now: SimTime, bytes: u64, out: &mut Output) -> u64 {
+        #[cfg(debug_assertions)]
+        let before = self.inv_before(out);
+        let r = self.read_unchecked(now, bytes, out);
+        #[cfg(debug_assertions)]
+        self.inv_check("a read", &before, out);
+        r
+    }
+
+    fn read_unchecked(&mut self, now: SimTime, bytes: u64, out: &mut Output) -> u64 {
         let n = bytes.min(self.readable());
         let before = self.rcv_adv;
         self.rcv_read += n;
@@ -558,6 +591,14 @@ impl Connection {
 
     /// Process an arriving segment.
     pub fn on_segment(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
+        #[cfg(debug_assertions)]
+        let before = self.inv_before(out);
+        self.on_segment_unchecked(now, seg, out);
+        #[cfg(debug_assertions)]
+        self.inv_check("an arriving segment", &before, out);
+    }
+
+    fn on_segment_unchecked(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
         if seg.has(flags::RST) {
             self.state = State::Closed;
             self.clear_timers();
@@ -597,7 +638,7 @@ impl Connection {
                     self.update_rcv_adv();
                     self.snd_wnd = seg.window;
                     self.max_snd_wnd = seg.window;
-                    self.handle_new_ack(now, seg, out);
+                    self.handle_new_ack(now, seg, 0, out);
                     self.send_ack(now, out);
                     self.try_send(now, out);
                 }
@@ -610,6 +651,14 @@ impl Connection {
     /// timeout, such as AHTCP's answer to a retransmission request). Nothing happens when the
     /// timer is not running (nothing outstanding).
     pub fn expire_retransmit_timer(&mut self, now: SimTime, out: &mut Output) {
+        #[cfg(debug_assertions)]
+        let before = self.inv_before(out);
+        self.expire_retransmit_timer_unchecked(now, out);
+        #[cfg(debug_assertions)]
+        self.inv_check("a forced timeout", &before, out);
+    }
+
+    fn expire_retransmit_timer_unchecked(&mut self, now: SimTime, out: &mut Output) {
         if self.timers.is_set(TimerKind::Retransmit) {
             self.timers.clear(TimerKind::Retransmit);
             self.on_rto(now, out);
@@ -621,6 +670,14 @@ impl Connection {
     /// change (backoff, the controller's reaction, everything outstanding deemed lost), then
     /// go-back-N from max(`from`, SND.UNA). Nothing happens when nothing is outstanding.
     pub fn force_timeout_from(&mut self, now: SimTime, from: u64, out: &mut Output) {
+        #[cfg(debug_assertions)]
+        let before = self.inv_before(out);
+        self.force_timeout_from_unchecked(now, from, out);
+        #[cfg(debug_assertions)]
+        self.inv_check("a forced timeout", &before, out);
+    }
+
+    fn force_timeout_from_unchecked(&mut self, now: SimTime, from: u64, out: &mut Output) {
         if !self.timers.is_set(TimerKind::Retransmit) {
             return;
         }
@@ -657,6 +714,14 @@ impl Connection {
 
     /// Process expired timers (call at or after `next_deadline`).
     pub fn on_timer(&mut self, now: SimTime, out: &mut Output) {
+        #[cfg(debug_assertions)]
+        let before = self.inv_before(out);
+        self.on_timer_unchecked(now, out);
+        #[cfg(debug_assertions)]
+        self.inv_check("a timer", &before, out);
+    }
+
+    fn on_timer_unchecked(&mut self, now: SimTime, out: &mut Output) {
         // An expired delayed ACK is taken (unset) first, then sent if something is unacknowledged.
         if self.timers.take_expired(TimerKind::DelayedAck, now) && (self.last_ack_sent < self.rcv_nxt || self.unacked_bytes > 0) {
             self.send_ack(now, out);

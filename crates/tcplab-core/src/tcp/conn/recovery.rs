@@ -48,7 +48,16 @@ impl Connection {
                 } else {
                     self.dupacks == self.cfg.dupthresh
                 };
-                let allowed = self.snd_una > self.recover || self.recover == 0;
+                // A new recovery only once the last one's data is acknowledged. Without SACK
+                // (RFC 6582 §3.2 step 1; BSD's `SEQ_LEQ(th_ack, snd_recover)`, Linux holding
+                // Reno's Recovery state until something above high_seq is ACKed) the ACK must
+                // cover more than the recovery point, so that duplicates of data that arrived
+                // twice cannot start one. With SACK the blocks say what is missing, and a
+                // recovery may start as soon as the recovery point is acknowledged (RFC 6675
+                // §5; Linux leaves Recovery at snd_una = high_seq and may enter it again on
+                // the same ACK): a loss of the first segment sent after the recovery point
+                // is repaired by a fast retransmit, not left to the timer.
+                let allowed = self.recover == 0 || if self.use_sack() { self.snd_una >= self.recover } else { self.snd_una > self.recover };
                 if trigger && allowed {
                     return Some(self.enter_recovery(now, out));
                 }

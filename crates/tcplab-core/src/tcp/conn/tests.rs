@@ -897,3 +897,6 @@ mod ecn;
 
 #[path = "tests_bsd.rs"]
 mod bsd;
+
+#[path = "tests_delivered.rs"]
+mod delivered;

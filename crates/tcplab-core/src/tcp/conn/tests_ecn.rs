@@ -162,3 +162,28 @@ fn the_randomised_rto_draws_per_timer_within_its_range_from_its_own_stream() {
     }
     assert!(r1.iter().zip(&plain).any(|(r, p)| r > p), "some draw lengthens a timer");
 }
+
+#[test]
+fn an_ack_carrying_the_echo_that_reduces_the_window_does_not_grow_it_first() {
+    // With α near 0 (α starts at 0, gain 1/1024) DCTCP's cut is a few bytes, so the window
+    // after the echo must be at most the window before it: the ACK's slow-start growth must
+    // not slip in ahead of the reduction (it did, +1000 bytes, found by the invariant checker;
+    // Linux enters CWR before `tcp_cong_control`).
+    let c = TcpConfig { initial_cwnd: 10, cc: CcConfig::Dctcp(DctcpConfig { alpha_on_init: 0, shift_g: 10, ..DctcpConfig::default() }), ..dctcp() };
+    let mut w = Wire::new(c.clone(), c, MS);
+    w.open();
+    w.run_until(SimTime(3 * MS.as_ps()));
+    assert!(w.a.ecn_negotiated());
+    w.write(20_000);
+    w.queue.clear();
+    let before = w.a.cwnd();
+    let ack = TcpHeader { seq: 1, ack: 1_001, flags: flags::ACK | flags::ECE, window: w.a.snd_wnd, ..TcpHeader::default() };
+    let mut out = Output::default();
+    w.a.on_segment(w.now, &ack, &mut out);
+    assert_eq!(w.a.stats.ecn_reductions, 1);
+    assert!(w.a.cwnd() <= before && w.a.cwnd() >= before - 10, "no growth on the ACK that reduces: {} against {before}", w.a.cwnd());
+    // The next ACK without the echo grows the window again.
+    let ack = TcpHeader { seq: 1, ack: 2_001, flags: flags::ACK, window: w.a.snd_wnd, ..TcpHeader::default() };
+    w.a.on_segment(w.now, &ack, &mut out);
+    assert!(w.a.cwnd() > before);
+}

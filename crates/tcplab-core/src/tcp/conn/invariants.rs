@@ -1,0 +1,177 @@
+//! The rules a TCP must keep, checked after every call into the connection in debug and test
+//! builds (`debug_assertions`; release builds compile none of it). A broken rule panics with
+//! what was expected and the connection's state, so a random run that breaks one fails the
+//! test that ran it:
+//!
+//! - sequence space: SND.UNA ≤ SND.NXT ≤ SND.MAX, SND.UNA never moves back, SACKed and
+//!   in-flight bytes within what is outstanding;
+//! - window growth on an ACK at most the controller's own bound for what that ACK newly
+//!   delivered (`CongestionControl::growth_bound`: 1 SMSS per ACK in slow start, L·SMSS with
+//!   byte counting, SMSS²/cwnd in avoidance, CUBIC's one segment per two delivered, …), and
+//!   none when the sender was not cwnd-limited if the profile validates the window (RFC 7661);
+//! - a loss (fast recovery, the first of consecutive timeouts) leaves the controller's ssthresh
+//!   (`CongestionControl::loss_ssthresh`) and the recovery's window (RFC 6675: ssthresh;
+//!   RFC 6582: ssthresh + DupThresh·SMSS; rate-halving: no more than before); a repeated
+//!   timeout keeps ssthresh; a timeout leaves the loss window of one segment; leaving recovery
+//!   leaves at most ssthresh; an ECN-Echo never grows the window;
+//! - inside recovery the window grows by at most one SMSS per ACK (NewReno's inflation and
+//!   partial-ACK rule), never under rate-halving or RFC 6675;
+//! - new data never goes beyond the peer's window (SND.UNA + SND.WND);
+//! - the RTO between its floor and its ceiling.
+
+use crate::tcp::cc::{AckSample, CongestionControl, CongestionEvent, Controller};
+
+use super::recovery::Recovery;
+use super::{Connection, Output};
+
+/// What the checks compare against: the connection as it was before the call.
+pub(super) struct Before {
+    cc: Controller,
+    cwnd: u64,
+    recovery: Option<Recovery>,
+    snd_una: u64,
+    snd_max: u64,
+    outstanding: u64,
+    timeouts: u64,
+    fast_retransmits: u64,
+    ecn_reductions: u64,
+    handshake: bool,
+    /// Segments already in the output before the call (it may hold other connections').
+    out_len: usize,
+}
+
+impl Connection {
+    /// The state the checks after a call compare against.
+    pub(super) fn inv_before(&mut self, out: &Output) -> Before {
+        self.inv_sample = None;
+        Before {
+            cc: self.cc.clone(),
+            cwnd: self.cwnd(),
+            recovery: self.recovery,
+            snd_una: self.snd_una,
+            snd_max: self.snd_max,
+            outstanding: self.outstanding(),
+            timeouts: self.stats.timeouts,
+            fast_retransmits: self.stats.fast_retransmits,
+            ecn_reductions: self.stats.ecn_reductions,
+            out_len: out.segments.len(),
+            handshake: matches!(self.state, super::State::SynSent | super::State::SynReceived),
+        }
+    }
+
+    /// Check every rule after a call (`what` names it in the message); panics on the first
+    /// broken one.
+    pub(super) fn inv_check(&self, what: &str, b: &Before, out: &Output) {
+        if let Err(e) = self.inv_violation(b, out) {
+            panic!("TCP invariant broken after {what}: {e}\n  before: cwnd {} (controller {}), ssthresh {}, recovery {:?}, una {}, max {}\n  after: cwnd {} (controller {}), ssthresh {}, recovery {:?}, una {}, nxt {}, max {}, wnd {}, loss {:?}, sample {:?}", b.cwnd, b.cc.cwnd(), b.cc.ssthresh(), b.recovery, b.snd_una, b.snd_max, self.cwnd(), self.cc.cwnd(), self.cc.ssthresh(), self.recovery, self.snd_una, self.snd_nxt, self.snd_max, self.snd_wnd, self.sb.loss_point(), self.inv_sample);
+        }
+    }
+
+    fn inv_violation(&self, b: &Before, out: &Output) -> Result<(), String> {
+        let mss = self.smss as u64;
+        // Sequence space.
+        if !(self.snd_una <= self.snd_nxt && self.snd_nxt <= self.snd_max) {
+            return Err("SND.UNA ≤ SND.NXT ≤ SND.MAX".into());
+        }
+        if self.snd_una < b.snd_una {
+            return Err("SND.UNA moved back".into());
+        }
+        let outstanding = self.outstanding();
+        if self.sb.sacked().bytes() > outstanding {
+            return Err(format!("{} bytes SACKed of {outstanding} outstanding", self.sb.sacked().bytes()));
+        }
+        if self.use_sack() && self.pipe() > 2 * outstanding {
+            return Err(format!("pipe {} above twice the {outstanding} bytes outstanding", self.pipe()));
+        }
+        if self.cc.cwnd() < mss {
+            return Err(format!("the controller's window {} is below one segment", self.cc.cwnd()));
+        }
+        let (cwnd0, cwnd1) = (b.cc.cwnd(), self.cc.cwnd());
+        // A timeout of the SYN or SYN-ACK changes no window (the window starts with the data).
+        let timeout = self.stats.timeouts > b.timeouts && !b.handshake;
+        let entered = self.stats.fast_retransmits > b.fast_retransmits;
+        // Growth on an ACK of new data outside recovery: the controller's bound.
+        if let Some(a) = &self.inv_sample {
+            if !timeout && !entered && cwnd1 > cwnd0 {
+                let bound = b.cc.growth_bound(a);
+                if cwnd1 - cwnd0 > bound {
+                    return Err(format!("{} grew the window by {} bytes on an ACK that delivered {} (bound {bound})", self.cc.name(), cwnd1 - cwnd0, a.delivered));
+                }
+                if self.cfg.cwnd_validation && a.inflight_before + mss <= b.cwnd {
+                    return Err(format!("the window grew by {} bytes while the sender was not cwnd-limited (flight {} of {})", cwnd1 - cwnd0, a.inflight_before, b.cwnd));
+                }
+            }
+        }
+        // A loss: the controller's ssthresh, the recovery's window.
+        if timeout {
+            if cwnd1 != mss {
+                return Err(format!("a timeout left a window of {cwnd1} bytes, not one segment ({mss})"));
+            }
+            let ssthresh = self.cc.ssthresh();
+            if self.backoffs <= 1 {
+                let (lo, hi) = b.cc.loss_ssthresh(&CongestionEvent { now: crate::units::SimTime::ZERO, inflight: b.outstanding, mss: self.smss });
+                if !(lo..=hi).contains(&ssthresh) {
+                    return Err(format!("a first timeout set ssthresh {ssthresh}, the controller's rule gives {lo}..={hi}"));
+                }
+            } else if ssthresh != b.cc.ssthresh() {
+                return Err(format!("a repeated timeout moved ssthresh from {} to {ssthresh}", b.cc.ssthresh()));
+            }
+        } else if entered {
+            let ssthresh = self.cc.ssthresh();
+            let (lo, hi) = b.cc.loss_ssthresh(&CongestionEvent { now: crate::units::SimTime::ZERO, inflight: b.outstanding, mss: self.smss });
+            if !(lo..=hi).contains(&ssthresh) {
+                return Err(format!("fast recovery set ssthresh {ssthresh}, the controller's rule gives {lo}..={hi}"));
+            }
+        } else if self.stats.ecn_reductions > b.ecn_reductions && cwnd1 > cwnd0 {
+            return Err("an ECN-Echo grew the window".into());
+        }
+        // The window inside recovery.
+        match (b.recovery, self.recovery) {
+            (Some(Recovery::NewReno { cwnd: w0, .. }), Some(Recovery::NewReno { cwnd: w1, .. })) if !entered && w1 > w0 + mss => {
+                return Err(format!("NewReno recovery grew its window from {w0} to {w1}, more than one SMSS on one ACK"));
+            }
+            (Some(Recovery::RateHalving { cwnd: w0, .. }), Some(Recovery::RateHalving { cwnd: w1, .. })) if !entered && w1 > w0 => {
+                return Err(format!("rate-halving grew its window from {w0} to {w1}"));
+            }
+            (Some(Recovery::Sack { cwnd: w0 }), Some(Recovery::Sack { cwnd: w1 })) if !entered && w1 != w0 => {
+                return Err(format!("RFC 6675 recovery moved its window from {w0} to {w1}"));
+            }
+            (Some(_), None) if !timeout && cwnd1 > self.cc.ssthresh().max(mss) => {
+                return Err(format!("leaving recovery left a window of {cwnd1} above ssthresh {}", self.cc.ssthresh()));
+            }
+            _ => {}
+        }
+        if entered && !timeout {
+            let ssthresh = self.cc.ssthresh();
+            let ok = match self.recovery {
+                Some(Recovery::Sack { cwnd }) => cwnd == ssthresh,
+                Some(Recovery::NewReno { cwnd, .. }) => cwnd <= ssthresh + self.cfg.dupthresh as u64 * mss + mss,
+                Some(Recovery::RateHalving { cwnd, .. }) => cwnd <= b.cwnd.max(mss),
+                None => true, // Recovery ended within the same call (Reno's first new ACK).
+            };
+            if !ok {
+                return Err(format!("fast recovery began with window {} (ssthresh {ssthresh})", self.cwnd()));
+            }
+        }
+        // New data within the peer's window.
+        let right = self.snd_una + self.snd_wnd;
+        for s in out.segments[b.out_len.min(out.segments.len())..].iter().filter(|s| s.len > 0 && s.seq >= b.snd_max) {
+            if s.seq + s.len as u64 > right.max(b.snd_una + 1) {
+                return Err(format!("new data {}..{} beyond the peer's window ending at {right}", s.seq, s.seq + s.len as u64));
+            }
+        }
+        // The RTO between its floor and ceiling.
+        let rto = self.rto();
+        let p = &self.cfg.rto;
+        let (lo, hi) = (p.min.min(p.initial), p.max.max(p.initial));
+        if !(lo..=hi).contains(&rto) {
+            return Err(format!("RTO {rto:?} outside {lo:?}..={hi:?}"));
+        }
+        Ok(())
+    }
+
+    /// Remember the sample the controller was given on this call (for the growth check).
+    pub(super) fn inv_note_sample(&mut self, a: &AckSample) {
+        self.inv_sample = Some(*a);
+    }
+}
