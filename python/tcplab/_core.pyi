@@ -6,7 +6,7 @@ out as a JSON summary and little-endian column buffers. See docs/core-interface.
 import os
 from typing import final
 
-__all__ = ["ScenarioError", "Simulation", "version"]
+__all__ = ["ScenarioError", "Simulation", "packetdrill", "version"]
 
 class ScenarioError(ValueError):
     """A scenario field is invalid: str(e) is 'path: reason' (`flows[1].tcp.mss: …`)."""
@@ -60,6 +60,11 @@ class Simulation:
     def traces(self) -> dict[str, dict[str, tuple[str, bytes]]]:
         """Recorded traces: name → column → (dtype, little-endian bytes); dtype is one of
         "f64", "u64", "u32", "i64"."""
+
+def packetdrill(path: str | os.PathLike[str], verbose: bool = False) -> str:
+    """Run every packetdrill script under `path` (a directory or one `.pkt` file) against
+    the TCP model; JSON: a list of {path, passed, line, kind, message, psh_lines,
+    not_modelled, log}."""
 
 def version() -> str:
     """The core's version, e.g. "0.1.0"."""

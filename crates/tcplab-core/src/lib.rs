@@ -7,6 +7,7 @@
 pub mod app;
 pub mod engine;
 pub mod net;
+pub mod packetdrill;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;

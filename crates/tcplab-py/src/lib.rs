@@ -106,6 +106,42 @@ impl Simulation {
     }
 }
 
+/// Run every packetdrill script under `path` (a directory, or one `.pkt` file) against the
+/// model (GIL released); returns JSON: a list of {path, passed, line, kind, message,
+/// psh_lines, not_modelled}, and with `verbose` each script's event log.
+#[pyfunction]
+#[pyo3(signature = (path, verbose=false))]
+fn packetdrill(py: Python<'_>, path: std::path::PathBuf, verbose: bool) -> String {
+    use tcplab_core::packetdrill::{run_text_logged, scripts};
+    py.allow_threads(|| {
+        let (root, files) = if path.is_dir() { (path.clone(), scripts(&path)) } else { (path.parent().map(|p| p.to_path_buf()).unwrap_or_default(), vec![path.clone()]) };
+        let results: Vec<serde_json::Value> = files
+            .iter()
+            .map(|f| {
+                let rel = f.strip_prefix(&root).unwrap_or(f).to_string_lossy().replace('\\', "/");
+                let (outcome, psh, not_modelled, log) = match std::fs::read_to_string(f) {
+                    Ok(text) => run_text_logged(&text, verbose),
+                    Err(e) => (
+                        Err(tcplab_core::packetdrill::Failure { line: 0, kind: tcplab_core::packetdrill::FailureKind::Unsupported, message: format!("unreadable: {e}") }),
+                        vec![],
+                        vec![],
+                        vec![],
+                    ),
+                };
+                let (line, kind, message) = match &outcome {
+                    Ok(()) => (0, "", String::new()),
+                    Err(f) => (f.line, f.kind.name(), f.message.clone()),
+                };
+                serde_json::json!({
+                    "path": rel, "passed": outcome.is_ok(), "line": line, "kind": kind, "message": message,
+                    "psh_lines": psh, "not_modelled": not_modelled, "log": log,
+                })
+            })
+            .collect();
+        serde_json::Value::Array(results).to_string()
+    })
+}
+
 /// The core's version.
 #[pyfunction]
 fn version() -> &'static str {
@@ -116,6 +152,7 @@ fn version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(packetdrill, m)?)?;
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
     Ok(())
 }

@@ -5,6 +5,7 @@
     tcplab sweep SWEEP [--workers N | --cluster ADDRESS] [--out DIR] [--traces] [--retry-failed]
     tcplab reproduce PAPER [--out DIR] [--quick]
     tcplab docs [NAME] [--path]
+    tcplab conformance DIR [--out REPORT.md] [--triage FILE] [--log]
 
 `main` is the console script's entry point (`tcplab = "tcplab.cli:main"`); `python -m tcplab`
 runs it too.
@@ -17,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from tcplab import __version__
-from tcplab.cli import docs, plot, reproduce, run, sweep
+from tcplab.cli import conformance, docs, plot, reproduce, run, sweep
 from tcplab.cli.common import EXIT_INTERRUPTED
 
 __all__ = ["main"]
@@ -40,6 +41,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"tcplab {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (run, plot, sweep, reproduce, docs):
+    for command in (run, plot, sweep, reproduce, docs, conformance):
         command.add_parser(commands)
     return parser

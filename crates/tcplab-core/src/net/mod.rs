@@ -17,6 +17,7 @@ pub mod propagation;
 pub mod queue;
 pub mod reassembly;
 pub mod route;
+pub mod wire;
 
 pub use link_layer::LinkLayer;
 pub use packet::{Body, End, FlowId, Packet, RouteId, TcpHeader};

@@ -4,6 +4,19 @@ use crate::tcp::cc::{CcConfig, RenoConfig};
 use crate::tcp::rtt::{RtoPolicy, RttEstimatorKind};
 use crate::units::SimDuration;
 
+/// How the sender judges that it is cwnd-limited (window growth needs it with validation on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CwndLimitedRule {
+    /// The flight before the ACK was within one MSS of the window (RFC 7661 §4.1's test; Linux
+    /// 2.6 `tcp_is_cwnd_limited` without TSO: in_flight ≥ cwnd).
+    Flight,
+    /// Linux 3.16–6.1 (commit ca8a22634381, `tcp_cwnd_validate`/`tcp_is_cwnd_limited`): the
+    /// last send attempt left the flight at or above cwnd in the current window, or, in slow
+    /// start, cwnd is below twice the most segments out in the window (so an application that
+    /// keeps half the window busy still doubles it).
+    Linux,
+}
+
 /// Which loss-recovery procedure the sender uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecoveryKind {
@@ -21,6 +34,13 @@ pub enum RecoveryKind {
     /// ACKs down to the controller's `min_cwnd`, never above in-flight + 1); needs SACK
     /// negotiated, else NewReno.
     LinuxSack,
+    /// Modern Linux SACK recovery (3.2+, RFC 6937): RFC 6675 loss marking, Proportional Rate
+    /// Reduction of the window (`tcp_cwnd_reduction`: a share ssthresh/prior cwnd of what each
+    /// ACK delivers while the pipe is above ssthresh, then slow-start-bounded back up to it),
+    /// lost-retransmission detection, no forward or rescue retransmissions (removed in 4.11;
+    /// never in Linux), and the window set to ssthresh on exit; needs SACK negotiated, else
+    /// NewReno.
+    LinuxPrr,
 }
 
 /// How the initial window is chosen when `initial_cwnd` is 0.
@@ -109,6 +129,8 @@ pub struct TcpConfig {
     /// the sender is cwnd-limited (flight within one MSS of the window). Off, it grows on
     /// every ACK that acknowledges data (ns-3; stacks before RFC 2861).
     pub cwnd_validation: bool,
+    /// How cwnd-limited is judged (default: the flight before the ACK, RFC 7661).
+    pub cwnd_limited: CwndLimitedRule,
     /// Duplicate-ACK threshold.
     pub dupthresh: u32,
     /// Loss recovery procedure.
@@ -156,6 +178,7 @@ impl Default for TcpConfig {
             rto: RtoPolicy::default(),
             limited_transmit: true,
             cwnd_validation: true,
+            cwnd_limited: CwndLimitedRule::Flight,
             dupthresh: 3,
             recovery: RecoveryKind::Auto,
             cc: CcConfig::NewReno(RenoConfig::default()),

@@ -18,7 +18,8 @@ use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock
 use pcap_file::pcapng::PcapNgWriter;
 use pcap_file::DataLink;
 
-use crate::net::packet::{Body, Ecn, Packet, TcpHeader};
+use crate::net::packet::{flags, Body, Ecn, Packet, TcpHeader};
+use crate::net::wire::{to_wire, WireOption, WireView};
 use crate::units::SimTime;
 
 /// Bytes of Ethernet II header before the IP packet.
@@ -83,56 +84,37 @@ pub fn encode(pkt: &Packet, from: usize, id: &WireIdentity, buf: &mut Vec<u8>) -
     original
 }
 
-fn wrap(isn: u32, seq: u64) -> u32 {
-    isn.wrapping_add(seq as u32)
-}
-
 fn wire_tcp(h: &TcpHeader, from: usize, id: &WireIdentity) -> WireTcp {
-    use crate::net::packet::flags;
     let to = 1 - from;
-    let syn = h.has(flags::SYN);
-    // SYN windows are never scaled (RFC 7323 §2.2).
-    let shift = if syn { 0 } else { id.wscale[from] };
-    let window = (h.window >> shift).min(65_535) as u16;
-    let mut t = WireTcp::new(id.port[from], id.port[to], wrap(id.isn[from], h.seq), window);
-    t.acknowledgment_number = if h.has(flags::ACK) { wrap(id.isn[to], h.ack) } else { 0 };
-    t.fin = h.has(flags::FIN);
-    t.syn = syn;
-    t.rst = h.has(flags::RST);
-    t.psh = h.has(flags::PSH);
-    t.ack = h.has(flags::ACK);
-    t.ece = h.has(flags::ECE);
-    t.cwr = h.has(flags::CWR);
-    let mut opts: Vec<TcpOptionElement> = Vec::with_capacity(8);
-    if let Some(m) = h.mss {
-        opts.push(TcpOptionElement::MaximumSegmentSize(m));
-    }
-    match (h.sack_permitted, h.timestamps) {
-        (true, Some((v, e))) => {
-            opts.push(TcpOptionElement::SelectiveAcknowledgementPermitted);
-            opts.push(TcpOptionElement::Timestamp(v, e));
-        }
-        (true, None) => {
-            opts.extend([TcpOptionElement::Noop, TcpOptionElement::Noop, TcpOptionElement::SelectiveAcknowledgementPermitted]);
-        }
-        (false, Some((v, e))) => {
-            opts.extend([TcpOptionElement::Noop, TcpOptionElement::Noop, TcpOptionElement::Timestamp(v, e)]);
-        }
-        (false, None) => {}
-    }
-    if let Some(ws) = h.wscale {
-        opts.extend([TcpOptionElement::Noop, TcpOptionElement::WindowScale(ws)]);
-    }
-    if h.sack_count() > 0 {
-        let mut b = h.sack_blocks();
-        let w = |(s, e): (u64, u64)| (wrap(id.isn[to], s), wrap(id.isn[to], e));
-        let first = w(b.next().expect("sack_len > 0"));
-        let mut rest = [None; 3];
-        for (k, blk) in b.take(3).enumerate() {
-            rest[k] = Some(w(blk));
-        }
-        opts.extend([TcpOptionElement::Noop, TcpOptionElement::Noop, TcpOptionElement::SelectiveAcknowledgement(first, rest)]);
-    }
+    let w = to_wire(h, &WireView { isn: id.isn[from], peer_isn: id.isn[to], shift: id.wscale[from] });
+    let mut t = WireTcp::new(id.port[from], id.port[to], w.seq, w.window);
+    t.acknowledgment_number = w.ack;
+    t.fin = w.flags & flags::FIN != 0;
+    t.syn = w.flags & flags::SYN != 0;
+    t.rst = w.flags & flags::RST != 0;
+    t.psh = w.flags & flags::PSH != 0;
+    t.ack = w.flags & flags::ACK != 0;
+    t.ece = w.flags & flags::ECE != 0;
+    t.cwr = w.flags & flags::CWR != 0;
+    let opts: Vec<TcpOptionElement> = w
+        .options
+        .iter()
+        .map(|o| match *o {
+            WireOption::Eol | WireOption::Nop => TcpOptionElement::Noop,
+            WireOption::Mss(m) => TcpOptionElement::MaximumSegmentSize(m),
+            WireOption::WindowScale(s) => TcpOptionElement::WindowScale(s),
+            WireOption::SackPermitted => TcpOptionElement::SelectiveAcknowledgementPermitted,
+            WireOption::Timestamp(v, e) => TcpOptionElement::Timestamp(v, e),
+            WireOption::Sack { .. } => {
+                let b = o.sack_blocks();
+                let mut rest = [None; 3];
+                for (k, blk) in b[1..].iter().take(3).enumerate() {
+                    rest[k] = Some(*blk);
+                }
+                TcpOptionElement::SelectiveAcknowledgement(b[0], rest)
+            }
+        })
+        .collect();
     t.set_options(&opts).expect("options fit in 40 bytes");
     t
 }

@@ -7,9 +7,11 @@ use serde::Serialize;
 use super::cc::{CcLayers, ResolvedCc};
 use super::variant::{ResolvedVariant, VariantLayers};
 use super::{err, Res};
-use crate::scenario::spec::{BackoffName, BackoffResetName, CcName, Dur, EstimatorName, IwRuleName, ProfileName, RcvWindowRuleName, RecoveryName, Size, TcpSpec, Threshold};
+use crate::scenario::spec::{
+    BackoffName, BackoffResetName, CcName, CwndLimitedName, Dur, EstimatorName, IwRuleName, ProfileName, RcvWindowRuleName, RecoveryName, Size, TcpSpec, Threshold,
+};
 use crate::tcp::cc::RenoConfig;
-use crate::tcp::{Backoff, BackoffReset, InitialWindowRule, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
+use crate::tcp::{Backoff, BackoffReset, CwndLimitedRule, InitialWindowRule, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
 use crate::units::SimDuration;
 
 /// A resolved `tcp` table: every setting, and the controller with its own parameters.
@@ -91,6 +93,8 @@ pub struct TcpSettings {
     pub limited_transmit: bool,
     /// RFC 7661 congestion-window validation.
     pub cwnd_validation: bool,
+    /// How cwnd-limited is judged.
+    pub cwnd_limited: CwndLimitedName,
     /// Timers on the host's clock ticks.
     pub timer_ticks: bool,
     /// Socket buffers rounded up to whole MSS.
@@ -147,6 +151,7 @@ impl TcpSettings {
             ecn: d.ecn,
             limited_transmit: d.limited_transmit,
             cwnd_validation: d.cwnd_validation,
+            cwnd_limited: CwndLimitedName::Flight,
             timer_ticks: d.timer_ticks,
             round_buffers_to_mss: d.round_buffers_to_mss,
             dupthresh: d.dupthresh,
@@ -165,7 +170,7 @@ impl TcpSettings {
             mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
             rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
-            limited_transmit, cwnd_validation, timer_ticks, round_buffers_to_mss, dupthresh, recovery, abc_limit, ts_tick, hz,
+            limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, round_buffers_to_mss, dupthresh, recovery, abc_limit, ts_tick, hz,
         } = s;
         set(&mut self.mss, mss);
         set(&mut self.sack, sack);
@@ -196,6 +201,7 @@ impl TcpSettings {
         set(&mut self.ecn, ecn);
         set(&mut self.limited_transmit, limited_transmit);
         set(&mut self.cwnd_validation, cwnd_validation);
+        set(&mut self.cwnd_limited, cwnd_limited);
         set(&mut self.timer_ticks, timer_ticks);
         set(&mut self.round_buffers_to_mss, round_buffers_to_mss);
         set(&mut self.dupthresh, dupthresh);
@@ -300,7 +306,9 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
         // RTO initial 1 s / min 200 ms / max 120 s, Linux estimator, timestamps (1 ms clock),
         // SACK; quick ACKs while the receive window grows from the 4.20–6.9 first window
         // (min(rcvbuf, 65535); 6.10+ starts at the whole buffer and does not grow: set
-        // rcv_window_growth = false for it); MODEL: PRR is represented by the rate-halving recovery.
+        // rcv_window_growth = false for it); Linux's SACK recovery with PRR (RFC 6937) and its
+        // cwnd validation (3.16+). MODEL: loss marking is RFC 6675's (Linux 4.18+ uses RACK),
+        // and there is no tail loss probe.
         ProfileName::LinuxModern => TcpSpec {
             profile: Some(p),
             cc: Some(CcName::Cubic),
@@ -318,7 +326,8 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             rto_max: Some(Dur(SimDuration::from_secs(120))),
             rto_initial: Some(Dur(SimDuration::from_secs(1))),
             rto_granularity: Some(Dur(SimDuration::from_millis(1))),
-            recovery: Some(RecoveryName::Linux),
+            recovery: Some(RecoveryName::LinuxPrr),
+            cwnd_limited: Some(CwndLimitedName::Linux),
             ts_tick: Some(Dur(SimDuration::from_millis(1))),
             hz: Some(1000),
             ..TcpSpec::default()
@@ -389,7 +398,7 @@ impl ResolvedTcp {
             mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
             rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
-            limited_transmit, cwnd_validation, timer_ticks, round_buffers_to_mss, dupthresh, recovery, abc_limit, ts_tick, hz,
+            limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, round_buffers_to_mss, dupthresh, recovery, abc_limit, ts_tick, hz,
         } = self.settings;
         TcpConfig {
             mss,
@@ -440,6 +449,10 @@ impl ResolvedTcp {
             },
             limited_transmit,
             cwnd_validation,
+            cwnd_limited: match cwnd_limited {
+                CwndLimitedName::Flight => CwndLimitedRule::Flight,
+                CwndLimitedName::Linux => CwndLimitedRule::Linux,
+            },
             dupthresh,
             recovery: match recovery {
                 RecoveryName::Auto => RecoveryKind::Auto,
@@ -447,6 +460,7 @@ impl ResolvedTcp {
                 RecoveryName::Newreno => RecoveryKind::NewReno,
                 RecoveryName::Sack => RecoveryKind::Sack,
                 RecoveryName::Linux => RecoveryKind::LinuxSack,
+                RecoveryName::LinuxPrr => RecoveryKind::LinuxPrr,
             },
             cc: self.cc.config(abc_limit, hz),
             ecn,

@@ -4,7 +4,9 @@
 
 use super::cc::{ResolvedBic, ResolvedCubic};
 use super::*;
-use crate::scenario::spec::{BackoffName, BackoffResetName, Dur, EstimatorName, IwRuleName, ProfileName, RcvWindowRuleName, RecoveryName, Size, TcpSpec, Threshold};
+use crate::scenario::spec::{
+    BackoffName, BackoffResetName, CwndLimitedName, Dur, EstimatorName, IwRuleName, ProfileName, RcvWindowRuleName, RecoveryName, Size, TcpSpec, Threshold,
+};
 use crate::scenario::{parse_json, parse_toml, Run};
 use crate::tcp::cc::{BicConfig, CcConfig, CubicConfig};
 use crate::units::SimDuration;
@@ -80,6 +82,7 @@ fn every_setting_changed() -> TcpSettings {
         ecn: true,
         limited_transmit: false,
         cwnd_validation: false,
+        cwnd_limited: CwndLimitedName::Linux,
         timer_ticks: true,
         round_buffers_to_mss: true,
         dupthresh: 4,

@@ -204,6 +204,17 @@ pub enum BackoffName {
     HybridLinearFirst,
 }
 
+/// How the sender decides it is cwnd-limited (window growth needs it), by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CwndLimitedName {
+    /// The flight before the ACK was within one MSS of the window (RFC 7661's test; Linux 2.6).
+    Flight,
+    /// Linux 3.16–6.1 (`tcp_is_cwnd_limited`): the last send attempt of the window was
+    /// stopped by cwnd, or, in slow start, cwnd is below twice the most packets out in it.
+    Linux,
+}
+
 /// Recovery procedures by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -218,6 +229,8 @@ pub enum RecoveryName {
     Sack,
     /// Linux 2.6 SACK/FACK with rate-halving.
     Linux,
+    /// Modern Linux SACK with proportional rate reduction (RFC 6937).
+    LinuxPrr,
 }
 
 /// `[defaults.tcp]`, `[flows.tcp]`: TCP settings, every key optional here. A flow's settings are
@@ -328,6 +341,9 @@ pub struct TcpSpec {
     /// RFC 7661: grow the window only while cwnd-limited (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwnd_validation: Option<bool>,
+    /// How "cwnd-limited" is judged: `"flight"` (default) or `"linux"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwnd_limited: Option<CwndLimitedName>,
     /// Timers on the host's clock ticks, BSD style: delayed ACK at the next `delack_timeout`
     /// tick, the RTO in whole `rto_granularity` ticks (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]

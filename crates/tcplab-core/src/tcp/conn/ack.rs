@@ -24,6 +24,13 @@ impl Connection {
             self.send_ack(now, out);
             return;
         }
+        // RFC 793 §3.9 ("fifth, check the ACK field"): a segment without ACK is dropped; one
+        // that acknowledges data never sent is dropped too, before it can update TS.Recent or
+        // deliver data (Linux `tcp_ack` < 0 discards it; RFC 793 and RFC 5961 §5.2 would also
+        // send an ACK, which Linux does not).
+        if !seg.has(flags::ACK) || seg.ack > self.snd_max {
+            return;
+        }
         if self.ts_ok {
             if let Some((tsval, _)) = seg.timestamps {
                 // RFC 7323 §4.3: TS.Recent from segments at or before Last.ACK.sent.
@@ -32,13 +39,11 @@ impl Connection {
                 }
             }
         }
-        if seg.has(flags::ACK) {
-            if self.state == State::SynReceived && seg.ack >= 1 {
-                self.state = State::Established;
-                self.snd_wnd = seg.window;
-            }
-            self.on_ack(now, seg, out);
+        if self.state == State::SynReceived && seg.ack >= 1 {
+            self.state = State::Established;
+            self.snd_wnd = seg.window;
         }
+        self.on_ack(now, seg, out);
         if seg.len > 0 || seg.has(flags::FIN) {
             self.on_data(now, seg, out);
         } else if seg.seq < self.rcv_nxt && seg.len == 0 && !seg.has(flags::SYN) && self.state_has_ack() {
@@ -49,9 +54,6 @@ impl Connection {
     }
 
     pub(super) fn on_ack(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
-        if seg.ack > self.snd_max {
-            return; // Acknowledges data never sent: ignore (RFC 793).
-        }
         // SACKed bytes before this ACK's blocks: what it newly delivers is counted against it.
         let sacked_before = self.sb.sacked().bytes();
         let mut sack_news = false;
@@ -63,7 +65,7 @@ impl Connection {
                 }
             }
         }
-        if sack_news && matches!(self.recovery, Some(Recovery::RateHalving { .. })) {
+        if sack_news && matches!(self.recovery, Some(Recovery::RateHalving { .. }) | Some(Recovery::Prr { .. })) {
             self.sb.detect_lost_retransmissions();
         }
         if seg.ack > self.snd_una {
@@ -76,7 +78,8 @@ impl Connection {
             self.max_snd_wnd = self.max_snd_wnd.max(seg.window);
             let is_dup = seg.len == 0 && !seg.has(flags::SYN) && !seg.has(flags::FIN) && self.snd_max > self.snd_una && (!window_changed || sack_news);
             if is_dup {
-                if let Some(first) = self.on_dupack(now, out) {
+                let newly_sacked = self.sb.sacked().bytes() - sacked_before;
+                if let Some(first) = self.on_dupack(now, newly_sacked, out) {
                     self.retransmit_range(now, first, out); // Fast retransmit.
                 }
             } else if window_changed && self.snd_wnd > 0 {
@@ -110,7 +113,15 @@ impl Connection {
         // sender first learns it arrived; the ACK that fills a hole below SACKed data
         // delivers the hole, not the SACKed data above it.
         let trimmed = sacked_with_blocks - self.sb.sacked().bytes();
-        let delivered = (acked - trimmed.min(acked) + (sacked_with_blocks - sacked_before)).saturating_sub(syn_acked as u64 + fin_acked as u64);
+        let mut delivered = (acked - trimmed.min(acked) + (sacked_with_blocks - sacked_before)).saturating_sub(syn_acked as u64 + fin_acked as u64);
+        if !self.sack_ok && self.dupacks > 0 && data_acked > 0 {
+            // Without SACK each duplicate ACK stood for a segment that arrived (RFC 5681 §3.2's
+            // inflation; Linux counts it delivered then, `tcp_add_reno_sack`): the ACK that
+            // covers them delivers the rest, at least one segment (`tcp_remove_reno_sacks`).
+            let mss = self.smss as u64;
+            let counted = (self.dupacks as u64).min(data_acked.div_ceil(mss) - 1) * mss;
+            delivered = delivered.saturating_sub(counted).max(data_acked.min(mss));
+        }
         // RTT: timestamps if negotiated, else the newest fully acknowledged segment that was
         // never retransmitted (Karn's algorithm).
         let mut sample = None;
@@ -157,9 +168,11 @@ impl Connection {
 
         let mut restart_rto = true;
         match self.recovery {
-            Some(Recovery::Sack { .. }) | Some(Recovery::RateHalving { .. }) => {
+            Some(Recovery::Sack { .. }) | Some(Recovery::RateHalving { .. }) | Some(Recovery::Prr { .. }) => {
                 if self.snd_una >= self.recover {
                     self.exit_recovery(now, out);
+                } else if matches!(self.recovery, Some(Recovery::Prr { .. })) {
+                    self.prr_reduce(delivered, true);
                 } else {
                     self.rate_halve();
                 }
@@ -194,7 +207,7 @@ impl Connection {
                         srtt: self.rtt.srtt(),
                         min_rtt: (self.rtt.min_rtt() != SimDuration::MAX).then(|| self.rtt.min_rtt()),
                         inflight_before,
-                        cwnd_limited: !self.cfg.cwnd_validation || inflight_before + self.smss as u64 > cwnd_before,
+                        cwnd_limited: self.cwnd_limited(inflight_before, cwnd_before),
                         after_timeout: self.sb.loss_point().is_some(),
                         timestamps: if self.ts_ok { seg.timestamps } else { None },
                         ts_tick: self.cfg.ts_tick,

@@ -97,8 +97,11 @@ impl Connection {
                 if cwnd1 - cwnd0 > bound {
                     return Err(format!("{} grew the window by {} bytes on an ACK that delivered {} (bound {bound})", self.cc.name(), cwnd1 - cwnd0, a.delivered));
                 }
-                if self.cfg.cwnd_validation && a.inflight_before + mss <= b.cwnd {
+                if !a.cwnd_limited {
                     return Err(format!("the window grew by {} bytes while the sender was not cwnd-limited (flight {} of {})", cwnd1 - cwnd0, a.inflight_before, b.cwnd));
+                }
+                if self.cfg.cwnd_validation && self.cfg.cwnd_limited == crate::tcp::config::CwndLimitedRule::Flight && a.inflight_before + mss <= b.cwnd {
+                    return Err(format!("the window grew by {} bytes with a flight of {} in a window of {} (RFC 7661)", cwnd1 - cwnd0, a.inflight_before, b.cwnd));
                 }
             }
         }
@@ -133,6 +136,9 @@ impl Connection {
             (Some(Recovery::RateHalving { cwnd: w0, .. }), Some(Recovery::RateHalving { cwnd: w1, .. })) if !entered && w1 > w0 => {
                 return Err(format!("rate-halving grew its window from {w0} to {w1}"));
             }
+            (Some(Recovery::Prr { .. }), Some(Recovery::Prr { cwnd: w1, prior_cwnd, .. })) if !entered && w1 > prior_cwnd.max(self.cc.ssthresh()) + mss => {
+                return Err(format!("PRR's window {w1} above the window before the loss ({prior_cwnd}) and ssthresh ({}) by more than one SMSS", self.cc.ssthresh()));
+            }
             (Some(Recovery::Sack { cwnd: w0 }), Some(Recovery::Sack { cwnd: w1 })) if !entered && w1 != w0 => {
                 return Err(format!("RFC 6675 recovery moved its window from {w0} to {w1}"));
             }
@@ -147,6 +153,8 @@ impl Connection {
                 Some(Recovery::Sack { cwnd }) => cwnd == ssthresh,
                 Some(Recovery::NewReno { cwnd, .. }) => cwnd <= ssthresh + self.cfg.dupthresh as u64 * mss + mss,
                 Some(Recovery::RateHalving { cwnd, .. }) => cwnd <= b.cwnd.max(mss),
+                // PRR's first window: the pipe plus at least the fast retransmit.
+                Some(Recovery::Prr { cwnd, .. }) => cwnd <= b.cwnd + mss,
                 None => true, // Recovery ended within the same call (Reno's first new ACK).
             };
             if !ok {

@@ -167,6 +167,9 @@ pub struct Connection {
     cfg: TcpConfig,
     state: State,
     // Negotiated.
+    /// The MSS this end announces (the configured one; `cfg.mss` becomes the smaller of the
+    /// two ends' once the peer's SYN is in).
+    adv_mss: u32,
     smss: u32,
     sack_ok: bool,
     ts_ok: bool,
@@ -193,6 +196,11 @@ pub struct Connection {
     rtt: RttEstimator,
     round: u64,
     round_end: u64,
+    /// Linux cwnd validation (`CwndLimitedRule::Linux`): the most segments out in the current
+    /// window, where that window ends, and whether its last send attempt was cwnd-limited.
+    max_packets_out: u64,
+    max_packets_seq: u64,
+    is_cwnd_limited: bool,
     backoffs: u32,
     /// The last RTO computed, as (base RTO, backoffs, RTO): the backed-off, rounded value
     /// changes only when an RTT sample or a timeout changes its inputs.
@@ -241,6 +249,7 @@ impl Connection {
         let rcv_wscale = if cfg.window_scaling { wscale_for(cfg.rcvbuf) } else { 0 };
         Connection {
             state: State::Closed,
+            adv_mss: cfg.mss,
             smss,
             sack_ok: false,
             ts_ok: false,
@@ -264,6 +273,9 @@ impl Connection {
             rtt,
             round: 0,
             round_end: 0,
+            max_packets_out: 0,
+            max_packets_seq: 0,
+            is_cwnd_limited: false,
             backoffs: 0,
             rto_memo: Cell::new((SimDuration::ZERO, u32::MAX, SimDuration::ZERO)),
             syn_retries: 0,
@@ -302,7 +314,7 @@ impl Connection {
     /// Effective congestion window in bytes (the recovery window while in fast recovery).
     pub fn cwnd(&self) -> u64 {
         match self.recovery {
-            Some(Recovery::NewReno { cwnd, .. }) | Some(Recovery::Sack { cwnd }) | Some(Recovery::RateHalving { cwnd, .. }) => cwnd,
+            Some(Recovery::NewReno { cwnd, .. }) | Some(Recovery::Sack { cwnd }) | Some(Recovery::RateHalving { cwnd, .. }) | Some(Recovery::Prr { cwnd, .. }) => cwnd,
             None => self.cc.cwnd(),
         }
     }
@@ -429,6 +441,61 @@ impl Connection {
     /// True after a timeout until the data outstanding at the timeout is acknowledged.
     pub fn in_loss(&self) -> bool {
         self.sb.loss_point().is_some()
+    }
+
+    /// The congestion state as Linux names it (`tcp_info.tcpi_ca_state`, `TCP_CA_*`): 4 Loss
+    /// (repairing after a timeout), 3 Recovery (fast recovery), 2 CWR (a window reduced for
+    /// ECN-Echo not yet answered), 1 Disorder (duplicate ACKs or SACKed data outstanding),
+    /// 0 Open.
+    pub fn linux_ca_state(&self) -> u8 {
+        if self.sb.loss_point().is_some() {
+            4
+        } else if self.recovery.is_some() {
+            3
+        } else if self.ecn.negotiated && self.snd_una <= self.ecn.reduced_until && self.stats.ecn_reductions > 0 {
+            2
+        } else if self.dupacks > 0 || !self.sb.sacked().is_empty() {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// Bytes SACKed above SND.UNA (the sender's scoreboard).
+    pub fn sacked_bytes(&self) -> u64 {
+        self.sb.sacked().bytes()
+    }
+
+    /// Bytes deemed lost and not SACKed (RFC 6675 IsLost or FACK; everything outstanding after
+    /// a timeout), 0 without SACK recovery.
+    pub fn lost_bytes(&self) -> u64 {
+        if !self.use_sack() {
+            return 0;
+        }
+        let below = self.lost_below();
+        below.saturating_sub(self.snd_una).saturating_sub(self.sb.sacked().covered_in(self.snd_una, below))
+    }
+
+    /// The duplicate-ACK threshold in use (Linux `tp->reordering`, which it also raises on
+    /// detected reordering; the model keeps it fixed).
+    pub fn dupthresh(&self) -> u32 {
+        self.cfg.dupthresh
+    }
+
+    /// Change the send buffer (`SO_SNDBUF` on an open socket), bytes, at least one segment.
+    pub fn set_sndbuf(&mut self, bytes: u64) {
+        self.cfg.sndbuf = bytes.max(self.smss as u64);
+    }
+
+    /// Turn Nagle's algorithm on or off (`TCP_NODELAY` on an open socket).
+    pub fn set_nagle(&mut self, on: bool) {
+        self.cfg.nagle = on;
+    }
+
+    /// The settings this endpoint runs with (after the handshake: the negotiated MSS and
+    /// buffers as rounded).
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
     }
 
     /// SACK negotiated.
@@ -744,7 +811,8 @@ impl Connection {
             flags: fl,
             // The window in a SYN is never scaled (RFC 7323 §2.2).
             window: c.rcvbuf.min(65_535).min(self.rcv_ssthresh),
-            mss: Some(c.mss.min(65_535) as u16),
+            // What this end can receive (RFC 6691), whatever the peer announced.
+            mss: Some(self.adv_mss.min(65_535) as u16),
             wscale: None,
             sack_permitted: c.sack,
             ..TcpHeader::default()
@@ -797,7 +865,7 @@ impl Connection {
         self.rcv_mss = self.smss;
         self.rcv_ssthresh = initial_rcv_ssthresh(&self.cfg, self.smss, self.rcv_wscale);
         self.quickacks_left = self.cfg.quickack.min((self.cfg.rcvbuf / (2 * self.smss as u64).max(1)) as u32);
-        let sack_kind = matches!(self.recovery_kind, RecoveryKind::Sack | RecoveryKind::LinuxSack);
+        let sack_kind = matches!(self.recovery_kind, RecoveryKind::Sack | RecoveryKind::LinuxSack | RecoveryKind::LinuxPrr);
         if self.recovery_kind == RecoveryKind::Auto || sack_kind {
             self.recovery_kind = if self.sack_ok && sack_kind {
                 self.recovery_kind

@@ -18,13 +18,19 @@ pub(super) enum Recovery {
     Sack { cwnd: u64 },
     /// Linux rate-halving: the window shrinks one segment per two ACKs.
     RateHalving { cwnd: u64, acks: u32 },
+    /// RFC 6937 proportional rate reduction as Linux runs it: the window (bytes), the window
+    /// before the loss (Linux `prior_cwnd`, RFC 6937's RecoverFS), bytes delivered since
+    /// recovery began (`prr_delivered`), and the connection's `bytes_sent` when it began
+    /// (what was sent since is `prr_out`).
+    Prr { cwnd: u64, prior_cwnd: u64, delivered: u64, sent_at_entry: u64 },
 }
 
 impl Connection {
     /// A duplicate ACK: count it, inflate or shrink the recovery window, or decide that fast
     /// recovery starts. Returns the sequence number to retransmit first when it starts (the
     /// send path sends it); never sends.
-    pub(super) fn on_dupack(&mut self, now: SimTime, out: &mut Output) -> Option<u64> {
+    /// `newly_sacked` is what the ACK's SACK blocks newly covered (PRR counts it delivered).
+    pub(super) fn on_dupack(&mut self, now: SimTime, newly_sacked: u64, out: &mut Output) -> Option<u64> {
         self.dupacks += 1;
         self.stats.dupacks_received += 1;
         out.events.push(TcpEvent { kind: TcpEventKind::DupAck, seq: self.snd_una });
@@ -35,6 +41,7 @@ impl Connection {
             }
             Some(Recovery::Sack { .. }) => {}
             Some(Recovery::RateHalving { .. }) => self.rate_halve(),
+            Some(Recovery::Prr { .. }) => self.prr_reduce(newly_sacked, false),
             None => {
                 if self.sb.loss_point().is_some() {
                     return None; // Still repairing after a timeout: no fast retransmit (Linux Loss state).
@@ -59,7 +66,11 @@ impl Connection {
                 // is repaired by a fast retransmit, not left to the timer.
                 let allowed = self.recover == 0 || if self.use_sack() { self.snd_una >= self.recover } else { self.snd_una > self.recover };
                 if trigger && allowed {
-                    return Some(self.enter_recovery(now, out));
+                    let first = self.enter_recovery(now, out);
+                    if matches!(self.recovery, Some(Recovery::Prr { .. })) {
+                        self.prr_reduce(newly_sacked, false);
+                    }
+                    return Some(first);
                 }
             }
         }
@@ -77,11 +88,12 @@ impl Connection {
         self.stats.fast_retransmits += 1;
         out.events.push(TcpEvent { kind: TcpEventKind::FastRetransmit, seq: self.snd_una });
         if self.use_sack() {
-            self.recovery = Some(if self.recovery_kind == RecoveryKind::LinuxSack {
+            self.recovery = Some(match self.recovery_kind {
                 // Rate-halving starts from the current window (tcp_cwnd_down shrinks it).
-                Recovery::RateHalving { cwnd: self.cc.cwnd(), acks: 0 }
-            } else {
-                Recovery::Sack { cwnd: ssthresh }
+                RecoveryKind::LinuxSack => Recovery::RateHalving { cwnd: self.cc.cwnd(), acks: 0 },
+                // tcp_init_cwnd_reduction: prior_cwnd, prr_delivered = prr_out = 0.
+                RecoveryKind::LinuxPrr => Recovery::Prr { cwnd: self.cc.cwnd(), prior_cwnd: self.cc.cwnd(), delivered: 0, sent_at_entry: self.stats.bytes_sent },
+                _ => Recovery::Sack { cwnd: ssthresh },
             });
             self.sb.restart_repair(self.snd_una);
             self.sb.clear_rxt_logs();
@@ -119,6 +131,39 @@ impl Connection {
         self.recovery = Some(Recovery::RateHalving { cwnd: w.max(mss), acks: decr & 1 });
     }
 
+    /// Linux `tcp_cwnd_reduction` (3.x–6.x; RFC 6937 with PRR-SSRB): on an ACK in recovery
+    /// that delivered `delivered` bytes (newly ACKed or SACKed), `advanced` when it moved
+    /// SND.UNA. While the pipe is above ssthresh the window lets out ssthresh/prior_cwnd of
+    /// what has been delivered since recovery began; once at or below, it grows back towards
+    /// ssthresh by what was delivered plus one segment (on a cumulative ACK) or by what this
+    /// ACK delivered; the first ACK always lets the fast retransmit out.
+    pub(super) fn prr_reduce(&mut self, delivered: u64, advanced: bool) {
+        let Some(Recovery::Prr { prior_cwnd, delivered: total, sent_at_entry, .. }) = self.recovery else { return };
+        if delivered == 0 {
+            return;
+        }
+        let mss = self.smss as u64;
+        let ssthresh = self.cc.ssthresh();
+        let total = total + delivered;
+        let prr_out = self.stats.bytes_sent - sent_at_entry;
+        let pipe = self.pipe();
+        let sndcnt = if pipe > ssthresh {
+            // ⌈prr_delivered·ssthresh / prior_cwnd⌉ − prr_out, in segments as Linux counts.
+            let seg = |b: u64| b.div_ceil(mss);
+            (seg(total) * (ssthresh / mss)).div_ceil(seg(prior_cwnd).max(1)).saturating_sub(seg(prr_out)) * mss
+        } else {
+            let room = ssthresh - pipe;
+            if advanced {
+                room.min(total.saturating_sub(prr_out).max(delivered) + mss)
+            } else {
+                room.min(delivered)
+            }
+        };
+        // Force the fast retransmit out on entering recovery.
+        let sndcnt = if prr_out == 0 { sndcnt.max(mss) } else { sndcnt };
+        self.recovery = Some(Recovery::Prr { cwnd: (pipe + sndcnt).max(mss), prior_cwnd, delivered: total, sent_at_entry });
+    }
+
     /// The retransmission timer expired with data outstanding: back off, tell the controller,
     /// leave any fast recovery and deem everything outstanding lost (RFC 6298 §5.5–5.7,
     /// RFC 6675 §5.1 with SACK, go-back-N without). Returns the first sequence number to
@@ -154,7 +199,7 @@ impl Connection {
 
     /// True when losses are repaired by the SACK scoreboard (RFC 6675 or Linux).
     pub(super) fn use_sack(&self) -> bool {
-        self.sack_ok && matches!(self.recovery_kind, RecoveryKind::Sack | RecoveryKind::LinuxSack)
+        self.sack_ok && matches!(self.recovery_kind, RecoveryKind::Sack | RecoveryKind::LinuxSack | RecoveryKind::LinuxPrr)
     }
 
     /// How the scoreboard judges losses: RFC 6675 IsLost, or FACK for Linux recovery.

@@ -4,6 +4,7 @@
 
 use crate::net::packet::flags;
 use crate::tcp::cc::CongestionControl;
+use crate::tcp::config::{CwndLimitedRule, RecoveryKind};
 use crate::tcp::timers::TimerKind;
 use crate::units::{SimDuration, SimTime};
 
@@ -93,10 +94,47 @@ impl Connection {
             self.maybe_send_fin(now, out);
             return;
         }
+        let nxt_before = self.snd_nxt.max(self.snd_max);
         if self.recovery.is_none() && self.sb.loss_point().is_none() && self.sb.sacked().is_empty() {
             self.send_open(now, out);
+        } else {
+            self.send_repairing(now, out);
+        }
+        if self.cfg.cwnd_limited == CwndLimitedRule::Linux {
+            self.cwnd_validate(self.snd_max > nxt_before);
+        }
+    }
+
+    /// Linux `tcp_cwnd_validate` after a send attempt (3.16–6.1): the most segments out in
+    /// the current window, and whether the attempt left the flight at or above cwnd.
+    fn cwnd_validate(&mut self, sent: bool) {
+        let mss = self.smss as u64;
+        let limited = self.inflight().div_ceil(mss) >= self.cwnd() / mss;
+        if !(sent || limited) {
             return;
         }
+        let packets_out = self.outstanding().div_ceil(mss);
+        if self.snd_una >= self.max_packets_seq || packets_out > self.max_packets_out || limited {
+            self.max_packets_out = packets_out;
+            self.max_packets_seq = self.snd_max;
+            self.is_cwnd_limited = limited;
+        }
+    }
+
+    /// True when window growth is allowed on the ACK about to be processed: always without
+    /// validation; else by the configured rule, from the state before the ACK.
+    pub(super) fn cwnd_limited(&self, inflight_before: u64, cwnd_before: u64) -> bool {
+        if !self.cfg.cwnd_validation {
+            return true;
+        }
+        match self.cfg.cwnd_limited {
+            CwndLimitedRule::Flight => inflight_before + self.smss as u64 > cwnd_before,
+            CwndLimitedRule::Linux => self.is_cwnd_limited || (cwnd_before < self.cc.ssthresh() && cwnd_before < 2 * self.max_packets_out * self.smss as u64),
+        }
+    }
+
+    /// `try_send` while repairing (recovery, a timeout's loss state, or SACKed data out).
+    fn send_repairing(&mut self, now: SimTime, out: &mut Output) {
         let mut guard = 0u32;
         loop {
             guard += 1;
@@ -186,7 +224,14 @@ impl Connection {
             if self.send_new(now, out, cwnd.saturating_sub(pipe)) {
                 return true;
             }
-            if self.recovery.is_some() {
+            // Rules 3 and 4 are RFC 6675's; Linux 2.6 had rule 3 (forward retransmission up to
+            // the highest SACK) but never a rescue; Linux 4.11+ has neither.
+            let (rule3, rule4) = match self.recovery_kind {
+                RecoveryKind::LinuxSack => (true, false),
+                RecoveryKind::LinuxPrr => (false, false),
+                _ => (true, true),
+            };
+            if self.recovery.is_some() && rule3 {
                 // Rule 3: an un-SACKed sequence above HighRxt with SACKed data above it.
                 let s = self.sb.sacked().next_uncovered(self.sb.high_rxt().max(self.snd_una));
                 if self.sb.sacked().max_end().is_some_and(|m| s < m) && s < self.snd_max {
@@ -194,7 +239,7 @@ impl Connection {
                     return true;
                 }
                 // Rule 4: once per recovery, retransmit the highest un-SACKed segment (rescue).
-                if self.sb.rescue_rxt.is_none() {
+                if rule4 && self.sb.rescue_rxt.is_none() {
                     let top = match self.sb.sacked().last() {
                         Some((a, b)) if b == self.snd_max => a,
                         _ => self.snd_max.min(self.stream_end),
@@ -315,7 +360,7 @@ impl Connection {
             e = e.min(next_sacked);
         }
         let len = e - s;
-        if matches!(self.recovery, Some(Recovery::RateHalving { .. })) {
+        if matches!(self.recovery, Some(Recovery::RateHalving { .. }) | Some(Recovery::Prr { .. })) {
             self.sb.log_rxt(s, e, self.snd_max);
         }
         let mut h = self.base_segment(now, s, len as u32);

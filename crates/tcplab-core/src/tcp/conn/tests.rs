@@ -900,3 +900,6 @@ mod bsd;
 
 #[path = "tests_delivered.rs"]
 mod delivered;
+
+#[path = "tests_segment_checks.rs"]
+mod segment_checks;

@@ -132,3 +132,49 @@ fn without_sack_a_new_recovery_needs_an_ack_beyond_the_recovery_point() {
     }
     assert_eq!(w.a.stats.fast_retransmits, 1, "no new recovery at the old recovery point");
 }
+
+#[test]
+fn without_sack_duplicate_acks_count_as_delivered_before_the_ack_that_covers_them() {
+    // Linux `tcp_add_reno_sack`/`tcp_remove_reno_sacks` (packetdrill limited-transmit-no-sack):
+    // two duplicate ACKs, then an ACK of two segments, delivers one more segment: slow start
+    // adds one (CUBIC; it added two).
+    let c = TcpConfig { cc: CcConfig::Cubic(CubicConfig::default()), initial_cwnd: 10, ..no_sack() };
+    let mut w = Wire::new(c.clone(), c, 10 * MS);
+    w.open();
+    w.run_until(SimTime(25 * MS.as_ps()));
+    w.write(15_000);
+    w.queue.clear();
+    let mut out = Output::default();
+    let now = w.now;
+    for _ in 0..2 {
+        let d = ack(&w, 1, &[]);
+        w.a.on_segment(now, &d, &mut out);
+    }
+    assert_eq!(w.a.cwnd(), 10_000);
+    let cum = ack(&w, 2_001, &[]);
+    w.a.on_segment(now, &cum, &mut out);
+    assert_eq!(w.a.cwnd(), 11_000);
+}
+
+#[test]
+fn linux_cwnd_validation_lets_slow_start_double_what_an_application_keeps_out() {
+    // Linux 3.16+ `tcp_is_cwnd_limited` (packetdrill slow-start-ack-per-2pkt-send-6pkt): six
+    // segments out of a window of ten is not "flight within one MSS of cwnd", yet in slow
+    // start cwnd may grow while it is below twice the most segments out: 10 → 12, then no more.
+    use crate::tcp::config::CwndLimitedRule;
+    for (rule, want) in [(CwndLimitedRule::Linux, [12_000, 12_000, 12_000]), (CwndLimitedRule::Flight, [10_000, 10_000, 10_000])] {
+        let c = TcpConfig { cc: CcConfig::Cubic(CubicConfig::default()), initial_cwnd: 10, cwnd_limited: rule, ..cfg() };
+        let mut w = Wire::new(c.clone(), c, 10 * MS);
+        w.open();
+        w.run_until(SimTime(25 * MS.as_ps()));
+        w.write(6_000);
+        w.queue.clear();
+        let mut out = Output::default();
+        let now = w.now;
+        for (k, n) in [2_001, 4_001, 6_001].into_iter().enumerate() {
+            let a = ack(&w, n, &[]);
+            w.a.on_segment(now, &a, &mut out);
+            assert_eq!(w.a.cwnd(), want[k], "{rule:?} after ACK {n}");
+        }
+    }
+}
