@@ -42,7 +42,17 @@ SCENARIOS = {  # name -> (file, one-line description)
     "S2": ("s2.toml", "1 NewReno flow, 100 Mb/s bottleneck, RTT 20 ms, 1-BDP buffer (167 pkts), MTU 1500, 60 s"),
     "S3-10": ("s3-10.toml", "10 NewReno flows, 10 Gb/s bottleneck, RTT 10 ms, 1-BDP buffer (8334 pkts), MTU 1500, 10 s"),
     "S3-100": ("s3-100.toml", "100 NewReno flows, 10 Gb/s bottleneck, RTT 10 ms, 1-BDP buffer (8334 pkts), MTU 1500, 10 s"),
+    "M-newreno-8": ("m-newreno-8.toml", "8 NewReno flows, 8 senders to 8 receivers, 1 Gb/s bottleneck, RTT 4 ms, 32-packet drop-tail buffer (BDP 333), MTU 1500, 10 s"),
+    "M-newreno-32": ("m-newreno-32.toml", "32 NewReno flows, 32 senders to 32 receivers, 1 Gb/s bottleneck, RTT 4 ms, 64-packet drop-tail buffer (BDP 333), MTU 1500, 10 s"),
+    "M-cubic-8": ("m-cubic-8.toml", "8 CUBIC flows, 8 senders to 8 receivers, 1 Gb/s bottleneck, RTT 4 ms, 32-packet drop-tail buffer (BDP 333), MTU 1500, 10 s"),
+    "M-cubic-32": ("m-cubic-32.toml", "32 CUBIC flows, 32 senders to 32 receivers, 1 Gb/s bottleneck, RTT 4 ms, 64-packet drop-tail buffer (BDP 333), MTU 1500, 10 s"),
+    "M-dctcp-8": ("m-dctcp-8.toml", "8 DCTCP flows, 8 senders to 8 receivers, 1 Gb/s bottleneck, RTT 4 ms, 100-packet buffer marking CE at K = 20, MTU 1500, 10 s"),
+    "M-dctcp-32": ("m-dctcp-32.toml", "32 DCTCP flows, 32 senders to 32 receivers, 1 Gb/s bottleneck, RTT 4 ms, 100-packet buffer marking CE at K = 20, MTU 1500, 10 s"),
 }
+# Scenarios of many identical flows started together: their per-flow table is by rank (each
+# simulator's flows sorted by goodput), since which flow gets which fate depends on how each
+# simulator orders simultaneous events (README.md).
+RANKED = {"M-newreno-8", "M-newreno-32", "M-cubic-8", "M-cubic-32", "M-dctcp-8", "M-dctcp-32"}
 # Simulated time for ns-3 where the full scenario would take too long under `make bench-ns3`
 # (keeps the whole run near 20 minutes on 2 cores; README.md has the measured rates).
 DEFAULT_NS3_DURATION = {"S3-10": "2s", "S3-100": "2s"}
@@ -151,8 +161,51 @@ def ranked(tl: list[float], n3: list[float]) -> str:
     d = [abs(b - a) / a * 100 for a, b in zip(tl, n3) if a > 0]
     if not d:
         return "Ranked goodputs: –"
+    ab = [abs(b - a) / 1e6 for a, b in zip(tl, n3)]
+    zero = sum(1 for a in tl if a <= 0)
+    skipped = (f" ({zero} rank{'s' if zero > 1 else ''} where tcplab's flow delivered nothing left out of the %)"
+               if zero else "")
     return (f"Ranked goodputs (each simulator's flows sorted by goodput): |Δ| per rank mean "
-            f"{sum(d) / len(d):.1f} %, max {max(d):.1f} %.")
+            f"{sum(d) / len(d):.1f} %, max {max(d):.1f} %{skipped}; in Mb/s mean {sum(ab) / len(ab):.2f}, "
+            f"max {max(ab):.2f} (fair share {sum(tl) / len(tl) / 1e6:.2f}).")
+
+
+def totals(tl: dict, n3: dict) -> list[str]:
+    """The totals of both sides: goodput, bottleneck drops, timeouts, retransmissions, fast
+    retransmits, and for ECN the marks and the window cuts they caused."""
+    bn = n3["bottleneck"]
+    tf, nf = list(tl["flows"].values()), n3["flows"]
+    q = tl["queues"].get(bn, {})
+    rows = [
+        ("goodput (Mb/s)", sum(f["goodput_bps"] for f in tf) / 1e6, sum(f["goodput_bps"] for f in nf) / 1e6, "{:.2f}"),
+        (f"drops at {bn}", q.get("dropped", 0), n3["bottleneck_drops"], "{}"),
+        ("timeouts (each RTO)", sum(f["timeouts"] for f in tf), sum(f.get("timeouts", 0) for f in nf), "{}"),
+        ("retransmitted segments", sum(f["retransmits"] for f in tf), sum(f["retransmits"] for f in nf), "{}"),
+        ("fast retransmits (recovery entries)", sum(f["fast_retransmits"] for f in tf), sum(f["fast_retransmits"] for f in nf), "{}"),
+    ]
+    if q.get("marked", 0) or n3.get("bottleneck_marks", 0):
+        rows.append((f"CE marks at {bn}", q.get("marked", 0), n3.get("bottleneck_marks", 0), "{}"))
+        rows.append(("window cuts for ECN-Echo", sum(f.get("ecn_reductions", 0) for f in tf),
+                     sum(f.get("ecn_reductions", 0) for f in nf), "{}"))
+    out = ["| total | tcplab | ns-3 | Δ % |", "|---|---:|---:|---:|"]
+    for label, a, b, fmt in rows:
+        out.append(f"| {label} | {fmt.format(a)} | {fmt.format(b)} | {pct(b, a)} |")
+    out += ["", (f"ns-3's timeouts are the doublings of its RTO (one per expiry); its RTO episodes (entries "
+                 f"into CA_LOSS, back-to-back timeouts counting once): {sum(f['rto_episodes'] for f in nf)}.")]
+    return out
+
+
+def ranked_table(tl: dict, n3: dict) -> list[str]:
+    """Flows paired by rank: each simulator's flows sorted by goodput, highest first."""
+    ts = sorted(tl["flows"].values(), key=lambda f: -f["goodput_bps"])
+    ns_ = sorted(n3["flows"], key=lambda f: -f["goodput_bps"])
+    out = ["| rank | tcplab flow | goodput (Mb/s) | RTOs | retx | ns-3 flow | goodput (Mb/s) | RTOs | retx | Δ goodput % |",
+           "|---:|---|---:|---:|---:|---|---:|---:|---:|---:|"]
+    for i, (a, b) in enumerate(zip(ts, ns_), 1):
+        ga, gb = a["goodput_bps"] / 1e6, b["goodput_bps"] / 1e6
+        out.append(f"| {i} | {a['name']} | {ga:.2f} | {a['timeouts']} | {a['retransmits']} | {b['name']} | {gb:.2f} "
+                   f"| {b.get('timeouts', 0)} | {b['retransmits']} | {pct(gb, ga)} |")
+    return out
 
 
 def table(name: str, desc: str, full: str, dur: str, tl: dict, n3: dict) -> str:
@@ -162,40 +215,28 @@ def table(name: str, desc: str, full: str, dur: str, tl: dict, n3: dict) -> str:
         out += [(f"Both simulators ran {dur} of the scenario's {full} (ns-3's full run is too slow "
                 f"for `make bench-ns3`); goodput and retransmissions are over {dur}."), ""]
     have_tl = "unavailable" not in tl
-    out += ["| flow | goodput tcplab (Mb/s) | goodput ns-3 (Mb/s) | Δ % | retx tcplab | retx ns-3 | Δ % |",
-            "|---|---:|---:|---:|---:|---:|---:|"]
-    tot = {"tg": 0.0, "ng": 0.0, "tr": 0, "nr": 0}
-    for f in n3["flows"]:
-        ng, nr = f["goodput_bps"] / 1e6, f["retransmits"]
-        tot["ng"] += ng
-        tot["nr"] += nr
-        if have_tl:
-            t = tl["flows"][f["name"]]
-            tg, tr = t["goodput_bps"] / 1e6, t["retransmits"]
-            tot["tg"] += tg
-            tot["tr"] += tr
-            out.append(f"| {f['name']} | {tg:.2f} | {ng:.2f} | {pct(ng, tg)} | {tr} | {nr} | {pct(nr, tr)} |")
-        else:
-            out.append(f"| {f['name']} | – | {ng:.2f} | – | – | {nr} | – |")
     if have_tl:
-        out.append(f"| **total** | **{tot['tg']:.2f}** | **{tot['ng']:.2f}** | **{pct(tot['ng'], tot['tg'])}** "
-                   f"| **{tot['tr']}** | **{tot['nr']}** | **{pct(tot['nr'], tot['tr'])}** |")
-        out += ["", ranked(sorted((t["goodput_bps"] for t in tl["flows"].values()), reverse=True),
-                           sorted((f["goodput_bps"] for f in n3["flows"]), reverse=True))]
+        out += totals(tl, n3) + [""]
     else:
-        out.append(f"| **total** | – | **{tot['ng']:.2f}** | – | – | **{tot['nr']}** | – |")
-    out.append("")
-    bn = n3["bottleneck"]
+        out += [f"tcplab: not available yet ({tl['unavailable']})", ""]
+    rank_line = []
     if have_tl:
-        fr = sum(f["fast_retransmits"] for f in tl["flows"].values())
-        to = sum(f["timeouts"] for f in tl["flows"].values())
-        drops = tl["queues"].get(bn, {}).get("dropped", "?")
-        out.append(f"tcplab: {drops} drops at {bn}, {fr} fast retransmits, {to} timeouts.  ")
+        rank_line = [ranked(sorted((t["goodput_bps"] for t in tl["flows"].values()), reverse=True),
+                            sorted((f["goodput_bps"] for f in n3["flows"]), reverse=True))]
+    if have_tl and name in RANKED:
+        out += ranked_table(tl, n3) + [""] + rank_line
     else:
-        out.append(f"tcplab: not available yet ({tl['unavailable']})  ")
-    out.append(f"ns-3: {n3['bottleneck_drops']} drops at {bn}, "
-               f"{sum(f['fast_retransmits'] for f in n3['flows'])} fast-recovery entries, "
-               f"{sum(f['rto_episodes'] for f in n3['flows'])} RTO episodes (consecutive RTOs count once).")
+        out += ["| flow | goodput tcplab (Mb/s) | goodput ns-3 (Mb/s) | Δ % | retx tcplab | retx ns-3 | Δ % |",
+                "|---|---:|---:|---:|---:|---:|---:|"]
+        for f in n3["flows"]:
+            ng, nr = f["goodput_bps"] / 1e6, f["retransmits"]
+            if have_tl:
+                t = tl["flows"][f["name"]]
+                tg, tr = t["goodput_bps"] / 1e6, t["retransmits"]
+                out.append(f"| {f['name']} | {tg:.2f} | {ng:.2f} | {pct(ng, tg)} | {tr} | {nr} | {pct(nr, tr)} |")
+            else:
+                out.append(f"| {f['name']} | – | {ng:.2f} | – | – | {nr} | – |")
+        out += [""] + rank_line
     out += ["", "| wall time | tcplab (s) | ns-3 (s) | ns-3 / tcplab | per delivered byte |", "|---|---:|---:|---:|---:|"]
     if have_tl:
         tw, nw = tl["wall_time_s"], n3["wall_time_s"]

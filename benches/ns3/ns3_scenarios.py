@@ -39,6 +39,12 @@ SCENARIOS = {
     "S2": "s2.toml",
     "S3-10": "s3-10.toml",
     "S3-100": "s3-100.toml",
+    "M-newreno-8": "m-newreno-8.toml",
+    "M-newreno-32": "m-newreno-32.toml",
+    "M-cubic-8": "m-cubic-8.toml",
+    "M-cubic-32": "m-cubic-32.toml",
+    "M-dctcp-8": "m-dctcp-8.toml",
+    "M-dctcp-32": "m-dctcp-32.toml",
 }
 
 # --- units (the tcplab syntax) -------------------------------------------------------------
@@ -86,30 +92,52 @@ def queue_size(value) -> str:
 
 # --- the scenario, checked and resolved ----------------------------------------------------
 
-# tcplab TCP keys with no ns-3 attribute: the value the scenario gives must be what ns-3 does.
+# tcplab TCP keys with no ns-3 attribute: the value the scenario gives (or, where it gives none,
+# tcplab's default: the first element) must be what ns-3 does. A value that depends on the
+# congestion control is a dict by `cc`; a tuple lists the values accepted.
 _FIXED_BEHAVIOUR = {
-    "rtt_estimator": ("rfc6298", "ns-3 uses RttMeanDeviation (RFC 6298 gains)"),
-    "rto_max": ("60s", "ns-3 caps the backed-off RTO at 60 s"),
-    "rto_backoff": ("exponential", "ns-3 doubles the RTO"),
-    "recovery": (("auto", "sack"), "ns-3 uses its SACK scoreboard; see --recovery"),
-    "abc_limit": (1, "ns-3 slow start adds one segment per ACK"),
-    "profile": ("rfc", "the linux-2.6.16 profile brings behaviour ns-3 does not have"),
-    "quickack": (1, "ns-3 acknowledges the first data segment at once (TcpSocketBase::ProcessSynRcvd), later ones by DelAckCount"),
-    "rcv_window_growth": (False, "ns-3 advertises its whole receive buffer from the start"),
-    "cwnd_validation": (False, "ns-3 grows cwnd on every ACK, whether or not the sender is cwnd-limited"),
+    "rtt_estimator": ("rfc6298", "rfc6298", "ns-3 uses RttMeanDeviation (RFC 6298 gains)"),
+    "rto_max": ("60s", "60s", "ns-3 caps the backed-off RTO at 60 s"),
+    "rto_backoff": ("exponential", "exponential", "ns-3 doubles the RTO"),
+    "recovery": ("auto", ("auto", "sack"), "ns-3 uses its SACK scoreboard; see --recovery"),
+    "abc_limit": (1, {"newreno": 1, "bic": 1, "dctcp": 2, "cubic": (1, 2)},
+                  "slow start per ACK: ns-3 TcpNewReno adds one segment; TcpLinuxReno (under TcpDctcp) "
+                  "every segment the ACK covers, 2 with DelAckCount 2; tcplab's cubic ignores abc_limit"),
+    "profile": ("rfc", "rfc", "the linux-2.6.16 profile brings behaviour ns-3 does not have"),
+    "quickack": (0, 1, "ns-3 acknowledges the first data segment at once (TcpSocketBase::ProcessSynRcvd), later ones by DelAckCount"),
+    "rcv_window_growth": (False, False, "ns-3 advertises its whole receive buffer from the start"),
+    "cwnd_validation": (True, {"newreno": False, "bic": False, "dctcp": False, "cubic": True},
+                        "ns-3 TcpNewReno, TcpBic and TcpDctcp grow cwnd on every ACK; TcpCubic only while "
+                        "m_isCwndLimited"),
+    "cwnd_limited": ("flight", "flight", "ns-3 sets m_isCwndLimited = cwnd < BytesInFlight + MSS after each send"),
+    "ecn": (None, {"newreno": False, "bic": False, "cubic": False, "dctcp": True},
+            "ECN is translated for DCTCP only (TcpDctcp turns it on; the others keep UseEcn = Off)"),
 }
 # BIC parameters: tcplab's defaults (Linux 2.6.16's module parameters), each mapped onto ns-3's
 # TcpBic; `hz` only paces how often Linux recomputes `cnt` (ns-3 recomputes on every ACK).
 # They are the keys of the `[defaults.tcp.bic]` table.
 BIC_DEFAULTS = {"beta": 819, "max_increment": 16, "low_window": 14,
                 "smooth_part": 20, "fast_convergence": True, "initial_ssthresh": 100}
+# CUBIC parameters: tcplab's defaults (modern Linux tcp_cubic.c's module parameters), each mapped
+# onto ns-3's TcpCubic in run(); the keys of the `[defaults.tcp.cubic]` table.
+CUBIC_DEFAULTS = {"beta": 717, "bic_scale": 41, "fast_convergence": True, "tcp_friendliness": True,
+                  "hystart": True, "hystart_low_window": 16, "hystart_ack_delta": "2ms"}
+# DCTCP parameters: tcplab's defaults (Linux tcp_dctcp.c's), mapped onto ns-3's TcpDctcp.
+DCTCP_DEFAULTS = {"shift_g": 4, "alpha_on_init": 1024}
+# tcplab's HyStart delay threshold is Linux's clamp(delay_min/8, 4 ms, 16 ms); ns-3's is
+# clamp(delay_min, HyStartDelayMin, HyStartDelayMax). Both are 4 ms (ns-3 with Min = Max = 4 ms)
+# while delay_min stays below 32 ms, which check() makes sure of.
+HYSTART_DELAY_S = 0.004
+HYSTART_DMIN_LIMIT_S = 0.032
 _TCP_KEYS = {
     "cc", "mss", "sack", "timestamps", "window_scaling", "nagle", "sndbuf", "rcvbuf",
     "initial_cwnd", "initial_cwnd_rule", "initial_ssthresh", "delack_segments",
     "delack_timeout", "rto_min", "rto_granularity", "limited_transmit", "dupthresh",
-    "rto_initial", "hz", "bic", *_FIXED_BEHAVIOUR,
+    "rto_initial", "hz", "bic", "cubic", "dctcp", *_FIXED_BEHAVIOUR,
 }
-CC_TYPES = {"newreno": "ns3::TcpNewReno", "bic": "ns3::TcpBic", "reno": None}
+CC_TYPES = {"newreno": "ns3::TcpNewReno", "bic": "ns3::TcpBic", "cubic": "ns3::TcpCubic",
+            "dctcp": "ns3::TcpDctcp", "reno": None}
+_CC_TABLES = {"bic": BIC_DEFAULTS, "cubic": CUBIC_DEFAULTS, "dctcp": DCTCP_DEFAULTS}
 
 
 def load(name_or_path: str) -> tuple[str, dict]:
@@ -127,16 +155,28 @@ def check(sc: dict) -> dict:
     for key in tcp:
         if key not in _TCP_KEYS:
             raise ValueError(f"defaults.tcp.{key}: not translated to ns-3")
-    for key in tcp.get("bic", {}):
-        if key not in BIC_DEFAULTS:
-            raise ValueError(f"defaults.tcp.bic.{key}: not translated to ns-3")
-    for key, (want, why) in _FIXED_BEHAVIOUR.items():
-        if key in tcp:
-            ok = tcp[key] in want if isinstance(want, tuple) else str(tcp[key]) == str(want)
-            if not ok:
-                raise ValueError(f"defaults.tcp.{key} = {tcp[key]!r}: ns-3 cannot do that ({why})")
-    if tcp.get("cc", "newreno") not in CC_TYPES or CC_TYPES[tcp.get("cc", "newreno")] is None:
+    cc = tcp.get("cc", "newreno")
+    if cc not in CC_TYPES or CC_TYPES[cc] is None:
         raise ValueError(f"defaults.tcp.cc = {tcp.get('cc')!r}: no ns-3 counterpart here")
+    for table, known in _CC_TABLES.items():
+        for key in tcp.get(table, {}):
+            if key not in known:
+                raise ValueError(f"defaults.tcp.{table}.{key}: not translated to ns-3")
+        if table in tcp and table != cc:
+            raise ValueError(f"[defaults.tcp.{table}] needs cc = \"{table}\"")
+    for key, (default, want, why) in _FIXED_BEHAVIOUR.items():
+        if isinstance(want, dict):
+            want = want[cc]
+        value = tcp.get(key, default)
+        if key == "ecn" and value is None:  # tcplab: on with dctcp, off otherwise
+            value = cc == "dctcp"
+        if key == "cwnd_limited" and not _fixed_value(tcp, "cwnd_validation", cc):
+            continue  # without validation the rule is never asked
+        ok = value in want if isinstance(want, tuple) else str(value) == str(want)
+        if not ok:
+            what = f"= {value!r}" if key in tcp else f"left out (tcplab's default, {value!r})"
+            raise ValueError(f"defaults.tcp.{key} {what}: ns-3 cannot do that ({why}); "
+                             f"with cc = {cc!r} write {key} = {want!r}")
     for i, fl in enumerate(sc["flows"]):
         if fl.get("kind", "tcp") != "tcp":
             raise ValueError(f"flows[{i}].kind: only tcp flows are translated")
@@ -150,9 +190,86 @@ def check(sc: dict) -> dict:
         if size_bytes(ln.get("framing", "0B")) != 2:
             raise ValueError(f"links[{i}].framing: must be \"2B\", the PPP header ns-3's "
                              "point-to-point device adds to every frame")
+        for key in ("queue", "queue_a", "queue_b"):
+            if key in ln:
+                queue_spec(ln[key], f"links[{i}].{key}")
+    queue_spec(sc.get("defaults", {}).get("queue", "1000pkts"), "defaults.queue")
     if sc.get("run", {}).get("stop", "duration") != "duration":
         raise ValueError("run.stop: only a fixed duration is translated")
+    if cc == "cubic" and bool(tcp.get("cubic", {}).get("hystart", True)):
+        bound = max(rtt_bound_s(sc, fl, int(tcp.get("mss", 1460)) + 40) for fl in sc["flows"])
+        if bound >= HYSTART_DMIN_LIMIT_S:
+            raise ValueError(f"cubic with HyStart: a flow's RTT may reach {bound * 1e3:.1f} ms; from 32 ms on, "
+                             "tcplab's HyStart delay threshold (delay_min/8) has no ns-3 counterpart")
     return tcp
+
+
+def _fixed_value(tcp: dict, key: str, cc: str):
+    default = _FIXED_BEHAVIOUR[key][0]
+    return tcp.get(key, default)
+
+
+def queue_spec(value, where: str) -> dict:
+    """A tcplab queue (a limit, or a table with `limit` and `ecn_threshold`) as
+    {"limit": "<n>p" or "<n>B", "ecn_threshold": packets or None}; refuses what is not translated."""
+    if not isinstance(value, dict):
+        return {"limit": queue_size(value), "ecn_threshold": None}
+    for key in value:
+        if key not in {"limit", "ecn_threshold", "ecn_unmarkable"}:
+            raise ValueError(f"{where}.{key}: not translated to ns-3")
+    if value.get("ecn_unmarkable", "drop") != "drop":
+        raise ValueError(f"{where}.ecn_unmarkable: ns-3's RedQueueDisc drops what it cannot mark (\"drop\")")
+    limit = queue_size(value.get("limit", "1000pkts"))
+    if "ecn_threshold" not in value:
+        return {"limit": limit, "ecn_threshold": None}
+    k = str(value["ecn_threshold"]).strip()
+    if not (k.endswith("pkts") and limit.endswith("p")):
+        raise ValueError(f"{where}: an ECN threshold is translated in packets only (limit and ecn_threshold)")
+    k = int(k[:-4])
+    n = int(limit[:-1])
+    # RED's forced-mark test also needs more than one packet in its own queue (K - 1 > 1).
+    if not 3 <= k <= n:
+        raise ValueError(f"{where}.ecn_threshold: translated for 3 <= K <= limit only")
+    return {"limit": limit, "ecn_threshold": k}
+
+
+def _paths(sc: dict) -> dict:
+    """Adjacency of the topology: node -> [(neighbour, link, forward?)]."""
+    adj = {}
+    for ln in sc["links"]:
+        a, b = ln["between"]
+        adj.setdefault(a, []).append((b, ln, True))
+        adj.setdefault(b, []).append((a, ln, False))
+    return adj
+
+
+def rtt_bound_s(sc: dict, fl: dict, mtu: int) -> float:
+    """An upper bound on any RTT sample of flow `fl`: propagation both ways, every queue on the
+    forward path full of MTU-sized packets and every queue on the reverse path full of pure
+    ACKs (60 bytes), with the link framing. The path is the fewest-hops one (ns-3's global
+    routing; a dumbbell has one)."""
+    adj = _paths(sc)
+    prev = {fl["src"]: None}
+    todo = [fl["src"]]
+    while todo:
+        n = todo.pop(0)
+        for m, ln, fwd in adj.get(n, []):
+            if m not in prev:
+                prev[m] = (n, ln, fwd)
+                todo.append(m)
+    default_q = sc.get("defaults", {}).get("queue", "1000pkts")
+    total, n = 0.0, fl["dst"]
+    while prev.get(n):
+        p, ln, fwd = prev[n]
+        rate = rate_bps(ln["rate"])
+        framing = size_bytes(ln.get("framing", "0B"))
+        total += 2 * time_ns(ln.get("delay", "0s")) / 1e9
+        for key, size in ((("queue_a" if fwd else "queue_b"), mtu), (("queue_b" if fwd else "queue_a"), 60)):
+            q = queue_spec(ln.get(key, ln.get("queue", default_q)), key)["limit"]
+            pkts = int(q[:-1]) if q.endswith("p") else int(q[:-1]) // size
+            total += (pkts + 1) * (size + framing) * 8 / rate
+        n = p
+    return total
 
 
 # --- ns-3 ------------------------------------------------------------------------------------
@@ -171,7 +288,10 @@ using namespace ns3;
 std::vector<uint64_t> g_retx;      // retransmitted data segments, per flow
 std::vector<uint64_t> g_recovery;  // entries into CA_RECOVERY (fast retransmits), per flow
 std::vector<uint64_t> g_loss;      // entries into CA_LOSS (RTO episodes), per flow
+std::vector<uint64_t> g_cwr;       // entries into CA_CWR (window cuts for ECN-Echo), per flow
+std::vector<uint64_t> g_rto;       // retransmission timeouts, each one (the RTO doubled), per flow
 uint64_t g_bottleneck_drops = 0;
+uint64_t g_bottleneck_marks = 0;
 
 void OnRetx(uint64_t i, Ptr<const Packet>, const TcpHeader&, const Address&, const Address&,
             Ptr<const TcpSocketBase>) { g_retx[i]++; }
@@ -179,8 +299,19 @@ void OnCongState(uint64_t i, TcpSocketState::TcpCongState_t, TcpSocketState::Tcp
 {
     if (now == TcpSocketState::CA_RECOVERY) g_recovery[i]++;
     if (now == TcpSocketState::CA_LOSS) g_loss[i]++;
+    if (now == TcpSocketState::CA_CWR) g_cwr[i]++;
+}
+// TcpSocketBase::ReTxTimeout is the only place that doubles m_rto (RFC 6298 5.5, capped at
+// 60 s); an RTT sample sets it to max(SRTT + max(G, 4 RTTVAR), MinRto), which never doubles it
+// from one value to the next with MinRto = 1 s and RTTs of milliseconds. A TracedValue fires
+// on change only, so a timeout at the 60 s cap would be missed.
+void OnRto(uint64_t i, Time before, Time now)
+{
+    if (now == before + before || (now == Seconds(60) && now > before)) g_rto[i]++;
 }
 void OnDrop(Ptr<const Packet>) { g_bottleneck_drops++; }
+void OnQdDrop(Ptr<const QueueDiscItem>) { g_bottleneck_drops++; }
+void OnQdMark(Ptr<const QueueDiscItem>, const char*) { g_bottleneck_marks++; }
 
 // The BulkSend sockets exist once the applications have started: hook them then.
 void HookSockets(ApplicationContainer apps)
@@ -191,6 +322,7 @@ void HookSockets(ApplicationContainer apps)
         NS_ABORT_MSG_IF(!s, "BulkSend socket not created yet");
         bool ok = s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&OnRetx, (uint64_t)i));
         ok = ok && s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, (uint64_t)i));
+        ok = ok && s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&OnRto, (uint64_t)i));
         NS_ABORT_MSG_IF(!ok, "cannot hook the TCP socket traces");
     }
 }
@@ -199,16 +331,25 @@ void ScheduleHook(ApplicationContainer apps, uint64_t at_ns)
     g_retx.assign(apps.GetN(), 0);
     g_recovery.assign(apps.GetN(), 0);
     g_loss.assign(apps.GetN(), 0);
+    g_cwr.assign(apps.GetN(), 0);
+    g_rto.assign(apps.GetN(), 0);
     Simulator::Schedule(NanoSeconds(at_ns), &HookSockets, apps);
 }
-// Drops at the bottleneck's forward egress: its device queue, and the traffic-control layer
-// (which drops when the device queue is stopped because it is full).
+// Drops at the bottleneck's forward egress: its device queue, the traffic-control layer
+// (which drops when the device queue is stopped because it is full and no queue disc is
+// installed), and the queue disc when there is one (an ECN-marking RED: its drops and marks).
 void HookBottleneck(Ptr<NetDevice> dev)
 {
     Ptr<PointToPointNetDevice> p2p = DynamicCast<PointToPointNetDevice>(dev);
     bool ok = p2p->GetQueue()->TraceConnectWithoutContext("Drop", MakeCallback(&OnDrop));
     Ptr<TrafficControlLayer> tc = dev->GetNode()->GetObject<TrafficControlLayer>();
     ok = ok && tc->TraceConnectWithoutContext("TcDrop", MakeCallback(&OnDrop));
+    Ptr<QueueDisc> qd = tc->GetRootQueueDiscOnDevice(dev);
+    if (qd)
+    {
+        ok = ok && qd->TraceConnectWithoutContext("Drop", MakeCallback(&OnQdDrop));
+        ok = ok && qd->TraceConnectWithoutContext("Mark", MakeCallback(&OnQdMark));
+    }
     NS_ABORT_MSG_IF(!ok, "cannot hook the bottleneck drop traces");
 }
 uint64_t SinkRx(Ptr<Application> a) { return DynamicCast<PacketSink>(a)->GetTotalRx(); }
@@ -283,8 +424,31 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
         D("ns3::TcpBic::FastConvergence", ns.BooleanValue(bool(bic["fast_convergence"])))
         if bic["initial_ssthresh"] > 0:  # Linux bictcp_init overrides the ssthresh
             iss = int(bic["initial_ssthresh"]) * seg
-    elif "bic" in tcp:
-        raise ValueError("[defaults.tcp.bic] needs cc = \"bic\"")
+    elif cc == "cubic":
+        cub = {k: tcp.get("cubic", {}).get(k, v) for k, v in CUBIC_DEFAULTS.items()}
+        D("ns3::TcpCubic::Beta", ns.DoubleValue(cub["beta"] / 1024))
+        D("ns3::TcpCubic::C", ns.DoubleValue(cub["bic_scale"] * 10 / 1024))  # Linux: C = bic_scale·10/1024
+        D("ns3::TcpCubic::FastConvergence", ns.BooleanValue(bool(cub["fast_convergence"])))
+        D("ns3::TcpCubic::TcpFriendliness", ns.BooleanValue(bool(cub["tcp_friendliness"])))
+        D("ns3::TcpCubic::HyStart", ns.BooleanValue(bool(cub["hystart"])))
+        D("ns3::TcpCubic::HyStartDetect", ns.StringValue("BOTH"))  # ACK train and delay, as Linux
+        D("ns3::TcpCubic::HyStartLowWindow", ns.UintegerValue(int(cub["hystart_low_window"])))
+        D("ns3::TcpCubic::HyStartAckDelta", ns.TimeValue(ns.NanoSeconds(time_ns(cub["hystart_ack_delta"]))))
+        D("ns3::TcpCubic::HyStartMinSamples", ns.UintegerValue(8))  # Linux HYSTART_MIN_SAMPLES
+        # Delay threshold: clamp(delay_min, Min, Max) in ns-3, clamp(delay_min/8, 4, 16 ms) in
+        # Linux; equal (4 ms) with Min = Max = 4 ms while delay_min < 32 ms (check()).
+        D("ns3::TcpCubic::HyStartDelayMin", ns.TimeValue(ns.NanoSeconds(round(HYSTART_DELAY_S * 1e9))))
+        D("ns3::TcpCubic::HyStartDelayMax", ns.TimeValue(ns.NanoSeconds(round(HYSTART_DELAY_S * 1e9))))
+        # Delay samples are ignored for 1 s after an epoch starts (Linux bictcp_acked: HZ
+        # jiffies); ns-3's own default is 10 ms.
+        D("ns3::TcpCubic::CubicDelta", ns.TimeValue(ns.Seconds(1)))
+        D("ns3::TcpCubic::CntClamp", ns.UintegerValue(20))  # Linux: cnt at most 20 before the first loss
+    elif cc == "dctcp":
+        dc = {k: tcp.get("dctcp", {}).get(k, v) for k, v in DCTCP_DEFAULTS.items()}
+        D("ns3::TcpDctcp::DctcpShiftG", ns.DoubleValue(2.0 ** -int(dc["shift_g"])))
+        D("ns3::TcpDctcp::DctcpAlphaOnInit", ns.DoubleValue(int(dc["alpha_on_init"]) / 1024))
+        D("ns3::TcpDctcp::UseEct0", ns.BooleanValue(True))  # tcplab sends ECT(0)
+        D("ns3::TcpSocketBase::UseEcn", ns.StringValue("On"))  # TcpDctcp::Init also sets it
     D("ns3::TcpSocket::InitialSlowStartThreshold", ns.UintegerValue(iss))
     D("ns3::TcpSocket::DelAckCount", ns.UintegerValue(int(tcp.get("delack_segments", 2))))
     D("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.NanoSeconds(time_ns(tcp.get("delack_timeout", "40ms")))))
@@ -309,6 +473,7 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
     ns.InternetStackHelper().Install(nodes)
 
     default_q = sc.get("defaults", {}).get("queue", "1000pkts")
+    red_devices = []  # (device, spec, link): ECN-marking queues, installed after Assign
     mtu = mss + 40  # IP MTU of every link: the largest data packet (20 B IP + 20 B TCP + MSS)
     p2p = ns.PointToPointHelper()
     p2p.SetDeviceAttribute("Mtu", ns.UintegerValue(mtu))
@@ -322,9 +487,12 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
         p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds(time_ns(ln.get("delay", "0s")))))
         devs = p2p.Install(node[a], node[b])
         for k, key in ((0, "queue_a"), (1, "queue_b")):
-            q = ln.get(key, ln.get("queue", default_q))
+            q = queue_spec(ln.get(key, ln.get("queue", default_q)), f"links[{i}].{key}")
+            if q["ecn_threshold"] is not None:
+                red_devices.append((devs.Get(k), q, ln))
+                q = {"limit": "1p"}  # the device holds the next packet only; RED holds the rest
             devs.Get(k).GetObject[ns.PointToPointNetDevice]().GetQueue().SetAttribute(
-                "MaxSize", ns.QueueSizeValue(ns.QueueSize(queue_size(q))))
+                "MaxSize", ns.QueueSizeValue(ns.QueueSize(q["limit"])))
         ip = ns.Ipv4AddressHelper()
         ip.SetBase(ns.Ipv4Address(f"10.{i // 256}.{i % 256}.0"), ns.Ipv4Mask("255.255.255.0"))
         ifs = ip.Assign(devs)  # also installs ns-3's default root queue disc (FqCoDel) ...
@@ -335,6 +503,25 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
         if slowest is None or r < slowest[0]:
             slowest = (r, devs.Get(0), f"{a}->{b}")
     bottleneck = slowest
+    # ECN marking at K (tcplab: a packet that finds at least K waiting, the one in service
+    # excluded, is marked CE; one that finds `limit` waiting is dropped). ns-3: a RedQueueDisc
+    # in front of a 1-packet device queue, as ns-3's dctcp example marks, with QW = 1 (the
+    # instantaneous queue), Gentle off and MinTh = MaxTh, so every ECN-capable arrival that
+    # finds the threshold is marked (a forced mark; UseHardDrop off) and no other is. While the
+    # link is busy the device queue holds one waiting packet, so RED counts one fewer than
+    # tcplab: threshold K - 1 and RED limit - 1 packets (README.md, "ECN marking").
+    for dev, q, ln in red_devices:
+        red = ns.TrafficControlHelper()
+        k, limit = q["ecn_threshold"], int(q["limit"][:-1])
+        red.SetRootQueueDisc("ns3::RedQueueDisc",
+                             "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{limit - 1}p")),
+                             "MinTh", ns.DoubleValue(k - 1), "MaxTh", ns.DoubleValue(k - 1),
+                             "QW", ns.DoubleValue(1.0), "Gentle", ns.BooleanValue(False),
+                             "UseEcn", ns.BooleanValue(True), "UseHardDrop", ns.BooleanValue(False),
+                             "MeanPktSize", ns.UintegerValue(mtu),
+                             "LinkBandwidth", ns.DataRateValue(ns.DataRate(rate_bps(ln["rate"]))),
+                             "LinkDelay", ns.TimeValue(ns.NanoSeconds(time_ns(ln.get("delay", "0s")))))
+        red.Install(dev)
     helpers.HookBottleneck(bottleneck[1])
     if pcap:  # frames sent (at their first bit) and received by the bottleneck's sending device
         p2p.EnablePcap(pcap, bottleneck[1], False, True)
@@ -379,12 +566,15 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
                               "goodput_bps": rx * 8 / span if span > 0 else 0.0,
                               "retransmits": int(helpers.g_retx[k]),
                               "fast_retransmits": int(helpers.g_recovery[k]),
-                              "rto_episodes": int(helpers.g_loss[k])})
+                              "timeouts": int(helpers.g_rto[k]),
+                              "rto_episodes": int(helpers.g_loss[k]),
+                              "ecn_reductions": int(helpers.g_cwr[k])})
     ns.Simulator.Destroy()
     return {
         "simulator": "ns-3", "ns3_version": _ns3_version(), "scenario": sc.get("name"), "file": path,
         "duration_s": dur_s, "recovery": rec, "segment_size": seg, "mtu": mtu,
         "bottleneck": bottleneck[2], "bottleneck_drops": int(helpers.g_bottleneck_drops),
+        "bottleneck_marks": int(helpers.g_bottleneck_marks),
         "flows": out_flows, "total_goodput_bps": sum(f["goodput_bps"] for f in out_flows),
         "total_retransmits": sum(f["retransmits"] for f in out_flows),
         "wall_time_s": wall, "cpu_time_s": cpu, "setup_time_s": t_run - t_setup, "import_time_s": t_setup - t_import,

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::engine::Rng;
+use crate::tcp::config::RcvWindowRule;
 use crate::tcp::rtt::{Backoff, RtoPolicy};
 use crate::units::SimDuration;
 

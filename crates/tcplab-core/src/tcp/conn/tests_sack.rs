@@ -73,3 +73,28 @@ fn sack_loss_needs_dupthresh_blocks_or_more_than_dupthresh_minus_one_segments_ab
     let (c, _) = after_one_dupack(&[(3_001, 6_002)], 4);
     assert_eq!(c.lost_below(), 3_001);
 }
+
+#[test]
+fn only_rfc_6675_sends_a_rescue_retransmission() {
+    // Ten segments out, the first and the last three lost, SACKs for 2..7: RFC 6675's rule 4
+    // resends the highest un-SACKed segment once (9001); Linux never had that rule (2.6
+    // forward-retransmits only below the highest SACK; 4.11+ not at all).
+    for (kind, rescue) in [(RecoveryKind::Sack, true), (RecoveryKind::LinuxSack, false), (RecoveryKind::LinuxPrr, false)] {
+        let c = TcpConfig { initial_cwnd: 10, recovery: kind, ..cfg() };
+        let mut w = Wire::new(c.clone(), c, 10 * MS);
+        w.open();
+        w.run_until(SimTime(25 * MS.as_ps()));
+        w.write(10_000);
+        w.queue.clear();
+        let mut out = Output::default();
+        for k in 2..=7 {
+            let mut ack = TcpHeader { seq: 1, ack: 1, flags: flags::ACK, window: w.a.snd_wnd, ..TcpHeader::default() };
+            ack.set_sack_blocks(&[(1_001, k * 1_000 + 1)]);
+            w.a.on_segment(w.now, &ack, &mut out);
+        }
+        assert!(w.a.in_recovery(), "{kind:?}");
+        let resent: Vec<u64> = out.segments.iter().filter(|s| s.retransmit).map(|s| s.seq).collect();
+        assert_eq!(resent.first(), Some(&1), "{kind:?}: the hole first");
+        assert_eq!(resent.contains(&9_001), rescue, "{kind:?}: {resent:?}");
+    }
+}
