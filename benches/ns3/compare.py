@@ -7,8 +7,11 @@
 
 Runs tcplab through its Python API (this interpreter: the repository's .venv) and ns-3 through
 `ns3_scenarios.py` in its own virtualenv (benches/ns3/.venv, made by setup.sh), both from the
-same TOML file in tcplab_scenarios/. Prints one markdown table per scenario and writes them
-all to benches/ns3/last_results.md.
+same TOML file in tcplab_scenarios/. Prints per scenario a table of totals (goodput, bottleneck
+drops, timeouts, retransmissions, fast retransmits, and CE marks where a queue marks) and a
+per-flow table: flow by flow, or for the M-* scenarios of identical flows started together,
+rank by rank (each simulator's flows sorted by goodput). Writes them to
+benches/ns3/last_results.md, replacing the sections of the scenarios run and keeping the others.
 
 ns-3 is slow on the 10 Gb/s scenarios, so by default those simulate less time than the
 scenario says (DEFAULT_NS3_DURATION below). Then *both* simulators are compared over that
@@ -258,6 +261,25 @@ def table(name: str, desc: str, full: str, dur: str, tl: dict, n3: dict) -> str:
     return "\n".join(out)
 
 
+def _old_sections(path: Path) -> dict[str, str]:
+    """The per-scenario sections of an earlier results file, by name. A section from before
+    sections carried their own date gets the file's date."""
+    import re
+    if not path.exists():
+        return {}
+    text = path.read_text()
+    m = re.search(r"Written by `benches/ns3/compare.py` on ([0-9-]+ [0-9:]+ UTC); (.*?)\. Δ %", text)
+    old_stamp = f"_Run on {m.group(1)}: {m.group(2)}._" if m else None
+    out = {}
+    for part in re.split(r"(?m)^(?=### )", text)[1:]:
+        name = part[4:].split(":", 1)[0].strip()
+        if old_stamp and "\n_Run on " not in part:
+            h, _, rest = part.partition("\n\n")
+            part = f"{h}\n\n{old_stamp}\n\n{rest}"
+        out[name] = part
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("scenarios", nargs="*", default=list(SCENARIOS), help=", ".join(SCENARIOS))
@@ -279,7 +301,9 @@ def main(argv=None) -> int:
         sys.exit(f"no ns-3 virtualenv: run `bash {HERE / 'setup.sh'}` first")
 
     import tomllib
-    sections, failed, ns3_version = [], [], "?"
+
+    import tcplab
+    sections, failed, ns3_version = {}, [], "?"
     for name in args.scenarios:
         if name not in SCENARIOS:
             sys.exit(f"unknown scenario {name!r}: one of {', '.join(SCENARIOS)}")
@@ -299,24 +323,30 @@ def main(argv=None) -> int:
             failed.append(name)
             sec = f"### {name}: {desc}\n\nns-3 failed: {e}\n"
             print(sec, flush=True)
-            sections.append(sec)
+            sections[name] = sec
             continue
         ns3_version = n3.get("ns3_version", "?")
         sec = table(name, desc, full, dur, tl, n3)
         print(sec, flush=True)
-        sections.append(sec)
+        stamp = (f"_Run on {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M} UTC: {os.cpu_count()} cores, "
+                 f"{platform.machine()}, Python {platform.python_version()}, tcplab "
+                 f"{getattr(tcplab, '__version__', '?')}, ns-3 {ns3_version} (PyPI `ns3`, recovery "
+                 f"{args.recovery})._")
+        head, _, rest = sec.partition("\n\n")
+        sections[name] = f"{head}\n\n{stamp}\n\n{rest}"
 
-    import tcplab
+    # Scenarios not run this time keep their sections from the file being replaced.
+    kept = _old_sections(Path(args.out))
+    order = list(SCENARIOS) + [n for n in kept if n not in SCENARIOS]
+    body = [sections.get(n) or kept[n] for n in order if n in sections or n in kept]
     head = [
         "# tcplab vs ns-3: last results", "",
-        (f"Written by `benches/ns3/compare.py` on {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M} UTC; "
-        f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}. "
-        f"tcplab {getattr(tcplab, '__version__', '?')}, ns-3 {ns3_version} "
-        f"(PyPI `ns3`, recovery {args.recovery}). Δ % = (ns-3 − tcplab) / tcplab. "
-        "The machine is shared: treat the ratios as ±20 %."), "",
+        ("Written by `benches/ns3/compare.py`; each scenario's section says when it was last run "
+         "(`compare.py NAME ...` replaces those sections and keeps the others). "
+         "Δ % = (ns-3 − tcplab) / tcplab. The machine is shared: treat the wall-time ratios as ±20 %."), "",
         "Modelling choices and known differences: benches/ns3/README.md.", "",
     ]
-    Path(args.out).write_text("\n".join(head + sections))
+    Path(args.out).write_text("\n".join(head + [b.rstrip("\n") + "\n" for b in body]))
     log(f"written {args.out}")
     if failed:
         log(f"ns-3 failed on: {', '.join(failed)}")

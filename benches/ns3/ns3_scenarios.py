@@ -99,6 +99,9 @@ _FIXED_BEHAVIOUR = {
     "rtt_estimator": ("rfc6298", "rfc6298", "ns-3 uses RttMeanDeviation (RFC 6298 gains)"),
     "rto_max": ("60s", "60s", "ns-3 caps the backed-off RTO at 60 s"),
     "rto_backoff": ("exponential", "exponential", "ns-3 doubles the RTO"),
+    "rto_backoff_reset": ("rtt-sample", "new-ack",
+                          "ns-3's TcpSocketBase::NewAck recomputes the RTO from the estimator on every ACK "
+                          "of new data, which forgets the backoff without an RTT sample"),
     "recovery": ("auto", ("auto", "sack"), "ns-3 uses its SACK scoreboard; see --recovery"),
     "abc_limit": (1, {"newreno": 1, "bic": 1, "dctcp": 2, "cubic": (1, 2)},
                   "slow start per ACK: ns-3 TcpNewReno adds one segment; TcpLinuxReno (under TcpDctcp) "
@@ -280,10 +283,34 @@ _CPP_HELPERS = r"""
 #include "ns3/internet-module.h"
 #include "ns3/applications-module.h"
 #include "ns3/traffic-control-module.h"
+#include <cstdio>
 #include <vector>
 
 namespace tcplab_bench {
 using namespace ns3;
+
+// --events FILE: one CSV line per event, "time_ns,flow,event,a,b,c" (README.md, "Tracing").
+std::FILE* g_ev = nullptr;
+std::vector<uint32_t> g_cwnd, g_ssth;  // last traced values, per flow
+bool g_ev_cwnd = false;               // also every change of cwnd (--events-cwnd)
+void Ev(int64_t flow, const char* what, int64_t a, int64_t b, int64_t c)
+{
+    if (g_ev) std::fprintf(g_ev, "%lld,%lld,%s,%lld,%lld,%lld\n", (long long)Simulator::Now().GetNanoSeconds(),
+                           (long long)flow, what, (long long)a, (long long)b, (long long)c);
+}
+void OpenEvents(const std::string& path)
+{
+    g_ev = std::fopen(path.c_str(), "w");
+    NS_ABORT_MSG_IF(!g_ev, "cannot write " << path);
+    std::fprintf(g_ev, "time_ns,flow,event,a,b,c\n");
+}
+void CloseEvents() { if (g_ev) std::fclose(g_ev); g_ev = nullptr; }
+void OnCwnd(uint64_t i, uint32_t, uint32_t now)
+{
+    g_cwnd[i] = now;
+    if (g_ev_cwnd) Ev(i, "cwnd", now, g_ssth[i], 0);
+}
+void OnSsth(uint64_t i, uint32_t, uint32_t now) { g_ssth[i] = now; Ev(i, "ssthresh", now, g_cwnd[i], 0); }
 
 std::vector<uint64_t> g_retx;      // retransmitted data segments, per flow
 std::vector<uint64_t> g_recovery;  // entries into CA_RECOVERY (fast retransmits), per flow
@@ -293,10 +320,15 @@ std::vector<uint64_t> g_rto;       // retransmission timeouts, each one (the RTO
 uint64_t g_bottleneck_drops = 0;
 uint64_t g_bottleneck_marks = 0;
 
-void OnRetx(uint64_t i, Ptr<const Packet>, const TcpHeader&, const Address&, const Address&,
-            Ptr<const TcpSocketBase>) { g_retx[i]++; }
-void OnCongState(uint64_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+void OnRetx(uint64_t i, Ptr<const Packet>, const TcpHeader& h, const Address&, const Address&,
+            Ptr<const TcpSocketBase>)
 {
+    g_retx[i]++;
+    Ev(i, "retransmit", h.GetSequenceNumber().GetValue(), g_cwnd[i], 0);
+}
+void OnCongState(uint64_t i, TcpSocketState::TcpCongState_t before, TcpSocketState::TcpCongState_t now)
+{
+    Ev(i, "state", now, g_cwnd[i], g_ssth[i]);
     if (now == TcpSocketState::CA_RECOVERY) g_recovery[i]++;
     if (now == TcpSocketState::CA_LOSS) g_loss[i]++;
     if (now == TcpSocketState::CA_CWR) g_cwr[i]++;
@@ -307,11 +339,15 @@ void OnCongState(uint64_t i, TcpSocketState::TcpCongState_t, TcpSocketState::Tcp
 // on change only, so a timeout at the 60 s cap would be missed.
 void OnRto(uint64_t i, Time before, Time now)
 {
-    if (now == before + before || (now == Seconds(60) && now > before)) g_rto[i]++;
+    if (now == before + before || (now == Seconds(60) && now > before))
+    {
+        g_rto[i]++;
+        Ev(i, "timeout", now.GetNanoSeconds(), g_cwnd[i], g_ssth[i]);
+    }
 }
-void OnDrop(Ptr<const Packet>) { g_bottleneck_drops++; }
-void OnQdDrop(Ptr<const QueueDiscItem>) { g_bottleneck_drops++; }
-void OnQdMark(Ptr<const QueueDiscItem>, const char*) { g_bottleneck_marks++; }
+void OnDrop(Ptr<const Packet>) { g_bottleneck_drops++; Ev(-1, "drop", 0, 0, 0); }
+void OnQdDrop(Ptr<const QueueDiscItem>) { g_bottleneck_drops++; Ev(-1, "drop", 0, 0, 0); }
+void OnQdMark(Ptr<const QueueDiscItem>, const char*) { g_bottleneck_marks++; Ev(-1, "mark", 0, 0, 0); }
 
 // The BulkSend sockets exist once the applications have started: hook them then.
 void HookSockets(ApplicationContainer apps)
@@ -323,6 +359,11 @@ void HookSockets(ApplicationContainer apps)
         bool ok = s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&OnRetx, (uint64_t)i));
         ok = ok && s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, (uint64_t)i));
         ok = ok && s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&OnRto, (uint64_t)i));
+        if (g_ev)
+        {
+            ok = ok && s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, (uint64_t)i));
+            ok = ok && s->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&OnSsth, (uint64_t)i));
+        }
         NS_ABORT_MSG_IF(!ok, "cannot hook the TCP socket traces");
     }
 }
@@ -333,6 +374,8 @@ void ScheduleHook(ApplicationContainer apps, uint64_t at_ns)
     g_loss.assign(apps.GetN(), 0);
     g_cwr.assign(apps.GetN(), 0);
     g_rto.assign(apps.GetN(), 0);
+    g_cwnd.assign(apps.GetN(), 0);
+    g_ssth.assign(apps.GetN(), 0);
     Simulator::Schedule(NanoSeconds(at_ns), &HookSockets, apps);
 }
 // Drops at the bottleneck's forward egress: its device queue, the traffic-control layer
@@ -353,6 +396,137 @@ void HookBottleneck(Ptr<NetDevice> dev)
     NS_ABORT_MSG_IF(!ok, "cannot hook the bottleneck drop traces");
 }
 uint64_t SinkRx(Ptr<Application> a) { return DynamicCast<PacketSink>(a)->GetTotalRx(); }
+
+// Diagnostic only (--ssthresh flightsize): TcpNewReno halving FlightSize = SND.MAX - SND.UNA
+// (RFC 5681 eq. 4, RFC 6675 step 4.2, tcplab) instead of the BytesInFlight ns-3 passes it (with
+// SACK, RFC 6675's pipe, which leaves out SACKed and lost segments).
+class TcpNewRenoFlightSize : public TcpNewReno
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpNewRenoFlightSize")
+                                .SetParent<TcpNewReno>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpNewRenoFlightSize>();
+        return tid;
+    }
+    TcpNewRenoFlightSize() : TcpNewReno() {}
+    TcpNewRenoFlightSize(const TcpNewRenoFlightSize& sock) : TcpNewReno(sock) {}
+    std::string GetName() const override { return "TcpNewRenoFlightSize"; }
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t) override
+    {
+        uint32_t flight = static_cast<uint32_t>(tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq);
+        return std::max(2 * tcb->m_segmentSize, flight / 2);
+    }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<TcpNewRenoFlightSize>(this); }
+};
+// Diagnostic only (--variant dctcp-per-ack): TcpDctcp growing in congestion avoidance by
+// MSS*MSS/cwnd per ACK, as RFC 5681 and tcplab's Reno rules (under its dctcp), instead of
+// TcpLinuxReno's one segment per cwnd segments acknowledged (Linux tcp_cong_avoid_ai), which
+// with delayed ACKs grows twice as fast.
+class TcpDctcpPerAck : public TcpDctcp
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpDctcpPerAck")
+                                .SetParent<TcpDctcp>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpDctcpPerAck>();
+        return tid;
+    }
+    TcpDctcpPerAck() : TcpDctcp() {}
+    TcpDctcpPerAck(const TcpDctcpPerAck& sock) : TcpDctcp(sock) {}
+    std::string GetName() const override { return "TcpDctcpPerAck"; }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<TcpDctcpPerAck>(this); }
+
+  protected:
+    void CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        if (segmentsAcked > 0)
+        {
+            double adder = static_cast<double>(tcb->m_segmentSize * tcb->m_segmentSize) / tcb->m_cWnd.Get();
+            tcb->m_cWnd += static_cast<uint32_t>(std::max(1.0, adder));
+        }
+    }
+};
+// tcplab's ECN-threshold FIFO as a queue disc: an arrival that finds `Limit` packets waiting is
+// dropped; one that finds `Threshold` waiting is marked CE, or dropped if it is not
+// ECN-capable. "Waiting" counts this queue disc's packets and the device queue's, not the one
+// being serialized, as tcplab does. (A RedQueueDisc sees its own queue only, so it is one
+// short while the device queue holds a packet, and not when a departure and an arrival fall on
+// the same nanosecond: the device queue is refilled by an event scheduled for "now", after the
+// arrival. See --ecn-queue red.)
+class EcnThresholdQueueDisc : public QueueDisc
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid =
+            TypeId("ns3::TcplabEcnThresholdQueueDisc")
+                .SetParent<QueueDisc>()
+                .SetGroupName("TrafficControl")
+                .AddConstructor<EcnThresholdQueueDisc>()
+                .AddAttribute("Limit", "packets waiting at which an arrival is dropped", UintegerValue(100),
+                              MakeUintegerAccessor(&EcnThresholdQueueDisc::m_limit), MakeUintegerChecker<uint32_t>())
+                .AddAttribute("Threshold", "packets waiting at which an arrival is marked CE", UintegerValue(20),
+                              MakeUintegerAccessor(&EcnThresholdQueueDisc::m_k), MakeUintegerChecker<uint32_t>());
+        return tid;
+    }
+    EcnThresholdQueueDisc() : QueueDisc(QueueDiscSizePolicy::SINGLE_INTERNAL_QUEUE) {}
+    void SetDeviceQueue(Ptr<Queue<Packet>> q) { m_devq = q; }
+
+  private:
+    uint32_t Waiting() { return GetInternalQueue(0)->GetNPackets() + (m_devq ? m_devq->GetNPackets() : 0); }
+    bool DoEnqueue(Ptr<QueueDiscItem> item) override
+    {
+        uint32_t waiting = Waiting();
+        if (waiting >= m_limit)
+        {
+            DropBeforeEnqueue(item, "limit");
+            return false;
+        }
+        if (waiting >= m_k && !Mark(item, "threshold"))
+        {
+            DropBeforeEnqueue(item, "unmarkable");
+            return false;
+        }
+        return GetInternalQueue(0)->Enqueue(item);
+    }
+    Ptr<QueueDiscItem> DoDequeue() override { return GetInternalQueue(0)->Dequeue(); }
+    Ptr<const QueueDiscItem> DoPeek() override { return GetInternalQueue(0)->Peek(); }
+    bool CheckConfig() override
+    {
+        if (GetNInternalQueues() == 0)
+        {
+            SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, m_limit));
+            AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
+                "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, m_limit))));
+        }
+        return GetNInternalQueues() == 1 && GetNQueueDiscClasses() == 0 && GetNPacketFilters() == 0;
+    }
+    void InitializeParams() override {}
+    uint32_t m_limit;
+    uint32_t m_k;
+    Ptr<Queue<Packet>> m_devq;
+};
+std::string RegisterEcnQueueDisc() { return EcnThresholdQueueDisc::GetTypeId().GetName(); }
+void AttachDeviceQueue(Ptr<NetDevice> dev)
+{
+    Ptr<TrafficControlLayer> tc = dev->GetNode()->GetObject<TrafficControlLayer>();
+    Ptr<EcnThresholdQueueDisc> qd = DynamicCast<EcnThresholdQueueDisc>(tc->GetRootQueueDiscOnDevice(dev));
+    NS_ABORT_MSG_IF(!qd, "no ECN threshold queue disc on the device");
+    qd->SetDeviceQueue(DynamicCast<PointToPointNetDevice>(dev)->GetQueue());
+}
+
+std::string RegisterVariant(const std::string& name)
+{
+    if (name == "newreno-flightsize") return TcpNewRenoFlightSize::GetTypeId().GetName();
+    if (name == "dctcp-per-ack") return TcpDctcpPerAck::GetTypeId().GetName();
+    NS_ABORT_MSG("unknown variant " << name);
+    return "";
+}
 }
 """
 
@@ -388,12 +562,17 @@ def _import_ns3():
     return ns, cppyy
 
 
-def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: str | None = None) -> dict:
+def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: str | None = None,
+        events: str | None = None, variant: str = "none", events_cwnd: bool = False,
+        ecn_queue: str = "threshold", conn_timeout: str = "ns3") -> dict:
     t_import = time.perf_counter()
     ns, cppyy = _import_ns3()
 
     cppyy.cppdef('#include "ns3/point-to-point-module.h"\n' + _CPP_HELPERS)
     helpers = cppyy.gbl.tcplab_bench
+    if events:
+        helpers.OpenEvents(str(Path(events).resolve()))
+        helpers.g_ev_cwnd = events_cwnd
     t_setup = time.perf_counter()
 
     # -- TCP: every value comes from the scenario; absent keys take tcplab's defaults --------
@@ -402,7 +581,12 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
     timestamps = bool(tcp.get("timestamps", False))
     seg = mss - 12 if timestamps else mss  # ns-3 SegmentSize is payload; tcplab's mss counts options
     D = ns.Config.SetDefault
-    D("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(CC_TYPES[cc])))
+    cc_type = CC_TYPES[cc]
+    if variant != "none":  # a diagnostic, not the translation: see --variant
+        if not variant.startswith(cc + "-"):
+            raise ValueError(f"--variant {variant} is for cc = {variant.split('-')[0]!r} only")
+        cc_type = str(helpers.RegisterVariant(variant))
+    D("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(cc_type)))
     rec = {"classic": "ns3::TcpClassicRecovery", "prr": "ns3::TcpPrrRecovery"}[recovery]
     D("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(rec)))
     D("ns3::TcpSocket::SegmentSize", ns.UintegerValue(seg))
@@ -464,6 +648,13 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
     D("ns3::TcpSocketBase::ReTxThreshold", ns.UintegerValue(int(tcp.get("dupthresh", 3))))
     # RTO before the first RTT sample: ns-3's initial RTT estimate (RTO = estimate + G there).
     D("ns3::RttEstimator::InitialEstimation", ns.TimeValue(ns.NanoSeconds(time_ns(tcp.get("rto_initial", "1s")))))
+    # tcplab times a SYN or SYN-ACK out after rto_initial (doubling); ns-3 after ConnTimeout
+    # (doubling), 3 s by default, which is kept: a SYN-ACK sent again reaches a sender that is
+    # already established, and ns-3 then resets its cwnd and ssthresh to the initial values
+    # (TcpSocketBase::DoForwardUp handles every segment with SYN so). README.md, "SYN-ACK
+    # timeout"; --conn-timeout rto-initial sets it to tcplab's.
+    if conn_timeout == "rto-initial":
+        D("ns3::TcpSocket::ConnTimeout", ns.TimeValue(ns.NanoSeconds(time_ns(tcp.get("rto_initial", "1s")))))
 
     # -- topology ---------------------------------------------------------------------------
     names = [h["name"] for h in sc.get("hosts", [])] + [s["name"] for s in sc.get("switches", [])]
@@ -473,7 +664,7 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
     ns.InternetStackHelper().Install(nodes)
 
     default_q = sc.get("defaults", {}).get("queue", "1000pkts")
-    red_devices = []  # (device, spec, link): ECN-marking queues, installed after Assign
+    ecn_devices = []  # (device, spec, link): ECN-marking queues, installed after Assign
     mtu = mss + 40  # IP MTU of every link: the largest data packet (20 B IP + 20 B TCP + MSS)
     p2p = ns.PointToPointHelper()
     p2p.SetDeviceAttribute("Mtu", ns.UintegerValue(mtu))
@@ -489,7 +680,7 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
         for k, key in ((0, "queue_a"), (1, "queue_b")):
             q = queue_spec(ln.get(key, ln.get("queue", default_q)), f"links[{i}].{key}")
             if q["ecn_threshold"] is not None:
-                red_devices.append((devs.Get(k), q, ln))
+                ecn_devices.append((devs.Get(k), q, ln))
                 q = {"limit": "1p"}  # the device holds the next packet only; RED holds the rest
             devs.Get(k).GetObject[ns.PointToPointNetDevice]().GetQueue().SetAttribute(
                 "MaxSize", ns.QueueSizeValue(ns.QueueSize(q["limit"])))
@@ -503,25 +694,34 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
         if slowest is None or r < slowest[0]:
             slowest = (r, devs.Get(0), f"{a}->{b}")
     bottleneck = slowest
-    # ECN marking at K (tcplab: a packet that finds at least K waiting, the one in service
-    # excluded, is marked CE; one that finds `limit` waiting is dropped). ns-3: a RedQueueDisc
-    # in front of a 1-packet device queue, as ns-3's dctcp example marks, with QW = 1 (the
-    # instantaneous queue), Gentle off and MinTh = MaxTh, so every ECN-capable arrival that
-    # finds the threshold is marked (a forced mark; UseHardDrop off) and no other is. While the
-    # link is busy the device queue holds one waiting packet, so RED counts one fewer than
-    # tcplab: threshold K - 1 and RED limit - 1 packets (README.md, "ECN marking").
-    for dev, q, ln in red_devices:
-        red = ns.TrafficControlHelper()
+    # ECN marking at K. tcplab: an arrival that finds at least K packets waiting (the one being
+    # serialized excluded) is marked CE, one that finds `limit` waiting is dropped. ns-3, by
+    # default: a queue disc of our own (EcnThresholdQueueDisc above) that does exactly that,
+    # counting its own packets and the 1-packet device queue's. With --ecn-queue red: ns-3's
+    # RedQueueDisc as its dctcp example marks, with QW = 1 (the instantaneous queue), Gentle off
+    # and MinTh = MaxTh, so that every ECN-capable arrival that finds the threshold is marked (a
+    # forced mark; UseHardDrop off) and no other is. RED counts its own queue only: while the
+    # link is busy the device queue holds one more waiting packet, hence threshold K - 1 and
+    # limit - 1 packets, which is one too few when a departure and an arrival fall on the same
+    # nanosecond (README.md, "ECN marking").
+    for dev, q, ln in ecn_devices:
         k, limit = q["ecn_threshold"], int(q["limit"][:-1])
-        red.SetRootQueueDisc("ns3::RedQueueDisc",
-                             "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{limit - 1}p")),
-                             "MinTh", ns.DoubleValue(k - 1), "MaxTh", ns.DoubleValue(k - 1),
-                             "QW", ns.DoubleValue(1.0), "Gentle", ns.BooleanValue(False),
-                             "UseEcn", ns.BooleanValue(True), "UseHardDrop", ns.BooleanValue(False),
-                             "MeanPktSize", ns.UintegerValue(mtu),
-                             "LinkBandwidth", ns.DataRateValue(ns.DataRate(rate_bps(ln["rate"]))),
-                             "LinkDelay", ns.TimeValue(ns.NanoSeconds(time_ns(ln.get("delay", "0s")))))
-        red.Install(dev)
+        tq = ns.TrafficControlHelper()
+        if ecn_queue == "red":
+            tq.SetRootQueueDisc("ns3::RedQueueDisc",
+                                "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{limit - 1}p")),
+                                "MinTh", ns.DoubleValue(k - 1), "MaxTh", ns.DoubleValue(k - 1),
+                                "QW", ns.DoubleValue(1.0), "Gentle", ns.BooleanValue(False),
+                                "UseEcn", ns.BooleanValue(True), "UseHardDrop", ns.BooleanValue(False),
+                                "MeanPktSize", ns.UintegerValue(mtu),
+                                "LinkBandwidth", ns.DataRateValue(ns.DataRate(rate_bps(ln["rate"]))),
+                                "LinkDelay", ns.TimeValue(ns.NanoSeconds(time_ns(ln.get("delay", "0s")))))
+            tq.Install(dev)
+        else:
+            tq.SetRootQueueDisc(str(helpers.RegisterEcnQueueDisc()),
+                                "Limit", ns.UintegerValue(limit), "Threshold", ns.UintegerValue(k))
+            tq.Install(dev)
+            helpers.AttachDeviceQueue(dev)
     helpers.HookBottleneck(bottleneck[1])
     if pcap:  # frames sent (at their first bit) and received by the bottleneck's sending device
         p2p.EnablePcap(pcap, bottleneck[1], False, True)
@@ -570,9 +770,11 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
                               "rto_episodes": int(helpers.g_loss[k]),
                               "ecn_reductions": int(helpers.g_cwr[k])})
     ns.Simulator.Destroy()
+    helpers.CloseEvents()
     return {
         "simulator": "ns-3", "ns3_version": _ns3_version(), "scenario": sc.get("name"), "file": path,
-        "duration_s": dur_s, "recovery": rec, "segment_size": seg, "mtu": mtu,
+        "duration_s": dur_s, "recovery": rec, "socket_type": cc_type,
+        "ecn_queue": ecn_queue if ecn_devices else None, "conn_timeout": conn_timeout, "segment_size": seg, "mtu": mtu,
         "bottleneck": bottleneck[2], "bottleneck_drops": int(helpers.g_bottleneck_drops),
         "bottleneck_marks": int(helpers.g_bottleneck_marks),
         "flows": out_flows, "total_goodput_bps": sum(f["goodput_bps"] for f in out_flows),
@@ -599,13 +801,32 @@ def main(argv=None) -> int:
     ap.add_argument("--pcap", metavar="PREFIX",
                     help="also write a pcap of the bottleneck's sending device to PREFIX.pcap "
                          "(to compare packet by packet with a tcplab tap on the same link)")
+    ap.add_argument("--events", metavar="FILE",
+                    help="also write the senders' events to FILE (CSV: time_ns, flow index, event, a, b, c): "
+                         "state (a = new TcpCongState, b = cwnd, c = ssthresh), ssthresh (a = value, b = cwnd), "
+                         "retransmit (a = sequence number, b = cwnd), timeout (a = new RTO in ns, b = cwnd, "
+                         "c = ssthresh), and the bottleneck's drop and mark (flow -1)")
+    ap.add_argument("--events-cwnd", action="store_true",
+                    help="with --events, also every change of cwnd (cwnd: a = cwnd, b = ssthresh)")
+    ap.add_argument("--ecn-queue", choices=["threshold", "red"], default="threshold",
+                    help="how an ECN-threshold queue is built: 'threshold' (default) counts exactly as tcplab; "
+                         "'red' is ns-3's RedQueueDisc as in its dctcp example, one packet early at "
+                         "simultaneous arrivals and departures")
+    ap.add_argument("--conn-timeout", choices=["ns3", "rto-initial"], default="ns3",
+                    help="SYN and SYN-ACK timeout: ns-3's ConnTimeout (3 s, default) or tcplab's rto_initial")
+    ap.add_argument("--variant", choices=["none", "newreno-flightsize", "dctcp-per-ack"], default="none",
+                    help="diagnostic, not the translation: change one ns-3 behaviour to tcplab's to test "
+                         "an explanation of a difference (README.md): newreno-flightsize halves FlightSize "
+                         "at a loss instead of BytesInFlight (the RFC 6675 pipe); dctcp-per-ack grows "
+                         "MSS*MSS/cwnd per ACK in congestion avoidance instead of one segment per window")
     args = ap.parse_args(argv)
     path, sc = load(args.scenario)
     tcp = check(sc)
     duration = args.duration or sc.get("run", {}).get("duration")
     if not duration:
         raise SystemExit("the scenario has no run.duration; give --duration")
-    res = run(path, sc, tcp, time_ns(duration), args.recovery, args.pcap)
+    res = run(path, sc, tcp, time_ns(duration), args.recovery, args.pcap, args.events, args.variant, args.events_cwnd,
+              args.ecn_queue, args.conn_timeout)
     res["full_duration_s"] = time_ns(sc["run"]["duration"]) / 1e9 if "duration" in sc.get("run", {}) else None
     sys.stdout.write(json.dumps(res) + "\n")
     sys.stdout.flush()

@@ -50,6 +50,8 @@ fn errors_name_the_field_and_reason() {
         ("[flows.tcp]\nrcv_window_rule = \"linux-4.19\"", "flows[0].tcp.rcv_window_rule: unknown variant `linux-4.19`, expected `linux-2.6.16` or `linux-4.20`"),
         ("[defaults.tcp]\nrcv_window_rule = true", "defaults.tcp.rcv_window_rule: wanted string or table"),
         ("[flows.tcp]\nrx_truesize = \"16KB\"", "flows[0].tcp.rx_truesize: only applies to rcv_window_growth = true"),
+        // Found by the TCP invariant checker: ticks longer than rto_max made every RTO exceed it.
+        ("[flows.tcp]\nrto_granularity = \"100s\"", "flows[0].tcp.rto_granularity: 100s is above rto_max (60s)"),
         ("[[links]]\nbetween = [\"a\", \"zz\"]\nrate = \"1Gbps\"", "links[1].between[1]: no host, switch or emulator is named 'zz'"),
         ("[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1 furlong\"", "links[1].rate: unknown rate unit 'furlong'"),
         ("[run]\nduration = \"10\"", "run.duration: '10' has no unit"),

@@ -253,6 +253,11 @@ impl TcpSettings {
         if rto_max == SimDuration::ZERO {
             return err(g("rto_max"), "must be positive");
         }
+        // Timers count whole ticks of the granularity: a tick longer than the longest RTO
+        // would make every timeout longer than rto_max.
+        if self.rto_granularity.0 > rto_max {
+            return err(g("rto_granularity"), format!("{} is above rto_max ({rto_max}): every timer would run past it", self.rto_granularity.0));
+        }
         if self.rto_hybrid_switch > 40 {
             return err(g("rto_hybrid_switch"), "must be at most 40");
         }

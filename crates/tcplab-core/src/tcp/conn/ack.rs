@@ -212,7 +212,7 @@ impl Connection {
                         timestamps: if self.ts_ok { seg.timestamps } else { None },
                         ts_tick: self.cfg.ts_tick,
                     };
-                    #[cfg(debug_assertions)]
+                    #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
                     self.inv_note_sample(&ack);
                     self.cc.on_ack(&ack);
                 }

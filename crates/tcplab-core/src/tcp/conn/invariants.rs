@@ -36,6 +36,9 @@ pub(super) struct Before {
     fast_retransmits: u64,
     ecn_reductions: u64,
     handshake: bool,
+    sacked: u64,
+    rcv_nxt: u64,
+    rcv_adv: u64,
     /// Segments already in the output before the call (it may hold other connections').
     out_len: usize,
 }
@@ -55,6 +58,9 @@ impl Connection {
             fast_retransmits: self.stats.fast_retransmits,
             ecn_reductions: self.stats.ecn_reductions,
             out_len: out.segments.len(),
+            sacked: self.sb.sacked().bytes(),
+            rcv_nxt: self.rcv_nxt,
+            rcv_adv: self.rcv_adv,
             handshake: matches!(self.state, super::State::SynSent | super::State::SynReceived),
         }
     }
@@ -90,6 +96,39 @@ impl Connection {
         // A timeout of the SYN or SYN-ACK changes no window (the window starts with the data).
         let timeout = self.stats.timeouts > b.timeouts && !b.handshake;
         let entered = self.stats.fast_retransmits > b.fast_retransmits;
+        if self.use_sack() && !(self.snd_una <= self.sb.high_rxt() && self.sb.high_rxt() <= self.snd_max.max(self.snd_una)) {
+            return Err(format!("HighRxt {} outside SND.UNA..=SND.MAX", self.sb.high_rxt()));
+        }
+        // What the ACK delivered, as the controller was told, is at most the cumulative advance
+        // plus what the scoreboard newly holds (RFC 6675's "newly acknowledged or SACKed").
+        if let Some(a) = &self.inv_sample {
+            let most = (self.snd_una - b.snd_una) + self.sb.sacked().bytes().saturating_sub(b.sacked);
+            if a.delivered > most {
+                return Err(format!("an ACK said to deliver {} bytes; SND.UNA moved {} and the scoreboard grew {}", a.delivered, self.snd_una - b.snd_una, self.sb.sacked().bytes().saturating_sub(b.sacked)));
+            }
+        }
+        // The receive side: the right edge never moves left (RFC 1122 §4.2.2.16), the ACKs and
+        // windows this call sent agree with it, and SACK blocks report data above the
+        // cumulative ACK and inside the window (RFC 2018 §4).
+        if self.rcv_adv < b.rcv_adv || self.rcv_adv < self.rcv_nxt || self.rcv_nxt < b.rcv_nxt {
+            return Err(format!("receive window moved back: right edge {} → {}, RCV.NXT {} → {}", b.rcv_adv, self.rcv_adv, b.rcv_nxt, self.rcv_nxt));
+        }
+        if self.rcv_read > self.data_rcv_nxt() {
+            return Err(format!("the application read {} bytes past what arrived in order ({})", self.rcv_read - self.data_rcv_nxt(), self.data_rcv_nxt()));
+        }
+        for s in out.segments[b.out_len.min(out.segments.len())..].iter().filter(|s| s.has(crate::net::packet::flags::ACK) && !s.has(crate::net::packet::flags::SYN)) {
+            if s.ack < b.rcv_nxt || s.ack > self.rcv_nxt {
+                return Err(format!("an ACK of {} outside RCV.NXT {}..={}", s.ack, b.rcv_nxt, self.rcv_nxt));
+            }
+            if s.ack + s.window < b.rcv_adv.min(s.ack + self.cfg.rcvbuf) {
+                return Err(format!("an advertised window ending at {} below the earlier right edge {}", s.ack + s.window, b.rcv_adv));
+            }
+            for (l, r) in s.sack_blocks() {
+                if l <= s.ack || r <= l || r > self.rcv_adv.max(s.ack + s.window) {
+                    return Err(format!("SACK block {l}..{r} with ACK {} and right edge {}", s.ack, self.rcv_adv));
+                }
+            }
+        }
         // Growth on an ACK of new data outside recovery: the controller's bound.
         if let Some(a) = &self.inv_sample {
             if !timeout && !entered && cwnd1 > cwnd0 {

@@ -25,7 +25,7 @@ use handshake::{initial_rcv_ssthresh, initial_window, payload_room, wscale_for};
 mod ack;
 mod ecn;
 mod handshake;
-#[cfg(debug_assertions)]
+#[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
 mod invariants;
 mod receive;
 mod recovery;
@@ -237,7 +237,7 @@ pub struct Connection {
     /// Counters.
     pub stats: ConnStats,
     /// The sample the controller was given on the current call (invariant checks only).
-    #[cfg(debug_assertions)]
+    #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
     inv_sample: Option<crate::tcp::cc::AckSample>,
 }
 
@@ -300,7 +300,7 @@ impl Connection {
             rto_rng: Rng::from_seed(0),
             clock_phase: SimDuration::ZERO,
             stats: ConnStats::default(),
-            #[cfg(debug_assertions)]
+            #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
             inv_sample: None,
             cfg,
         }
@@ -579,10 +579,10 @@ impl Connection {
     /// Queue up to `bytes` application bytes; returns how many fit in the send buffer.
     #[inline]
     pub fn write(&mut self, now: SimTime, bytes: u64, out: &mut Output) -> u64 {
-        #[cfg(debug_assertions)]
+        #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         let before = self.inv_before(out);
         let r = self.write_unchecked(now, bytes, out);
-        #[cfg(debug_assertions)]
+        #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         self.inv_check("a write", &before, out);
         r
     }
@@ -620,10 +620,10 @@ impl Connection {
 
     /// Close the sending direction once all written data is sent (FIN after the data).
     pub fn close(&mut self, now: SimTime, out: &mut Output) {
-        #[cfg(debug_assertions)]
+        #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         let before = self.inv_before(out);
         self.close_unchecked(now, out);
-        #[cfg(debug_assertions)]
+        #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         self.inv_check("a close", &before, out);
     }
 
@@ -636,10 +636,10 @@ impl Connection {
 
     /// The application reads up to `bytes` (only meaningful with auto-read off).
     pub fn read(&mut self, now: SimTime, bytes: u64, out: &mut Output) -> u64 {
-        #[cfg(debug_assertions)]
+        #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         let before = self.inv_before(out);
         let r = self.read_unchecked(now, bytes, out);
-        #[cfg(debug_assertions)]
+        #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         self.inv_check("a read", &before, out);
         r
     }
@@ -660,10 +660,10 @@ impl Connection {
 
     /// Process an arriving segment.
     pub fn on_segment(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
-        #[cfg(debug_assertions)]
+        #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         let before = self.inv_before(out);
         self.on_segment_unchecked(now, seg, out);
-        #[cfg(debug_assertions)]
+        #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         self.inv_check("an arriving segment", &before, out);
     }
 
@@ -720,10 +720,10 @@ impl Connection {
     /// timeout, such as AHTCP's answer to a retransmission request). Nothing happens when the
     /// timer is not running (nothing outstanding).
     pub fn expire_retransmit_timer(&mut self, now: SimTime, out: &mut Output) {
-        #[cfg(debug_assertions)]
+        #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         let before = self.inv_before(out);
         self.expire_retransmit_timer_unchecked(now, out);
-        #[cfg(debug_assertions)]
+        #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         self.inv_check("a forced timeout", &before, out);
     }
 
@@ -739,10 +739,10 @@ impl Connection {
     /// change (backoff, the controller's reaction, everything outstanding deemed lost), then
     /// go-back-N from max(`from`, SND.UNA). Nothing happens when nothing is outstanding.
     pub fn force_timeout_from(&mut self, now: SimTime, from: u64, out: &mut Output) {
-        #[cfg(debug_assertions)]
+        #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         let before = self.inv_before(out);
         self.force_timeout_from_unchecked(now, from, out);
-        #[cfg(debug_assertions)]
+        #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         self.inv_check("a forced timeout", &before, out);
     }
 
@@ -783,10 +783,10 @@ impl Connection {
 
     /// Process expired timers (call at or after `next_deadline`).
     pub fn on_timer(&mut self, now: SimTime, out: &mut Output) {
-        #[cfg(debug_assertions)]
+        #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         let before = self.inv_before(out);
         self.on_timer_unchecked(now, out);
-        #[cfg(debug_assertions)]
+        #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         self.inv_check("a timer", &before, out);
     }
 
