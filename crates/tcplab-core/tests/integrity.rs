@@ -193,7 +193,7 @@ fn check(c: &Case, seed: u64) -> Result<(u64, u64), String> {
     if p.created + p.duplicated != p.delivered + p.queue_drops + p.random_drops + run.sim.packets_inside() {
         return Err(format!("packets not conserved: {p:?}, {} inside", run.sim.packets_inside()));
     }
-    let im = run.sim.fabric.pipes.iter().filter_map(|p| p.impairment()).fold((0, 0), |a, i| (a.0 + i.reordered, a.1 + i.duplicated));
+    let im = run.sim.fabric.pipes.iter().filter_map(|p| p.propagation().impairment()).fold((0, 0), |a, i| (a.0 + i.reordered, a.1 + i.duplicated));
     Ok(im)
 }
 

@@ -215,7 +215,7 @@ impl Fabric {
 
     /// The network-wide packet counters, emulators' copies included.
     pub fn packet_counters(&self) -> PacketCounters {
-        PacketCounters { duplicated: self.pipes.iter().map(Pipe::duplicated).sum(), ..self.packets }
+        PacketCounters { duplicated: self.pipes.iter().map(|p| p.propagation().duplicated()).sum(), ..self.packets }
     }
 
     /// Packets currently inside the network (queued, in service, propagating or held by a
@@ -235,7 +235,7 @@ impl Fabric {
     /// Pipe `p`'s transmitter finished a packet at `now`.
     pub fn tx_done<E: From<NetEvent> + Copy>(&mut self, now: SimTime, p: PipeId, q: &mut EventQueue<E>, obs: &mut impl PipeObserver) {
         let mut wake = PipeWake::default();
-        self.pipes[p.0 as usize].tx_done(now, &mut wake);
+        self.packets.queue_drops += self.pipes[p.0 as usize].tx_done(now, &mut wake) as u64;
         self.wake(p, wake, q);
         if self.observed[p.0 as usize] {
             obs.pipe_changed(now, p, &mut self.pipes[p.0 as usize]);
@@ -399,7 +399,7 @@ impl Fabric {
             let pipe = &self.pipes[p];
             // A rate-limited pipe sends nothing on before arrival + serialization + delay; an
             // unlimited one before arrival + delay: the flush must come strictly earlier.
-            let hold = match pipe.rate() {
+            let hold = match pipe.egress().rate() {
                 Some(_) => Some(pipe.delay()),
                 None => pipe.delay().as_ps().checked_sub(1).map(SimDuration),
             };

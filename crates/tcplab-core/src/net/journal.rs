@@ -3,7 +3,7 @@
 //! hop-by-hop run would have had for it; when the run then stops, a hop-by-hop run would not
 //! have had the events ordered after the stop, and its counters would not show those
 //! admissions. The journal keeps, for every admission made ahead of its event, the pipe's
-//! counters and lazy transmitter state before it (`Pipe::checkpoint`) and the key of the event
+//! counters and lazy transmitter state before it (`checkpoint`) and the key of the event
 //! it stands for; at the stop it takes back, pipe by pipe, every admission from the first one
 //! a hop-by-hop run would not have made, so the counters read "as of the stop".
 //!
@@ -11,9 +11,54 @@
 //! pruned whenever the journal has doubled, so it holds about one window of admissions ahead.
 
 use crate::engine::order::Key;
+use crate::net::egress::{Egress, FifoCheckpoint};
 use crate::net::fabric::PacketCounters;
-use crate::net::pipe::{Pipe, PipeCheckpoint};
+use crate::net::pipe::{Pipe, PipeStats};
 use crate::units::SimTime;
+
+/// A pipe's counters and lazy FIFO state before an admission (`checkpoint`).
+#[derive(Clone, Copy, Debug)]
+pub struct PipeCheckpoint {
+    stats: PipeStats,
+    fifo: Option<FifoCheckpoint>,
+}
+
+impl PipeCheckpoint {
+    /// Waiting entries the admission moved into service (kept by the journal).
+    pub fn popped(&self) -> usize {
+        self.fifo.map_or(0, |f| f.popped())
+    }
+}
+
+/// What an admission to `pipe` at `now` is about to change, so that `restore` can take it
+/// back. The waiting packets the admission will move into service are appended to `popped`.
+/// Only for pipes that `decides_on_admission`.
+pub fn checkpoint(pipe: &Pipe, now: SimTime, popped: &mut Vec<(SimTime, u32)>) -> PipeCheckpoint {
+    let fifo = match pipe.egress() {
+        Egress::Fifo(f) => Some(f.checkpoint(now, popped)),
+        _ => None,
+    };
+    PipeCheckpoint { stats: pipe.stats, fifo }
+}
+
+/// (Queue drops, random drops) of `pipe` since `c` was taken.
+pub fn drops_since(pipe: &Pipe, c: &PipeCheckpoint) -> (u64, u64) {
+    let queue = match (pipe.egress(), &c.fifo) {
+        (Egress::Fifo(f), Some(cf)) => f.stats.dropped - cf.dropped(),
+        _ => 0,
+    };
+    (queue, pipe.stats.random_drops - c.stats.random_drops)
+}
+
+/// Undo the admission `c` was taken before (later ones undone first), `popped` being the
+/// entries `checkpoint` appended. Packets the undone admissions put into propagation stay
+/// there (they are still inside the network, only not yet through this pipe).
+pub fn restore(pipe: &mut Pipe, c: &PipeCheckpoint, popped: &[(SimTime, u32)]) {
+    if let (Egress::Fifo(f), Some(cf)) = (pipe.egress_mut(), &c.fifo) {
+        f.restore(cf, popped);
+    }
+    pipe.stats = c.stats;
+}
 
 /// One admission made ahead of its event.
 #[derive(Clone, Copy, Debug)]
@@ -49,7 +94,7 @@ impl Journal {
             self.prune(event, current);
         }
         let popped_at = self.popped.len() as u32;
-        let check = pipe.checkpoint(now, &mut self.popped);
+        let check = checkpoint(pipe, now, &mut self.popped);
         self.entries.push(Admission { key, event, pipe: p, popped_at, check });
     }
 
@@ -98,7 +143,7 @@ impl Journal {
         }
         for (p, f) in first.iter().enumerate() {
             if let Some(i) = *f {
-                let (queue_drops, random_drops) = pipes[p].drops_since(&self.entries[i].check);
+                let (queue_drops, random_drops) = drops_since(&pipes[p], &self.entries[i].check);
                 packets.queue_drops -= queue_drops;
                 packets.random_drops -= random_drops;
                 self.limbo += queue_drops + random_drops;
@@ -107,7 +152,7 @@ impl Journal {
         for (i, e) in self.entries.iter().enumerate().rev() {
             if first[e.pipe as usize].is_some_and(|f| i >= f) {
                 let at = e.popped_at as usize;
-                pipes[e.pipe as usize].restore(&e.check, &self.popped[at..at + e.check.popped()]);
+                restore(&mut pipes[e.pipe as usize], &e.check, &self.popped[at..at + e.check.popped()]);
             }
         }
         self.entries.clear();

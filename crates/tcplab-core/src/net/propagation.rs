@@ -105,6 +105,27 @@ impl Propagation {
     pub fn keeps_order(&self) -> bool {
         matches!(self, Propagation::Fifo(_))
     }
+
+    /// The impairment stage, if this is one.
+    pub fn impairment(&self) -> Option<&crate::net::impair::Impairment> {
+        match self {
+            Propagation::Impaired(im) => Some(im),
+            _ => None,
+        }
+    }
+
+    /// Copies the impairment stage made (0 without one).
+    pub fn duplicated(&self) -> u64 {
+        self.impairment().map_or(0, |i| i.duplicated)
+    }
+
+    /// The harmonizer, if this is one.
+    pub fn harmonizer(&self) -> Option<&crate::net::harmonizer::Harmonizer> {
+        match self {
+            Propagation::Harmonized(h) => Some(h),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]

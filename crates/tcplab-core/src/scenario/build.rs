@@ -8,11 +8,11 @@ use std::path::Path;
 use crate::app::{Application, BlockReader, BlockServer, BulkSender, CbrSource, Sink, Socket};
 use crate::engine::SeedTree;
 use crate::net::atm_port::{AtmPortConfig, CbrUnit, Discard};
+use crate::net::discipline::{DropTail, EcnMarking, QueueDiscipline, StrictPriority};
 use crate::net::harmonizer::{Harmonizer, HarmonizerConfig};
 use crate::net::impair::ImpairConfig;
 use crate::net::link_layer::LinkLayer;
 use crate::net::pipe::Pipe;
-use crate::net::queue::{EcnMarking, Queue};
 use crate::net::route::{Graph, NodeId, NodeRole};
 use crate::scenario::resolve::{block_read_names, err, member_name, MonitorKey, Res, ResolvedAhtcp, ResolvedScenario, ResolvedVariant, TracedQueues, Traffic};
 use crate::scenario::spec::{CbrUnitName, DiscardName, LinkLayerSpec, QueueSpec, StopSpec, UnmarkableName};
@@ -24,17 +24,17 @@ use crate::tcp::{Connection, Endpoint};
 use crate::trace::pcap::{host_address, PcapWriter, WireIdentity};
 use crate::units::{QueueLimit, SimDuration, SimTime};
 
-fn queue_of(q: &QueueSpec) -> Queue {
+fn queue_of(q: &QueueSpec) -> Box<dyn QueueDiscipline> {
     match q {
-        QueueSpec::Limit(l) => Queue::fifo(l.0),
+        QueueSpec::Limit(l) => Box::new(DropTail::new(l.0, None)),
         QueueSpec::Table(t) => {
-            let q = match (&t.limit, &t.classes) {
-                (_, Some(c)) => Queue::classes(&c.iter().map(|l| l.0).collect::<Vec<_>>()),
-                (Some(l), None) => Queue::fifo(l.0),
+            let marking = t.ecn_threshold.map(|k| EcnMarking { threshold: k.0, drop_unmarkable: t.ecn_unmarkable.unwrap_or_default() == UnmarkableName::Drop });
+            match (&t.limit, &t.classes) {
+                (_, Some(c)) => Box::new(StrictPriority::new(&c.iter().map(|l| l.0).collect::<Vec<_>>(), marking)),
+                (Some(l), None) => Box::new(DropTail::new(l.0, marking)),
                 // An ATM port replaces the queue (`atm_port_of`).
-                (None, None) => Queue::fifo(QueueLimit::Unlimited),
-            };
-            q.with_marking(t.ecn_threshold.map(|k| EcnMarking { threshold: k.0, drop_unmarkable: t.ecn_unmarkable.unwrap_or_default() == UnmarkableName::Drop }))
+                (None, None) => Box::new(DropTail::new(QueueLimit::Unlimited, marking)),
+            }
         }
     }
 }
@@ -237,7 +237,7 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
             let name = format!("{}:{from}->{to}", e.name);
             let (rate, q) = match &e.rate_limit {
                 Some(l) => (Some(l.rate.0), queue_of(&l.queue)),
-                None => (None, Queue::fifo(QueueLimit::Unlimited)),
+                None => (None, Box::new(DropTail::new(QueueLimit::Unlimited, None)) as Box<dyn QueueDiscipline>),
             };
             let mut pipe = Pipe::new(name.clone(), rate, delay, loss, seeds.stream(&format!("emulators/{name}/loss")), q);
             let (reorder, reorder_delay) = e.reorder.as_ref().map_or((0.0, SimDuration::ZERO), |r| (r.reorder, r.reorder_delay.0));
@@ -310,7 +310,7 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
         let writer = match (t.pcap, capture_dir) {
             (true, Some(dir)) => {
                 let ifaces: Vec<(String, u64)> =
-                    pipes.iter().map(|(p, _)| (sim.fabric.pipes[p.0 as usize].name.clone(), sim.fabric.pipes[p.0 as usize].rate().map_or(0, |r| r.bps()))).collect();
+                    pipes.iter().map(|(p, _)| (sim.fabric.pipes[p.0 as usize].name.clone(), sim.fabric.pipes[p.0 as usize].egress().rate().map_or(0, |r| r.bps()))).collect();
                 let path = dir.join(format!("{}.pcapng", t.name));
                 Some(PcapWriter::create(&path, &ifaces, resolution_ps).map_err(|e| ScenarioError::new(format!("taps[{i}]"), format!("cannot create {}: {e}", path.display())))?)
             }
@@ -326,7 +326,8 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
         let j = h.jitter.0;
         if j > SimDuration::ZERO {
             let stage = format!("{name}:processing");
-            let pipe = Pipe::new(stage, None, SimDuration::ZERO, 0.0, seeds.stream(&format!("hosts/{name}/jitter")), Queue::fifo(QueueLimit::Unlimited)).with_jitter(j);
+            let pipe =
+                Pipe::new(stage, None, SimDuration::ZERO, 0.0, seeds.stream(&format!("hosts/{name}/jitter")), Box::new(DropTail::new(QueueLimit::Unlimited, None))).with_jitter(j);
             host_stage.insert(node_of[name.as_str()], sim.add_pipe(pipe, false));
         }
     }
@@ -390,7 +391,7 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
             // A host cannot put datagrams on the wire faster than its own link (the first rated
             // pipe of its route); a faster source would only be dropped at its own NIC, at up
             // to 10^12 events per simulated second, which looks like a hang.
-            let nic = sim.route_pipes(fwd).iter().find_map(|&q| sim.fabric.pipes[q.0 as usize].rate());
+            let nic = sim.route_pipes(fwd).iter().find_map(|&q| sim.fabric.pipes[q.0 as usize].egress().rate());
             if let Some(nic) = nic.filter(|&nic| rate.0 > nic) {
                 return err(format!("flows[{i}].rate"), format!("{} is faster than the link out of '{}' ({nic}); a host cannot send faster than its interface", rate.0, f.src));
             }
@@ -450,9 +451,9 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
         }
         let input = feeders.first().copied().flatten().and_then(|u| {
             let up = &sim.fabric.pipes[u.0 as usize];
-            up.link_layer().cells(40).and(up.rate()).map(|r| r.bps())
+            up.link_layer().cells(40).and(up.egress().rate()).map(|r| r.bps())
         });
-        sim.fabric.pipes[p.0 as usize].set_atm_input(input);
+        sim.fabric.pipes[p.0 as usize].egress_mut().set_atm_input(input);
     }
     for m in monitors.by_host.into_values() {
         sim.add_monitor(m.1);

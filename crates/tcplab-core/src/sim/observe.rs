@@ -120,8 +120,7 @@ impl Observers {
             return;
         }
         let (Some(tr), Some(qi)) = (traces.queue.as_mut(), self.queue_index[p.0 as usize]) else { return };
-        let q = &pipe.queue;
-        let (n, b) = (q.len_packets(), q.len_bytes());
+        let (n, b) = pipe.egress().queue_len();
         // Record only changes, per queue (kept per pipe: no search back through the trace).
         let last = &mut self.queue_last[p.0 as usize];
         if *last == Some((n, b)) {

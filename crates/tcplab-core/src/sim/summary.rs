@@ -64,9 +64,9 @@ impl Simulation {
             .enumerate()
             .map(|(i, p)| {
                 let pipe = &self.fabric.pipes[p.0 as usize];
-                let st = pipe.queue_stats(now);
-                let cells = pipe.atm_port().map(|c| c.port.stats).unwrap_or_default();
-                let discarded = pipe.atm_port().map_or(0, |c| c.frames_discarded);
+                let st = pipe.egress().queue_stats(now);
+                let cells = pipe.egress().atm_port().map(|c| c.port.stats).unwrap_or_default();
+                let discarded = pipe.egress().atm_port().map_or(0, |c| c.frames_discarded);
                 QueueSummary {
                     id: i as u32,
                     name: pipe.name.clone(),
@@ -78,6 +78,7 @@ impl Simulation {
                     random_drops: pipe.stats.random_drops,
                     marked: st.marked,
                     unmarkable_dropped: st.unmarkable_dropped,
+                    dropped_after_dequeue: st.dropped_after_dequeue,
                     cells_dropped: cells.cells_dropped,
                     cells_discarded: cells.cells_discarded,
                     frames_damaged: cells.frames_damaged,
@@ -171,6 +172,9 @@ pub struct QueueSummary {
     pub marked: u64,
     /// Packets dropped at the marking threshold for not being ECN-capable (in `dropped` too).
     pub unmarkable_dropped: u64,
+    /// Packets the queue's discipline dropped after queueing them, at the head (in `dropped`
+    /// too; an AQM's drops).
+    pub dropped_after_dequeue: u64,
     /// ATM port: UBR cells dropped by the full buffer.
     pub cells_dropped: u64,
     /// ATM port: UBR cells dropped by PPD or EPD.

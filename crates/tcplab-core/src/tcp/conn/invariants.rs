@@ -104,7 +104,12 @@ impl Connection {
         if let Some(a) = &self.inv_sample {
             let most = (self.snd_una - b.snd_una) + self.sb.sacked().bytes().saturating_sub(b.sacked);
             if a.delivered > most {
-                return Err(format!("an ACK said to deliver {} bytes; SND.UNA moved {} and the scoreboard grew {}", a.delivered, self.snd_una - b.snd_una, self.sb.sacked().bytes().saturating_sub(b.sacked)));
+                return Err(format!(
+                    "an ACK said to deliver {} bytes; SND.UNA moved {} and the scoreboard grew {}",
+                    a.delivered,
+                    self.snd_una - b.snd_una,
+                    self.sb.sacked().bytes().saturating_sub(b.sacked)
+                ));
             }
         }
         // The receive side: the right edge never moves left (RFC 1122 §4.2.2.16), the ACKs and
