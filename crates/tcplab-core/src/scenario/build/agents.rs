@@ -1,0 +1,71 @@
+//! The run's agents: AHTCP's throughput monitor on each receiving host, and the DECP
+//! coordinators over named flows.
+
+use std::collections::BTreeMap;
+
+use crate::net::FlowId;
+use crate::scenario::resolve::{err, MonitorKey, Res, ResolvedAhtcp, ResolvedScenario, ResolvedTcp, ResolvedVariant};
+use crate::scenario::spec::{TargetsName, ThresholdRuleName};
+use crate::sim::{AhtcpMonitor, Coordinator, Simulation, ThresholdRule};
+
+/// The agents gathered while the flows are built.
+#[derive(Default)]
+pub(super) struct Agents {
+    /// One AHTCP monitor per receiving host, over all its AHTCP connections.
+    monitors: BTreeMap<String, (MonitorKey, AhtcpMonitor)>,
+}
+
+impl Agents {
+    /// End `end` of flow `flow` receives data at `host` under `tcp` (declared by
+    /// `flows[index]`): join the host's agent if the variant has one.
+    pub fn join(&mut self, tcp: &ResolvedTcp, host: &str, flow: usize, end: usize, index: usize) -> Res<()> {
+        match &tcp.variant {
+            ResolvedVariant::None => Ok(()),
+            ResolvedVariant::Ahtcp { ahtcp } => self.join_monitor(host, flow, end, ahtcp, index),
+        }
+    }
+
+    fn join_monitor(&mut self, host: &str, flow: usize, end: usize, a: &ResolvedAhtcp, index: usize) -> Res<()> {
+        let key = a.monitor_key();
+        let m = self.monitors.entry(host.to_string()).or_insert_with(|| {
+            let quiet = match a.targets {
+                TargetsName::Stalled => a.samples,
+                TargetsName::StalledSample => 1,
+                TargetsName::Incomplete => 0,
+            };
+            let rule = match (a.threshold_rule, a.threshold) {
+                (ThresholdRuleName::Fixed, Some(t)) => ThresholdRule::Fixed(t.0.bps() as f64),
+                (ThresholdRuleName::Fixed, None) => unreachable!("resolution requires the fixed rule's threshold"),
+                (ThresholdRuleName::Peak, _) => ThresholdRule::Peak { fraction: a.peak_fraction, window: (a.peak_window.0.as_ps() / a.interval.0.as_ps()).max(1) as usize },
+            };
+            (key, AhtcpMonitor::new(a.interval.0, a.samples as usize, rule, quiet))
+        });
+        if m.0 != key {
+            return err(
+                format!("flows[{index}].tcp.ahtcp"),
+                format!("host '{host}' measures its throughput once for all its AHTCP connections; their threshold, interval, samples and targets must agree"),
+            );
+        }
+        m.1.watch(flow, end);
+        Ok(())
+    }
+
+    /// Add the monitors, then the scenario's coordinators over the expanded flow names.
+    pub fn install(self, r: &ResolvedScenario, sim: &mut Simulation) {
+        for m in self.monitors.into_values() {
+            sim.add_monitor(m.1);
+        }
+        for c in &r.coordinators {
+            let mut ids = Vec::new();
+            for name in &c.flows {
+                for (i, f) in sim.flows.iter().enumerate() {
+                    let base = f.info.name.rsplit_once('.').map(|(b, _)| b);
+                    if &f.info.name == name || base == Some(name.as_str()) {
+                        ids.push(FlowId(i as u32));
+                    }
+                }
+            }
+            sim.add_coordinator(Coordinator { flows: ids, interval: c.interval.0, tolerance: c.tolerance, actions: 0 });
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! The flows, one builder per traffic kind: a bulk TCP transfer, a UDP CBR stream, a block
+//! read (a client reading striped blocks from servers). Each builder adds the flows, their
+//! routes and their applications; the order of flows and routes follows the scenario's.
+
+use std::collections::BTreeMap;
+
+use super::agents::Agents;
+use super::network::{Network, Routes};
+use super::variant::tcp_flow;
+use crate::app::{Application, BlockReader, BlockServer, BulkSender, CbrSource, Sink, Socket};
+use crate::engine::{Rng, SeedTree};
+use crate::scenario::resolve::{block_read_names, err, BlockReadTraffic, Res, ResolvedFlow, ResolvedScenario, TcpTraffic, Traffic, UdpCbrTraffic};
+use crate::sim::{Flow, FlowEngine, FlowInfo, Simulation, UdpFlow};
+use crate::trace::pcap::{host_address, WireIdentity};
+use crate::units::{SimDuration, SimTime};
+
+/// What every flow builder draws on.
+struct Builder<'a> {
+    seeds: &'a SeedTree,
+    net: &'a Network<'a>,
+    routes: Routes<'a>,
+    agents: &'a mut Agents,
+    /// Each host's start skew and the stream its flows' delays are drawn from.
+    skew: BTreeMap<String, (SimDuration, Rng)>,
+    host_index: BTreeMap<String, u32>,
+}
+
+impl Builder<'_> {
+    /// How late a flow from `host` starts (uniform in [0, start_skew)).
+    fn late(&mut self, host: &str) -> SimDuration {
+        let (skew, rng) = self.skew.get_mut(host).expect("a flow's hosts are hosts");
+        if *skew > SimDuration::ZERO {
+            SimDuration(rng.below(skew.as_ps()))
+        } else {
+            SimDuration::ZERO
+        }
+    }
+
+    /// Flow `id`'s addresses, ports and ISNs in capture files.
+    fn wire(&self, id: u32, name: &str, src: &str, dst: &str) -> WireIdentity {
+        let (sip, smac) = host_address(self.host_index[src]);
+        let (dip, dmac) = host_address(self.host_index[dst]);
+        let mut isn = self.seeds.stream(&format!("flows/{name}/isn"));
+        WireIdentity { ip: [sip, dip], mac: [smac, dmac], port: [32_768 + (id % 28_000) as u16, 5001], isn: [isn.next_u64() as u32, isn.next_u64() as u32], wscale: [0, 0] }
+    }
+}
+
+/// Build every flow of the scenario.
+pub(super) fn build(r: &ResolvedScenario, net: &Network, seeds: &SeedTree, sim: &mut Simulation, agents: &mut Agents) -> Res<()> {
+    let skew = net.host_names.iter().map(|(n, h)| (n.clone(), (h.start_skew.0, seeds.stream(&format!("hosts/{n}/start"))))).collect();
+    let host_index = net.host_names.iter().enumerate().map(|(i, (n, _))| (n.clone(), i as u32)).collect();
+    let mut b = Builder { seeds, net, routes: Routes::new(net), agents, skew, host_index };
+    for (i, f) in r.flows.iter().enumerate() {
+        match &f.traffic {
+            Traffic::BlockRead(t) => block_read(&mut b, sim, i, f, t)?,
+            Traffic::Tcp(t) => bulk(&mut b, sim, i, f, t)?,
+            Traffic::UdpCbr(t) => udp_cbr(&mut b, sim, i, f, t)?,
+        }
+    }
+    Ok(())
+}
+
+/// `count` bulk TCP transfers from `src` to `dst`, each a bulk sender and a sink.
+fn bulk(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t: &TcpTraffic) -> Res<()> {
+    let fwd = b.routes.get(&f.src, &f.dst, sim, i)?;
+    let rev = b.routes.get(&f.dst, &f.src, sim, i)?;
+    let cc = t.tcp.config().cc.name();
+    for k in 0..f.count {
+        let name = if f.count > 1 { format!("{}.{k}", f.name) } else { f.name.clone() };
+        let start = SimTime::ZERO + f.start.0 + b.late(&f.src);
+        let id = sim.flows.len() as u32;
+        let (src, dst) = (Socket::new(id, 0), Socket::new(id, 1));
+        b.agents.join(&t.tcp, &f.dst, id as usize, 1, i)?;
+        let engine = FlowEngine::Tcp(Box::new(tcp_flow(&t.tcp, 0, b.seeds, &name, [&f.src, &f.dst])));
+        let w = b.wire(id, &name, &f.src, &f.dst);
+        let info = FlowInfo { name, src: f.src.clone(), dst: f.dst.clone(), kind: "tcp", cc, start, download: false, background: f.background };
+        sim.add_flow(Flow::new(info, [fwd, rev], f.class, engine), w);
+        let app = BulkSender::new(src, t.write_size.0, t.bytes.map(|b| b.0), f.stop.map(|d| SimTime::ZERO + d.0));
+        // The sender opens the flow at its start; the sink waits for it.
+        sim.add_app(Application::Bulk(app), &[src], Some(start));
+        sim.add_app(Application::Sink(Sink::new(dst)), &[dst], None);
+    }
+    Ok(())
+}
+
+/// `count` constant-bit-rate UDP streams from `src` to `dst`.
+fn udp_cbr(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t: &UdpCbrTraffic) -> Res<()> {
+    let fwd = b.routes.get(&f.src, &f.dst, sim, i)?;
+    // A host cannot put datagrams on the wire faster than its own link (the first rated pipe
+    // of its route); a faster source would only be dropped at its own NIC, at up to 10^12
+    // events per simulated second, which looks like a hang.
+    let nic = sim.route_pipes(fwd).iter().find_map(|&q| sim.fabric.pipes[q.0 as usize].egress().rate());
+    if let Some(nic) = nic.filter(|&nic| t.rate.0 > nic) {
+        return err(format!("flows[{i}].rate"), format!("{} is faster than the link out of '{}' ({nic}); a host cannot send faster than its interface", t.rate.0, f.src));
+    }
+    let rev = b.routes.get(&f.dst, &f.src, sim, i)?;
+    for k in 0..f.count {
+        let name = if f.count > 1 { format!("{}.{k}", f.name) } else { f.name.clone() };
+        let start = SimTime::ZERO + f.start.0 + b.late(&f.src);
+        let id = sim.flows.len() as u32;
+        let src = Socket::new(id, 0);
+        let w = b.wire(id, &name, &f.src, &f.dst);
+        let info = FlowInfo { name, src: f.src.clone(), dst: f.dst.clone(), kind: "udp-cbr", cc: "none", start, download: false, background: f.background };
+        sim.add_flow(Flow::new(info, [fwd, rev], f.class, FlowEngine::Udp(UdpFlow::default())), w);
+        let stop_at = f.stop.map(|d| SimTime::ZERO + d.0);
+        let app = CbrSource { socket: src, rate: t.rate.0, packet_size: t.packet_size.0 as u32, start, stop_at, sent: 0 };
+        sim.add_app(Application::Cbr(app), &[src], Some(start));
+    }
+    Ok(())
+}
+
+/// Each client (a host, or every member of a group) reads `blocks` blocks striped over the
+/// first `servers` members of `dst`, one TCP connection per server: the client (end 0)
+/// receives the data, the server (end 1) sends it.
+fn block_read(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t: &BlockReadTraffic) -> Res<()> {
+    let clients = b.net.members(&f.src);
+    let servers = &b.net.members(&f.dst)[..t.servers as usize];
+    let names = block_read_names(&f.name, clients.len(), b.net.groups.contains_key(f.src.as_str()), t.servers);
+    let cc = t.tcp.config().cc.name();
+    for (client, names) in clients.iter().zip(names) {
+        let start = SimTime::ZERO + f.start.0 + b.late(client);
+        let mut sockets = Vec::with_capacity(servers.len());
+        for (server, name) in servers.iter().zip(names) {
+            let fwd = b.routes.get(client, server, sim, i)?;
+            let rev = b.routes.get(server, client, sim, i)?;
+            let id = sim.flows.len() as u32;
+            let engine = FlowEngine::Tcp(Box::new(tcp_flow(&t.tcp, 1, b.seeds, &name, [client, server])));
+            b.agents.join(&t.tcp, client, id as usize, 0, i)?;
+            let info = FlowInfo { name: name.clone(), src: client.clone(), dst: server.clone(), kind: "tcp", cc, start, download: true, background: false };
+            let w = b.wire(id, &name, client, server);
+            sim.add_flow(Flow::new(info, [fwd, rev], f.class, engine), w);
+            let server_socket = Socket::new(id, 1);
+            sim.add_app(Application::BlockServer(BlockServer::new(server_socket, t.sru.0, t.request.0)), &[server_socket], None);
+            sockets.push(Socket::new(id, 0));
+        }
+        let reader = BlockReader::new(sockets.clone(), t.sru.0, t.request.0, t.blocks);
+        sim.add_app(Application::BlockReader(reader), &sockets, Some(start));
+    }
+    Ok(())
+}

@@ -1,0 +1,253 @@
+//! The network of a scenario: hosts, switches and emulators as graph nodes; each link as two
+//! pipes (a group's link as one per member); each emulator as two pipes spliced into the routes
+//! that cross it; the hosts' processing stages; routes; and the cell rate feeding each ATM port.
+
+use std::collections::BTreeMap;
+
+use crate::engine::SeedTree;
+use crate::net::atm_port::{AtmPortConfig, CbrUnit, Discard};
+use crate::net::discipline::{DropTail, EcnMarking, QueueDiscipline, StrictPriority};
+use crate::net::harmonizer::{Harmonizer, HarmonizerConfig};
+use crate::net::impair::ImpairConfig;
+use crate::net::link_layer::LinkLayer;
+use crate::net::pipe::Pipe;
+use crate::net::route::{Graph, NodeId, NodeRole};
+use crate::net::{PipeId, RouteId};
+use crate::scenario::resolve::{err, member_name, Res, ResolvedHost, ResolvedScenario};
+use crate::scenario::spec::{CbrUnitName, DiscardName, LinkLayerSpec, QueueSpec, UnmarkableName};
+use crate::sim::Simulation;
+use crate::units::{BitRate, QueueLimit, SimDuration};
+
+/// The built network: what observers, flows and routes look pipes and nodes up in.
+pub(super) struct Network<'r> {
+    pub graph: Graph,
+    /// Every host (a group's members one by one), switch and emulator by name.
+    pub node_of: BTreeMap<String, NodeId>,
+    pub names_by_node: BTreeMap<NodeId, String>,
+    /// Every host by name, a group's members one by one, with its resolved table.
+    pub host_names: Vec<(String, &'r ResolvedHost)>,
+    /// Host groups and their sizes.
+    pub groups: BTreeMap<String, u32>,
+    /// Every queue by name (`"a->b"`, `"emu:a->b"`).
+    pub queue_names: BTreeMap<String, PipeId>,
+    /// Each direction of every link by its ends.
+    pub link_pipes: BTreeMap<(String, String), PipeId>,
+    /// ATM ports and the scenario path of each (their inputs are known once the routes are).
+    pub atm_ports: Vec<(PipeId, String)>,
+    /// Hosts' processing stages (jitter), spliced in front of every route leaving the host.
+    pub host_stage: BTreeMap<NodeId, PipeId>,
+}
+
+impl Network<'_> {
+    /// The hosts a name stands for: a group's members, or the host itself.
+    pub fn members(&self, name: &str) -> Vec<String> {
+        match self.groups.get(name) {
+            Some(&n) => (0..n).map(|k| member_name(name, k)).collect(),
+            None => vec![name.to_string()],
+        }
+    }
+}
+
+/// The queue discipline a queue spec describes.
+fn queue_of(q: &QueueSpec) -> Box<dyn QueueDiscipline> {
+    match q {
+        QueueSpec::Limit(l) => Box::new(DropTail::new(l.0, None)),
+        QueueSpec::Table(t) => {
+            let marking = t.ecn_threshold.map(|k| EcnMarking { threshold: k.0, drop_unmarkable: t.ecn_unmarkable.unwrap_or_default() == UnmarkableName::Drop });
+            match (&t.limit, &t.classes) {
+                (_, Some(c)) => Box::new(StrictPriority::new(&c.iter().map(|l| l.0).collect::<Vec<_>>(), marking)),
+                (Some(l), None) => Box::new(DropTail::new(l.0, marking)),
+                // An ATM port replaces the queue (`atm_port_of`).
+                (None, None) => Box::new(DropTail::new(QueueLimit::Unlimited, marking)),
+            }
+        }
+    }
+}
+
+/// The ATM port a queue table describes on a link of `line` cell rate, if it is one.
+fn atm_port_of(q: &QueueSpec, line: BitRate) -> Option<AtmPortConfig> {
+    let QueueSpec::Table(t) = q else { return None };
+    let cells = t.cells?;
+    Some(AtmPortConfig {
+        line_bps: line.bps(),
+        ubr_buffer: cells,
+        cbr_bps: t.cbr.map_or(0, |r| r.0.bps()),
+        cbr_unit: match t.cbr_unit.unwrap_or_default() {
+            CbrUnitName::Cell => CbrUnit::Cell,
+            CbrUnitName::Payload => CbrUnit::Payload,
+        },
+        cbr_burst: t.cbr_burst.unwrap_or(1),
+        discard: match t.discard.unwrap_or_default() {
+            DiscardName::TailDrop => Discard::TailDrop,
+            DiscardName::Ppd => Discard::Ppd,
+            DiscardName::Epd => Discard::Epd { threshold: t.epd_threshold.expect("resolution requires EPD's threshold") },
+        },
+    })
+}
+
+/// Nodes, links and emulators (in this order: pipe ids follow it).
+pub(super) fn build<'r>(r: &'r ResolvedScenario, seeds: &SeedTree, sim: &mut Simulation) -> Network<'r> {
+    let host_names: Vec<(String, &ResolvedHost)> = r.hosts.iter().flat_map(|h| h.host_names().into_iter().map(move |n| (n, h))).collect();
+    let groups = r.hosts.iter().filter_map(|h| h.count.map(|n| (h.name.clone(), n))).collect();
+    let mut net = Network {
+        graph: Graph::new(),
+        node_of: BTreeMap::new(),
+        names_by_node: BTreeMap::new(),
+        host_names,
+        groups,
+        queue_names: BTreeMap::new(),
+        link_pipes: BTreeMap::new(),
+        atm_ports: Vec::new(),
+        host_stage: BTreeMap::new(),
+    };
+    for (n, _) in &net.host_names {
+        net.node_of.insert(n.clone(), net.graph.add_node(NodeRole::Host));
+    }
+    for s in &r.switches {
+        net.node_of.insert(s.name.clone(), net.graph.add_node(NodeRole::Switch));
+    }
+    for e in &r.emulators {
+        net.node_of.insert(e.name.clone(), net.graph.add_node(NodeRole::Switch));
+    }
+    links(r, seeds, sim, &mut net);
+    net.names_by_node = net.node_of.iter().map(|(k, v)| (*v, k.clone())).collect();
+    emulators(r, seeds, sim, &mut net);
+    net
+}
+
+fn links(r: &ResolvedScenario, seeds: &SeedTree, sim: &mut Simulation, net: &mut Network) {
+    // A group's link is one link per member.
+    let mut links: Vec<(String, String, usize)> = Vec::new();
+    for (i, l) in r.links.iter().enumerate() {
+        for a in net.members(&l.between[0]) {
+            links.extend(net.members(&l.between[1]).into_iter().map(|b| (a.clone(), b, i)));
+        }
+    }
+    for (a, b, index) in &links {
+        let l = &r.links[*index];
+        let link = match l.link_layer {
+            LinkLayerSpec::Ip => match l.framing.0 as u32 {
+                0 => LinkLayer::Ip,
+                b => LinkLayer::Framing(b),
+            },
+            LinkLayerSpec::Aal5 => LinkLayer::AAL5_LLC,
+            LinkLayerSpec::Aal5VcMux => LinkLayer::AAL5_VC_MUX,
+        };
+        let mk = |from: &str, to: &str, q: &QueueSpec| {
+            let p = Pipe::new(format!("{from}->{to}"), Some(l.rate.0), l.delay.0, 0.0, seeds.stream(&format!("links/{from}->{to}")), queue_of(q)).with_link_layer(link);
+            match atm_port_of(q, l.rate.0) {
+                Some(cfg) => p.with_atm_port(cfg),
+                None => p,
+            }
+        };
+        let ab = sim.add_pipe(mk(a, b, &l.queue_a), true);
+        let ba = sim.add_pipe(mk(b, a, &l.queue_b), true);
+        for (pipe, q, side) in [(ab, &l.queue_a, "queue_a"), (ba, &l.queue_b, "queue_b")] {
+            if atm_port_of(q, l.rate.0).is_some() {
+                net.atm_ports.push((pipe, format!("links[{index}].{side}")));
+            }
+        }
+        net.queue_names.insert(format!("{a}->{b}"), ab);
+        net.queue_names.insert(format!("{b}->{a}"), ba);
+        net.link_pipes.entry((a.clone(), b.clone())).or_insert(ab);
+        net.link_pipes.entry((b.clone(), a.clone())).or_insert(ba);
+        net.graph.add_link(net.node_of[a.as_str()], net.node_of[b.as_str()], ab, ba);
+    }
+}
+
+fn emulators(r: &ResolvedScenario, seeds: &SeedTree, sim: &mut Simulation, net: &mut Network) {
+    for e in &r.emulators {
+        let n = net.node_of[e.name.as_str()];
+        let nb: Vec<NodeId> = net.graph.neighbours(n).collect();
+        let (n0, n1) = (net.names_by_node[&nb[0]].clone(), net.names_by_node[&nb[1]].clone());
+        let mut mk = |from: &str, to: &str| {
+            let name = format!("{}:{from}->{to}", e.name);
+            let (rate, q) = match &e.rate_limit {
+                Some(l) => (Some(l.rate.0), queue_of(&l.queue)),
+                None => (None, Box::new(DropTail::new(QueueLimit::Unlimited, None)) as Box<dyn QueueDiscipline>),
+            };
+            let mut pipe = Pipe::new(name.clone(), rate, e.delay.0, e.loss, seeds.stream(&format!("emulators/{name}/loss")), q);
+            let (reorder, reorder_delay) = e.reorder.as_ref().map_or((0.0, SimDuration::ZERO), |r| (r.reorder, r.reorder_delay.0));
+            if reorder > 0.0 || e.duplicate > 0.0 {
+                pipe = pipe.with_impairment(ImpairConfig { reorder, reorder_delay, duplicate: e.duplicate }, seeds.stream(&format!("emulators/{name}/impair")));
+            }
+            if let Some(h) = e.harmonizer.as_ref().filter(|h| h.harmonize_from == from) {
+                pipe =
+                    pipe.with_harmonizer(Harmonizer::new(HarmonizerConfig { base_rtt: h.harmonize_rtt.0, interval: h.harmonize_interval.0, max_delay: h.harmonize_max_delay.0 }));
+            }
+            let id = sim.add_pipe(pipe, rate.is_some());
+            if rate.is_some() {
+                net.queue_names.insert(name, id);
+            }
+            id
+        };
+        let p01 = mk(&n0, &n1);
+        let p10 = mk(&n1, &n0);
+        net.graph.set_role(n, NodeRole::Emulator { pipes: [p01, p10] });
+    }
+}
+
+/// The hosts' processing stages (jitter), spliced in front of every route leaving the host.
+pub(super) fn host_stages(seeds: &SeedTree, sim: &mut Simulation, net: &mut Network) {
+    for (name, h) in &net.host_names {
+        let j = h.jitter.0;
+        if j > SimDuration::ZERO {
+            let stage = format!("{name}:processing");
+            let pipe =
+                Pipe::new(stage, None, SimDuration::ZERO, 0.0, seeds.stream(&format!("hosts/{name}/jitter")), Box::new(DropTail::new(QueueLimit::Unlimited, None))).with_jitter(j);
+            net.host_stage.insert(net.node_of[name.as_str()], sim.add_pipe(pipe, false));
+        }
+    }
+}
+
+/// Each ATM port learns the cell time of the link that feeds it; a port fed by several links
+/// would need its frames begun at their first cells, which is not modelled yet.
+pub(super) fn atm_inputs(net: &Network, sim: &mut Simulation) -> Res<()> {
+    for (p, path) in &net.atm_ports {
+        let feeders = sim.fabric.feeders_of(*p);
+        if !sim.fabric.ends_every_route(*p) {
+            return err(
+                format!("{path}.cells"),
+                "this ATM port forwards to another switch; tcplab models an ATM port that feeds a host (its AAL5 reassembly happens at that host)",
+            );
+        }
+        if feeders.len() > 1 {
+            return err(format!("{path}.cells"), format!("this ATM port is fed by {} links; tcplab models a port fed by one link (any number of flows through it)", feeders.len()));
+        }
+        let input = feeders.first().copied().flatten().and_then(|u| {
+            let up = &sim.fabric.pipes[u.0 as usize];
+            up.link_layer().cells(40).and(up.egress().rate()).map(|r| r.bps())
+        });
+        sim.fabric.pipes[p.0 as usize].egress_mut().set_atm_input(input);
+    }
+    Ok(())
+}
+
+/// Routes between hosts, each computed once (with the source's processing stage in front).
+pub(super) struct Routes<'a> {
+    net: &'a Network<'a>,
+    cache: BTreeMap<(NodeId, NodeId), RouteId>,
+}
+
+impl<'a> Routes<'a> {
+    pub fn new(net: &'a Network<'a>) -> Self {
+        Routes { net, cache: BTreeMap::new() }
+    }
+
+    /// The route from host `a` to host `b` (for `flows[flow]`'s messages).
+    pub fn get(&mut self, a: &str, b: &str, sim: &mut Simulation, flow: usize) -> Res<RouteId> {
+        let (a, b) = (self.net.node_of[a], self.net.node_of[b]);
+        if let Some(&id) = self.cache.get(&(a, b)) {
+            return Ok(id);
+        }
+        let Some(mut pipes) = self.net.graph.route(a, b) else {
+            return err(format!("flows[{flow}]"), format!("no path from '{}' to '{}'", self.net.names_by_node[&a], self.net.names_by_node[&b]));
+        };
+        if let Some(&stage) = self.net.host_stage.get(&a) {
+            pipes.insert(0, stage);
+        }
+        let id = sim.add_route(pipes);
+        self.cache.insert((a, b), id);
+        Ok(id)
+    }
+}

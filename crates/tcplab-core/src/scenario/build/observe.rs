@@ -1,0 +1,77 @@
+//! The scenario's instruments: traces and taps (capture files written into `capture_dir`).
+
+use std::path::Path;
+
+use super::network::Network;
+use crate::net::PipeId;
+use crate::scenario::resolve::{err, Res, ResolvedScenario, TracedQueues};
+use crate::scenario::ScenarioError;
+use crate::sim::{Simulation, Tap};
+use crate::trace::pcap::PcapWriter;
+
+/// Turn on the traces the scenario asks for.
+pub(super) fn traces(r: &ResolvedScenario, net: &Network, sim: &mut Simulation) -> Res<()> {
+    if let Some(d) = r.trace.throughput_interval {
+        sim.trace_throughput(d.0);
+    }
+    if r.trace.cwnd {
+        sim.trace_cwnd();
+    }
+    if r.trace.events {
+        sim.trace_events();
+    }
+    if r.trace.milestones {
+        sim.trace_milestones();
+    }
+    match &r.trace.queues {
+        TracedQueues::All => {
+            for p in sim.queue_pipes.clone() {
+                sim.trace_queue(p);
+            }
+        }
+        TracedQueues::Names(list) => {
+            for (i, n) in list.iter().enumerate() {
+                let Some(&p) = net.queue_names.get(n) else {
+                    let known: Vec<&str> = net.queue_names.keys().map(|s| s.as_str()).collect();
+                    return err(format!("trace.queues[{i}]"), format!("no queue named '{n}' (queues: {})", known.join(", ")));
+                };
+                sim.trace_queue(p);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Add the scenario's taps, each on the directions of its link (every member's when an end is
+/// a group).
+pub(super) fn taps(r: &ResolvedScenario, net: &Network, sim: &mut Simulation, capture_dir: Option<&Path>) -> Res<()> {
+    for (i, t) in r.taps.iter().enumerate() {
+        let [a, b] = &t.link;
+        let dir = t.direction.as_str();
+        let mut dirs: Vec<(String, String)> = Vec::new();
+        for x in net.members(a) {
+            for y in net.members(b) {
+                if dir == "both" || dir == a {
+                    dirs.push((x.clone(), y.clone()));
+                }
+                if dir == "both" || dir == b {
+                    dirs.push((y.clone(), x.clone()));
+                }
+            }
+        }
+        let pipes: Vec<(PipeId, u32)> = dirs.iter().enumerate().map(|(k, d)| (net.link_pipes[d], k as u32)).collect();
+        let resolution_ps = t.resolution.0.as_ps();
+        let writer = match (t.pcap, capture_dir) {
+            (true, Some(dir)) => {
+                let ifaces: Vec<(String, u64)> =
+                    pipes.iter().map(|(p, _)| (sim.fabric.pipes[p.0 as usize].name.clone(), sim.fabric.pipes[p.0 as usize].egress().rate().map_or(0, |r| r.bps()))).collect();
+                let path = dir.join(format!("{}.pcapng", t.name));
+                Some(PcapWriter::create(&path, &ifaces, resolution_ps).map_err(|e| ScenarioError::new(format!("taps[{i}]"), format!("cannot create {}: {e}", path.display())))?)
+            }
+            _ => None,
+        };
+        let tap = Tap { name: t.name.clone(), writer, record_trace: t.trace, resolution_ps, packets: 0 };
+        sim.add_tap(tap, &pipes);
+    }
+    Ok(())
+}
