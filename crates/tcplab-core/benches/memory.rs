@@ -12,7 +12,8 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
-use tcplab_core::sim::{FlowEngine, Simulation};
+use tcplab_core::flow::FlowEngine;
+use tcplab_core::sim::Simulation;
 use tcplab_core::units::{SimDuration, SimTime};
 use tcplab_core::Run;
 
@@ -278,8 +279,8 @@ fn main() {
         "heap: live heap (counting allocator), its peak; RSS/peak: VmRSS/VmHWM; B/flow: heap and RSS above the process's own baseline, per flow;\n\
          in net: packets queued or on the wire; infl: bytes in flight as the senders count them; trace: capacity of the trace columns.\n\
          sizes: Flow {} B + TcpFlow {} B (boxed; two Endpoints), Packet {} B",
-        std::mem::size_of::<tcplab_core::sim::Flow>(),
-        std::mem::size_of::<tcplab_core::sim::TcpFlow>(),
+        std::mem::size_of::<tcplab_core::flow::Flow>(),
+        std::mem::size_of::<tcplab_core::flow::TcpFlow>(),
         std::mem::size_of::<tcplab_core::net::Packet>()
     );
     println!();

@@ -1,11 +1,14 @@
 //! tcplab-core: a deterministic packet-level simulator of TCP over high-speed networks.
 //!
 //! Layers, each depending only on those before it: [`units`] ← [`engine`] ← [`net`] ←
-//! [`tcp`] ← [`app`]; [`trace`] holds what they report; [`sim`] runs them; [`scenario`]
-//! knows them all and builds a [`sim::Simulation`] from a validated scenario.
+//! [`tcp`] ← [`app`] ← [`flow`] ← [`agent`]; [`trace`] holds what they report; [`sim`] runs
+//! them; [`scenario`] knows them all and builds a [`sim::Simulation`] from a validated
+//! scenario.
 
+pub mod agent;
 pub mod app;
 pub mod engine;
+pub mod flow;
 pub mod net;
 pub mod packetdrill;
 pub mod scenario;

@@ -7,8 +7,9 @@
 
 use proptest::prelude::*;
 
+use tcplab_core::flow::FlowEngine;
 use tcplab_core::scenario::parse_toml;
-use tcplab_core::sim::{FlowEngine, StopReason};
+use tcplab_core::sim::StopReason;
 use tcplab_core::Run;
 
 mod seeded;

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::app::Milestone;
-use crate::sim::FlowEngine;
+use crate::flow::FlowEngine;
 
 fn smoke() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/smoke/smoke.toml")).expect("smoke scenario")

@@ -222,7 +222,8 @@ fn the_peak_threshold_keeps_asking_for_stalls_where_a_fixed_one_asks_all_the_tim
     let with_rule = |rule: &str| {
         let text = incast(24, "blocks = 4", &format!("[defaults.tcp.ahtcp]\n{rule}\n{bg}")).replace("abc_limit = 0", "abc_limit = 0\nvariant = \"ahtcp\"");
         let r = run(&text, 1);
-        let low = r.sim.monitors[0].low_samples;
+        let crate::agent::Agent::AhtcpMonitor(m) = &r.sim.agents[0] else { panic!("the client's monitor first") };
+        let low = m.low_samples;
         let s = r.sim.summary();
         assert!(s.flows[..24].iter().all(|f| f.bytes_delivered == 4 * 65_536), "{rule}: every read completes");
         (s.flows.iter().map(|f| f.requests).sum::<u64>(), low)

@@ -4,17 +4,18 @@
 //! notice, and what it does with their effects afterwards (segments emitted per socket in the
 //! order made, datagrams, the timer, finished flows, milestones).
 
-use super::flows::NO_APP;
-use super::{Event, FlowEngine, Simulation};
+use super::{Event, Simulation};
 use crate::app::{Application, Interest, Milestone, Notice, Socket, Sockets};
 use crate::engine::queue::Lane;
+use crate::flow::FlowEngine;
+use crate::flow::NO_APP;
 use crate::net::link_layer::LinkMark;
 use crate::net::packet::{Body, End, FlowId, Packet, IPV4_HEADER, UDP_HEADER};
 use crate::tcp::{Connection, Endpoint, Output};
 use crate::trace::MilestoneRow;
 use crate::units::SimTime;
 
-use super::Flow;
+use crate::flow::Flow;
 
 /// An application and its bookkeeping.
 #[derive(Debug)]

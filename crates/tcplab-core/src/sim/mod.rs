@@ -5,19 +5,13 @@
 //! (`summary`). The fabric hands back the packets that reach a host; the simulation gives them
 //! to their flow. No globals: everything a run touches lives in one `Simulation` value.
 
-mod ahtcp_monitor;
 mod apps;
-mod decp;
-mod flows;
 mod observe;
 mod summary;
 
-pub use ahtcp_monitor::{AhtcpMonitor, ThresholdRule};
 pub use apps::AppSlot;
-pub use decp::Coordinator;
-pub use flows::{Flow, FlowEngine, FlowInfo, TcpFlow, UdpFlow};
 pub use observe::{Observers, Tap};
-pub use summary::{event_codes, milestone_codes, FlowSummary, QueueSummary, RunSummary};
+pub use summary::{event_codes, milestone_codes, summarize, FlowSummary, QueueSummary, RunSummary};
 
 pub use crate::net::fabric::PacketCounters;
 
@@ -31,9 +25,11 @@ macro_rules! view {
     };
 }
 
+use crate::agent::{Action, Agent};
 use crate::engine::order::{Key, Order, Rank};
 use crate::engine::queue::Lane;
 use crate::engine::EventQueue;
+use crate::flow::{Flow, FlowEngine};
 use crate::net::fabric::{Fabric, NetEvent, Touched};
 use crate::net::link_layer::LinkMark;
 use crate::net::packet::{Body, End, FlowId, Packet, RouteId};
@@ -93,8 +89,12 @@ enum Event {
         rank: Rank,
     },
     Sample,
-    Coordinate(u32),
-    Monitor(u32),
+    /// An agent's instant (`rank` and `source`: its kind's place and its index among its kind).
+    Agent {
+        agent: u32,
+        source: u32,
+        rank: Rank,
+    },
 }
 
 impl From<NetEvent> for Event {
@@ -106,7 +106,7 @@ impl From<NetEvent> for Event {
 
 impl Event {
     /// The event's place among events at the same instant (`engine::order`): its kind and its
-    /// source (a pipe, a flow, a flow's endpoint as `2·flow + end`, a merge, a coordinator).
+    /// source (a pipe, a flow, a flow's endpoint as `2·flow + end`, a merge, an agent).
     #[inline(always)]
     fn key(self, order: &Order, t: SimTime) -> Key {
         let (rank, id) = match self {
@@ -115,8 +115,7 @@ impl Event {
             Event::AppStart { order, .. } => (Rank::Start, order),
             Event::AppTimer { order, rank, .. } => (rank, order),
             Event::Sample => (Rank::Sample, 0),
-            Event::Coordinate(c) => (Rank::Coordinate, c),
-            Event::Monitor(m) => (Rank::Monitor, m),
+            Event::Agent { source, rank, .. } => (rank, source),
         };
         order.key(t, rank, id)
     }
@@ -147,10 +146,8 @@ pub struct Simulation {
     out: Output,
     /// Taps, the queue trace's per-pipe state and the flows' wire identities.
     pub observers: Observers,
-    /// Stream coordinators.
-    pub coordinators: Vec<Coordinator>,
-    /// AHTCP clients' throughput monitors.
-    pub monitors: Vec<AhtcpMonitor>,
+    /// Agents (coordinators, AHTCP monitors).
+    pub agents: Vec<Agent>,
     /// The applications.
     apps: Vec<AppSlot>,
     /// What the application told last did (reused between notices).
@@ -177,47 +174,44 @@ impl Simulation {
             flows_awaited: 0,
             out: Output::default(),
             observers: Observers::default(),
-            coordinators: Vec::new(),
-            monitors: Vec::new(),
+            agents: Vec::new(),
             apps: Vec::new(),
             effects: apps::Effects::default(),
         }
     }
 
-    /// Add a coordinator; it first acts one interval after time zero.
-    pub fn add_coordinator(&mut self, c: Coordinator) {
-        let id = self.coordinators.len() as u32;
-        self.schedule(Lane::Timer, SimTime::ZERO + c.interval, Event::Coordinate(id));
-        self.coordinators.push(c);
+    /// Add an agent; it first acts one interval after time zero. Agents of one kind are
+    /// ordered among simultaneous events by the order they were added.
+    pub fn add_agent(&mut self, a: Agent) {
+        let agent = self.agents.len() as u32;
+        let source = self.agents.iter().filter(|b| b.rank() == a.rank()).count() as u32;
+        self.schedule(Lane::Timer, SimTime::ZERO + a.interval(), Event::Agent { agent, source, rank: a.rank() });
+        self.agents.push(a);
     }
 
-    fn coordinate(&mut self, now: SimTime, id: usize) {
-        for f in self.coordinators[id].act(&mut self.flows) {
-            self.record_cwnd(now, f);
-        }
-        let next = now + self.coordinators[id].interval;
-        if self.stop_time.is_none_or(|s| next <= s) {
-            self.schedule(Lane::Timer, next, Event::Coordinate(id as u32));
-        }
-    }
-
-    /// Add an AHTCP client monitor; it first samples one interval after time zero.
-    pub fn add_monitor(&mut self, m: AhtcpMonitor) {
-        let id = self.monitors.len() as u32;
-        self.schedule(Lane::Timer, SimTime::ZERO + m.interval, Event::Monitor(id));
-        self.monitors.push(m);
-    }
-
-    fn monitor(&mut self, now: SimTime, id: usize) {
-        for (f, e) in self.monitors[id].sample(&self.flows) {
-            let FlowEngine::Tcp(t) = &mut self.flows[f].engine else { continue };
-            if t.ends[e].signal(now, &mut self.out) {
-                self.sent_by(now, crate::app::Socket::new(f as u32, e as u8));
+    /// Agent `agent` acts at `now`; the simulation carries out what it asks.
+    fn agent(&mut self, now: SimTime, agent: u32, source: u32, rank: Rank) {
+        for action in self.agents[agent as usize].act(&self.flows) {
+            match action {
+                Action::ClampWindow { flow, bytes } => {
+                    if let FlowEngine::Tcp(t) = &mut self.flows[flow].engine {
+                        if let Some(w) = t.ends[0].window_for_remedy() {
+                            crate::agent::clamp(w, bytes);
+                        }
+                    }
+                    self.record_cwnd(now, flow);
+                }
+                Action::Signal { flow, end } => {
+                    let FlowEngine::Tcp(t) = &mut self.flows[flow].engine else { continue };
+                    if t.ends[end].signal(now, &mut self.out) {
+                        self.sent_by(now, crate::app::Socket::new(flow as u32, end as u8));
+                    }
+                }
             }
         }
-        let next = now + self.monitors[id].interval;
-        if !self.monitors[id].done(&self.flows) && self.stop_time.is_none_or(|s| next <= s) {
-            self.schedule(Lane::Timer, next, Event::Monitor(id as u32));
+        let next = now + self.agents[agent as usize].interval();
+        if !self.agents[agent as usize].done(&self.flows) && self.stop_time.is_none_or(|s| next <= s) {
+            self.schedule(Lane::Timer, next, Event::Agent { agent, source, rank });
         }
     }
 
@@ -304,6 +298,11 @@ impl Simulation {
         self.observers.trace_queue(p, &mut self.traces);
         self.fabric.pipes[p.0 as usize].set_event_driven();
         self.fabric.observe(p);
+    }
+
+    /// The summary of the run so far (`summary::summarize`).
+    pub fn summary(&self) -> RunSummary {
+        summarize(self)
     }
 
     /// Current simulated time.
@@ -403,8 +402,7 @@ impl Simulation {
             Event::AppStart { app, .. } => self.notify(now, app as usize, crate::app::Notice::Start, None),
             Event::AppTimer { app, .. } => self.app_timer(now, app as usize),
             Event::Sample => self.sample(now),
-            Event::Coordinate(c) => self.coordinate(now, c as usize),
-            Event::Monitor(m) => self.monitor(now, m as usize),
+            Event::Agent { agent, source, rank } => self.agent(now, agent, source, rank),
         }
     }
 

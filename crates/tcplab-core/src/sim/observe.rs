@@ -3,7 +3,7 @@
 //! only their own state and the traces; they never change what they observe (the canonical
 //! event order makes an observed pipe's event-driven path give the lazy path's results).
 
-use super::{Flow, FlowEngine};
+use crate::flow::{Flow, FlowEngine};
 use crate::net::fabric::PipeObserver;
 use crate::net::packet::{Body, End, Packet};
 use crate::net::pipe::{Pipe, PipeId};

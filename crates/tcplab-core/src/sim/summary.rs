@@ -3,92 +3,91 @@
 
 use serde::Serialize;
 
-use super::{FlowEngine, PacketCounters, Simulation, StopReason};
+use super::{PacketCounters, Simulation, StopReason};
+use crate::flow::FlowEngine;
 use crate::tcp::TcpEventKind;
 
-impl Simulation {
-    /// The summary of the run so far.
-    pub fn summary(&self) -> RunSummary {
-        let now = self.now();
-        let flows = self
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let end = f.finish.unwrap_or(now);
-                let span = end.since(f.info.start).as_secs_f64();
-                let delivered = f.delivered();
-                let mut s = FlowSummary {
-                    id: i as u32,
-                    name: f.info.name.clone(),
-                    kind: f.info.kind,
-                    src: f.info.src.clone(),
-                    dst: f.info.dst.clone(),
-                    download: f.info.download,
-                    cc: f.info.cc,
-                    start_s: f.info.start.as_secs_f64(),
-                    finish_s: f.finish.map(|t| t.as_secs_f64()),
-                    bytes_delivered: delivered,
-                    goodput_bps: if span > 0.0 { delivered as f64 * 8.0 / span } else { 0.0 },
-                    ..FlowSummary::default()
-                };
-                match &f.engine {
-                    FlowEngine::Tcp(t) => {
-                        let c = &t.ends[f.data_sender()];
-                        s.segments_sent = c.stats.segments_sent;
-                        s.bytes_sent = c.stats.bytes_sent;
-                        s.retransmits = c.stats.retransmits;
-                        s.timeouts = c.stats.timeouts;
-                        s.fast_retransmits = c.stats.fast_retransmits;
-                        s.dupacks_received = c.stats.dupacks_received;
-                        s.srtt_s = c.srtt().map(|d| d.as_secs_f64());
-                        s.data_start_s = c.stats.first_write.map(|t| t.as_secs_f64());
-                        s.requests = t.ends[1 - f.data_sender()].variant_actions();
-                        s.cwnd_bytes = c.cwnd();
-                        s.ecn = c.ecn_negotiated();
-                        s.ecn_reductions = c.stats.ecn_reductions;
-                        s.ce_received = t.ends[1 - f.data_sender()].stats.ce_received;
-                    }
-                    FlowEngine::Udp(u) => {
-                        s.segments_sent = u.sent;
-                        s.bytes_sent = u.bytes_sent;
-                        s.packets_received = u.received;
-                    }
+/// The summary of `sim`'s run so far.
+pub fn summarize(sim: &Simulation) -> RunSummary {
+    let now = sim.now();
+    let flows = sim
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let end = f.finish.unwrap_or(now);
+            let span = end.since(f.info.start).as_secs_f64();
+            let delivered = f.delivered();
+            let mut s = FlowSummary {
+                id: i as u32,
+                name: f.info.name.clone(),
+                kind: f.info.kind,
+                src: f.info.src.clone(),
+                dst: f.info.dst.clone(),
+                download: f.info.download,
+                cc: f.info.cc,
+                start_s: f.info.start.as_secs_f64(),
+                finish_s: f.finish.map(|t| t.as_secs_f64()),
+                bytes_delivered: delivered,
+                goodput_bps: if span > 0.0 { delivered as f64 * 8.0 / span } else { 0.0 },
+                ..FlowSummary::default()
+            };
+            match &f.engine {
+                FlowEngine::Tcp(t) => {
+                    let c = &t.ends[f.data_sender()];
+                    s.segments_sent = c.stats.segments_sent;
+                    s.bytes_sent = c.stats.bytes_sent;
+                    s.retransmits = c.stats.retransmits;
+                    s.timeouts = c.stats.timeouts;
+                    s.fast_retransmits = c.stats.fast_retransmits;
+                    s.dupacks_received = c.stats.dupacks_received;
+                    s.srtt_s = c.srtt().map(|d| d.as_secs_f64());
+                    s.data_start_s = c.stats.first_write.map(|t| t.as_secs_f64());
+                    s.requests = t.ends[1 - f.data_sender()].variant_actions();
+                    s.cwnd_bytes = c.cwnd();
+                    s.ecn = c.ecn_negotiated();
+                    s.ecn_reductions = c.stats.ecn_reductions;
+                    s.ce_received = t.ends[1 - f.data_sender()].stats.ce_received;
                 }
-                s
-            })
-            .collect();
-        let queues = self
-            .queue_pipes
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let pipe = &self.fabric.pipes[p.0 as usize];
-                let st = pipe.egress().queue_stats(now);
-                let cells = pipe.egress().atm_port().map(|c| c.port.stats).unwrap_or_default();
-                let discarded = pipe.egress().atm_port().map_or(0, |c| c.frames_discarded);
-                QueueSummary {
-                    id: i as u32,
-                    name: pipe.name.clone(),
-                    enqueued: st.enqueued,
-                    dropped: st.dropped,
-                    departed: st.departed,
-                    max_packets: st.max_packets,
-                    max_bytes: st.max_bytes,
-                    random_drops: pipe.stats.random_drops,
-                    marked: st.marked,
-                    unmarkable_dropped: st.unmarkable_dropped,
-                    dropped_after_dequeue: st.dropped_after_dequeue,
-                    cells_dropped: cells.cells_dropped,
-                    cells_discarded: cells.cells_discarded,
-                    frames_damaged: cells.frames_damaged,
-                    frames_discarded: discarded,
-                    bytes_transmitted: pipe.transmitted_by(now).1,
+                FlowEngine::Udp(u) => {
+                    s.segments_sent = u.sent;
+                    s.bytes_sent = u.bytes_sent;
+                    s.packets_received = u.received;
                 }
-            })
-            .collect();
-        RunSummary { sim_time_s: now.as_secs_f64(), stop_reason: self.stop_reason, events: self.events(), flows, queues, packets: self.packet_counters() }
-    }
+            }
+            s
+        })
+        .collect();
+    let queues = sim
+        .queue_pipes
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let pipe = &sim.fabric.pipes[p.0 as usize];
+            let st = pipe.egress().queue_stats(now);
+            let cells = pipe.egress().atm_port().map(|c| c.port.stats).unwrap_or_default();
+            let discarded = pipe.egress().atm_port().map_or(0, |c| c.frames_discarded);
+            QueueSummary {
+                id: i as u32,
+                name: pipe.name.clone(),
+                enqueued: st.enqueued,
+                dropped: st.dropped,
+                departed: st.departed,
+                max_packets: st.max_packets,
+                max_bytes: st.max_bytes,
+                random_drops: pipe.stats.random_drops,
+                marked: st.marked,
+                unmarkable_dropped: st.unmarkable_dropped,
+                dropped_after_dequeue: st.dropped_after_dequeue,
+                cells_dropped: cells.cells_dropped,
+                cells_discarded: cells.cells_discarded,
+                frames_damaged: cells.frames_damaged,
+                frames_discarded: discarded,
+                bytes_transmitted: pipe.transmitted_by(now).1,
+            }
+        })
+        .collect();
+    RunSummary { sim_time_s: now.as_secs_f64(), stop_reason: sim.stop_reason, events: sim.events(), flows, queues, packets: sim.packet_counters() }
 }
 
 /// Per-flow results.

@@ -3,10 +3,11 @@
 
 use std::collections::BTreeMap;
 
+use crate::agent::{Agent, AhtcpMonitor, Coordinator, ThresholdRule};
 use crate::net::FlowId;
 use crate::scenario::resolve::{err, MonitorKey, Res, ResolvedAhtcp, ResolvedScenario, ResolvedTcp, ResolvedVariant};
 use crate::scenario::spec::{TargetsName, ThresholdRuleName};
-use crate::sim::{AhtcpMonitor, Coordinator, Simulation, ThresholdRule};
+use crate::sim::Simulation;
 
 /// The agents gathered while the flows are built.
 #[derive(Default)]
@@ -53,7 +54,7 @@ impl Agents {
     /// Add the monitors, then the scenario's coordinators over the expanded flow names.
     pub fn install(self, r: &ResolvedScenario, sim: &mut Simulation) {
         for m in self.monitors.into_values() {
-            sim.add_monitor(m.1);
+            sim.add_agent(Agent::AhtcpMonitor(m.1));
         }
         for c in &r.coordinators {
             let mut ids = Vec::new();
@@ -65,7 +66,7 @@ impl Agents {
                     }
                 }
             }
-            sim.add_coordinator(Coordinator { flows: ids, interval: c.interval.0, tolerance: c.tolerance, actions: 0 });
+            sim.add_agent(Agent::Coordinator(Coordinator { flows: ids, interval: c.interval.0, tolerance: c.tolerance, actions: 0 }));
         }
     }
 }

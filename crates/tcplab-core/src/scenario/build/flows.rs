@@ -9,8 +9,9 @@ use super::network::{Network, Routes};
 use super::variant::tcp_flow;
 use crate::app::{Application, BlockReader, BlockServer, BulkSender, CbrSource, Sink, Socket};
 use crate::engine::{Rng, SeedTree};
+use crate::flow::{Flow, FlowEngine, FlowInfo, UdpFlow};
 use crate::scenario::resolve::{block_read_names, err, BlockReadTraffic, Res, ResolvedFlow, ResolvedScenario, TcpTraffic, Traffic, UdpCbrTraffic};
-use crate::sim::{Flow, FlowEngine, FlowInfo, Simulation, UdpFlow};
+use crate::sim::Simulation;
 use crate::trace::pcap::{host_address, WireIdentity};
 use crate::units::{SimDuration, SimTime};
 

@@ -2,8 +2,8 @@
 //! connections, or connections with the policies of the variant the table names.
 
 use crate::engine::SeedTree;
+use crate::flow::TcpFlow;
 use crate::scenario::resolve::{ResolvedTcp, ResolvedVariant};
-use crate::sim::TcpFlow;
 use crate::tcp::ahtcp::{AhtcpReceiver, AhtcpSender};
 use crate::tcp::{Connection, Endpoint, TcpConfig, Variant};
 use crate::units::SimDuration;

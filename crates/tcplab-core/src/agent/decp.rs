@@ -3,7 +3,8 @@
 //! mean. It sees the flows' senders only, and their windows through
 //! `Connection::window_for_remedy`; the controllers know nothing of it.
 
-use super::{Flow, FlowEngine};
+use super::Action;
+use crate::flow::{Flow, FlowEngine};
 use crate::net::packet::FlowId;
 use crate::tcp::cc::WindowState;
 use crate::tcp::State;
@@ -25,9 +26,9 @@ pub struct Coordinator {
 impl Coordinator {
     /// One action: among the coordinated flows whose senders are established and past slow
     /// start (windows still in slow start are not comparable yet), clamp every window above
-    /// (1 + tolerance)·mean to the mean, if there are at least two. Returns the flows whose
-    /// windows it clamped, in the order it clamped them.
-    pub fn act(&mut self, flows: &mut [Flow]) -> Vec<usize> {
+    /// (1 + tolerance)·mean to the mean, if there are at least two. Returns the clamps, in
+    /// the order it makes them.
+    pub fn act(&mut self, flows: &[Flow]) -> Vec<Action> {
         let windows: Vec<(usize, u64)> = self
             .flows
             .iter()
@@ -42,16 +43,7 @@ impl Coordinator {
         if windows.len() > 1 {
             let mean = windows.iter().map(|w| w.1 as f64).sum::<f64>() / windows.len() as f64;
             let limit = mean * (1.0 + self.tolerance);
-            for &(f, w) in &windows {
-                if w as f64 > limit {
-                    if let FlowEngine::Tcp(t) = &mut flows[f].engine {
-                        if let Some(w) = t.ends[0].window_for_remedy() {
-                            clamp(w, mean as u64);
-                        }
-                        clamped.push(f);
-                    }
-                }
-            }
+            clamped.extend(windows.iter().filter(|&&(_, w)| w as f64 > limit).map(|&(flow, _)| Action::ClampWindow { flow, bytes: mean as u64 }));
         }
         self.actions += clamped.len() as u64;
         clamped

@@ -1,4 +1,4 @@
-//! Flows as the simulation holds them: a TCP connection pair, or a UDP stream's counters, with
+//! Flows as the simulation holds them (below `sim` and `agent`, which both read them): a TCP connection pair, or a UDP stream's counters, with
 //! the names and times the summary reports and the applications that own their ends.
 
 use crate::app::Interest;
@@ -34,7 +34,7 @@ pub struct FlowInfo {
 pub struct TcpFlow {
     /// `[source end, destination end]`.
     pub ends: [Endpoint; 2],
-    pub(super) last_cwnd: (u64, u64),
+    pub(crate) last_cwnd: (u64, u64),
 }
 
 impl TcpFlow {
@@ -88,12 +88,12 @@ pub struct Flow {
     pub finish: Option<SimTime>,
     /// The application owning each end (`[source, destination]`; `NO_APP` for none) and the
     /// socket notices it needs.
-    pub(super) owners: [(u32, Interest); 2],
-    pub(super) last_sample_bytes: u64,
+    pub(crate) owners: [(u32, Interest); 2],
+    pub(crate) last_sample_bytes: u64,
 }
 
 /// An end no application owns.
-pub(super) const NO_APP: u32 = u32::MAX;
+pub(crate) const NO_APP: u32 = u32::MAX;
 
 impl Flow {
     /// A flow (its ends owned by no application yet; see `Simulation::add_app`).

@@ -21,7 +21,8 @@
 
 use std::collections::VecDeque;
 
-use super::{Flow, FlowEngine};
+use super::Action;
+use crate::flow::{Flow, FlowEngine};
 use crate::units::SimDuration;
 
 /// How the threshold is set.
@@ -95,7 +96,7 @@ impl AhtcpMonitor {
     }
 
     /// Take one sample; returns the ends to ask, in the order listed.
-    pub fn sample(&mut self, flows: &[Flow]) -> Vec<(usize, usize)> {
+    pub fn sample(&mut self, flows: &[Flow]) -> Vec<Action> {
         let mut total = 0u64;
         for (i, &(f, e)) in self.ends.iter().enumerate() {
             let d = match &flows[f].engine {
@@ -116,7 +117,12 @@ impl AhtcpMonitor {
             return Vec::new();
         }
         self.low_samples += 1;
-        self.ends.iter().zip(&self.quiet).filter(|(&(f, _), &q)| flows[f].finish.is_none() && q >= self.quiet_intervals).map(|(&fe, _)| fe).collect()
+        self.ends
+            .iter()
+            .zip(&self.quiet)
+            .filter(|(&(f, _), &q)| flows[f].finish.is_none() && q >= self.quiet_intervals)
+            .map(|(&(flow, end), _)| Action::Signal { flow, end })
+            .collect()
     }
 
     /// The threshold for this sample, whose moving average is `mean`.
