@@ -63,9 +63,21 @@ def test_first_rtt_spread_is_about_two_ms(verdicts):
     assert c.passed, c.measured
 
 
-def test_staggered_start_is_fair_in_every_seed(verdicts):
+def test_staggered_start_fairness_is_judged_by_its_rule(verdicts):
+    # Since the SACK sender re-enters fast recovery when a loss follows a recovery (RFC 6675,
+    # Linux 2.6.16), the staggered streams leave the slow-start overshoot with different
+    # windows and this finding no longer holds (scenarios/p0_parallel_bic/README.md, "The
+    # staggered start is no longer fair"). Its verdict must still follow its rule, seed by
+    # seed, from the values printed beside it.
+    from tcplab.reproduce.p0_runs import STAGGERED_RATE_MBPS
+
     c = _check(verdicts, "Fig. 9", "fair")
-    assert c.passed, c.measured
+    lo, hi = STAGGERED_RATE_MBPS
+    jain, means = c.values["jain"], c.values["means_mbps"]
+    assert len(jain) == len(means) == 3 and all(len(m) == 4 for m in means)
+    fair = [j >= 0.98 and all(lo <= m <= hi for m in ms) for j, ms in zip(jain, means)]
+    assert c.passed == all(fair), (c.measured, fair)
+    assert min(jain) > 0.9, "unequal, not starved: every stream keeps a large share"
 
 
 def test_staggered_start_fills_the_link_in_every_seed(verdicts):
