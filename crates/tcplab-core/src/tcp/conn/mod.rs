@@ -30,99 +30,14 @@ mod invariants;
 mod receive;
 mod recovery;
 mod send;
+mod types;
+
+pub use types::{Output, State, TcpEvent, TcpEventKind};
 
 use recovery::Recovery;
 
 /// Bytes the timestamps option takes from every segment's payload room.
 const TS_OPTION_BYTES: u32 = 12;
-
-/// RFC 793 connection states.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum State {
-    /// No connection.
-    Closed,
-    /// Waiting for a SYN.
-    Listen,
-    /// SYN sent, waiting for SYN-ACK.
-    SynSent,
-    /// SYN received, SYN-ACK sent.
-    SynReceived,
-    /// Data transfer.
-    Established,
-    /// Our FIN sent, not yet acknowledged.
-    FinWait1,
-    /// Our FIN acknowledged; waiting for the peer's.
-    FinWait2,
-    /// Peer's FIN received; we may still send.
-    CloseWait,
-    /// Both FINs sent, ours not yet acknowledged.
-    Closing,
-    /// Peer closed first; our FIN sent, waiting for its ACK.
-    LastAck,
-    /// Both directions closed.
-    TimeWait,
-}
-
-/// Something worth a trace record.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TcpEventKind {
-    /// Fast retransmit: loss detected by duplicate ACKs or SACK, fast recovery entered.
-    FastRetransmit = 0,
-    /// The retransmission timer expired.
-    Timeout = 1,
-    /// Fast recovery ended.
-    RecoveryExit = 2,
-    /// A segment was retransmitted.
-    Retransmit = 3,
-    /// A duplicate ACK arrived.
-    DupAck = 4,
-}
-
-impl TcpEventKind {
-    /// Every kind, in code order.
-    pub const ALL: [TcpEventKind; 5] = [Self::FastRetransmit, Self::Timeout, Self::RecoveryExit, Self::Retransmit, Self::DupAck];
-
-    /// Name used in traces.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::FastRetransmit => "fast_retransmit",
-            Self::Timeout => "timeout",
-            Self::RecoveryExit => "recovery_exit",
-            Self::Retransmit => "retransmit",
-            Self::DupAck => "dupack",
-        }
-    }
-}
-
-/// A trace event: kind and the sequence number it concerns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TcpEvent {
-    /// What happened.
-    pub kind: TcpEventKind,
-    /// Sequence number concerned (snd_una for most).
-    pub seq: u64,
-}
-
-/// What a call into the connection produced.
-#[derive(Debug, Default)]
-pub struct Output {
-    /// Segments to transmit, in order.
-    pub segments: Vec<TcpHeader>,
-    /// Trace events.
-    pub events: Vec<TcpEvent>,
-    /// Set when a call received the peer's FIN in order (the peer closed); whoever reads it
-    /// resets it.
-    pub peer_fin: bool,
-}
-
-impl Output {
-    /// Empty both lists, keeping their capacity, and reset the flag.
-    pub fn clear(&mut self) {
-        self.segments.clear();
-        self.events.clear();
-        self.peer_fin = false;
-    }
-}
 
 /// Always-on counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
