@@ -21,7 +21,11 @@ from typing import Any
 import polars as pl
 
 from tcplab.reproduce.findings import Check
-from tcplab.reproduce.p4_runs import CBR_TOP_MBPS, CRITERIA, KEYS, MTUS, Spec, cells_through, mss_freebsd, mss_plain, run_specs, summarise, table2_traces
+from tcplab.reproduce.p4_checks import all_views, checks
+from tcplab.reproduce.p4_predictor import beyond
+from tcplab.reproduce.p4_report import report, write_figures_p4
+from tcplab.reproduce.p4_runs import CBR_TOP_MBPS, CRITERIA, KEYS, MTUS, Spec, cells_through, mss_freebsd, run_specs, summarise, table2_traces
+from tcplab.reproduce.p4_study import FIG5_CELLS, TABLE2_CELLS, TABLE2_SOCKS_KIB, VARIANTS, Variant
 from tcplab.reproduce.report import write_results_json
 
 __all__ = ["Plan", "Variant", "VARIANTS", "experiment", "reproduce", "search_critical", "write_report"]
@@ -59,41 +63,6 @@ class Plan:
         return Plan(seeds=(1, 2, 3, 4, 5), fig2_cells=grid, table2_cells=(384, 448, 512, 576, 640, 704, 768, 832, 896, 960, 1024, 1280),
                     socks_kib=tuple(range(6, 65)), tol_mbps=2.5, spot_points=((1024, 44), (1024, 46), (1024, 48), (1024, 50), (512, 32), (512, 64)),
                     spot_cbrs=(10, 30, 50, 70, 90, 110, 130), trace_seeds=(1, 2, 3, 4, 5))
-
-
-@dataclasses.dataclass(frozen=True)
-class Variant:
-    """One reading of the unknowns that matter (README A4, A5, A8)."""
-
-    name: str
-    f: float = 1.0
-    """Effective UBR buffer = f × the configured one."""
-    unit: str = "cell"
-    """How the analyser counts CBR Mb/s: 53-byte cells or 48-byte payload."""
-    mss_rule: str = "freebsd"
-
-    def mss(self, mtu: int) -> int:
-        return mss_freebsd(mtu) if self.mss_rule == "freebsd" else mss_plain(mtu)
-
-    def cells(self, configured: int) -> int:
-        return max(1, int(round(self.f * configured)))
-
-
-VARIANTS = (
-    Variant("as shipped (f = 1, CBR in cells, FreeBSD MSS)"),
-    Variant("effective buffer f = 0.5", f=0.5),
-    Variant("effective buffer f = 0.625", f=0.625),
-    Variant("effective buffer f = 0.75", f=0.75),
-    Variant("CBR counted in payload", unit="payload"),
-    Variant("MSS = MTU − 40", mss_rule="plain"),
-)
-"""The shipped reading first; each other changes one unknown."""
-
-FIG5_CELLS = (512, 1024, 1536)
-"""Fig. 5's cell buffers, 0.5K/1K/1.5K cells (§4.1 L130; K = 1024, README A7)."""
-TABLE2_SOCKS_KIB = (25, 38)
-TABLE2_CELLS = 1024
-"""Table 2's cell buffer: not given; 1K cells as Fig. 6's and L75's (README A10)."""
 
 
 def search_critical(points: list[tuple[tuple[int, int, str], int]], seeds: tuple[int, ...], tol: float,
@@ -213,9 +182,6 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
 def write_report(data: dict[str, Any], out: Path) -> list[Check]:
     """Write the figures, results.json and report.md into `out`; return the checks (the
     paper's findings under the shipped reading, then the comparisons beyond it)."""
-    from tcplab.reproduce.p4_checks import all_views, checks
-    from tcplab.reproduce.p4_predictor import beyond
-    from tcplab.reproduce.p4_report import report, write_figures_p4
 
     out.mkdir(parents=True, exist_ok=True)
     views = all_views(data)

@@ -20,6 +20,7 @@ import polars as pl
 
 from tcplab.reproduce.findings import Check
 from tcplab.reproduce.p4_runs import CRITERIA, MTUS, cells_per_packet, summarise
+from tcplab.reproduce.p4_study import FIG5_CELLS, TABLE2_CELLS, VARIANTS
 
 __all__ = ["View", "all_views", "checks", "fit_slope", "least_socket"]
 
@@ -100,7 +101,6 @@ def fit_slope(curve: Curve, tol: float) -> tuple[float, float, int] | None:
 
 def all_views(data: dict[str, Any]) -> dict[str, View]:
     """A view per variant and criterion, named "variant | criterion" (the shipped one first)."""
-    from tcplab.reproduce.p4 import FIG5_CELLS, TABLE2_CELLS, VARIANTS
 
     summ = summarise(data["tables"]["fig2_table2"])
     rows = {(r["mss"], r["sock"], r["cells"], r["unit"]): r for r in summ.filter(pl.col("cbr_mbps") == 60.0).iter_rows(named=True)}

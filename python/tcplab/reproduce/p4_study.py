@@ -1,0 +1,45 @@
+"""Study 004's readings of its unknowns and the paper's grids, shared by the runs, the checks
+and the report (scenarios/p4_atm/README.md gives each value's evidence)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tcplab.reproduce.p4_runs import mss_freebsd, mss_plain
+
+__all__ = ["FIG5_CELLS", "TABLE2_CELLS", "TABLE2_SOCKS_KIB", "VARIANTS", "Variant"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """One reading of the unknowns that matter (README A4, A5, A8)."""
+
+    name: str
+    f: float = 1.0
+    """Effective UBR buffer = f × the configured one."""
+    unit: str = "cell"
+    """How the analyser counts CBR Mb/s: 53-byte cells or 48-byte payload."""
+    mss_rule: str = "freebsd"
+
+    def mss(self, mtu: int) -> int:
+        return mss_freebsd(mtu) if self.mss_rule == "freebsd" else mss_plain(mtu)
+
+    def cells(self, configured: int) -> int:
+        return max(1, int(round(self.f * configured)))
+
+
+VARIANTS = (
+    Variant("as shipped (f = 1, CBR in cells, FreeBSD MSS)"),
+    Variant("effective buffer f = 0.5", f=0.5),
+    Variant("effective buffer f = 0.625", f=0.625),
+    Variant("effective buffer f = 0.75", f=0.75),
+    Variant("CBR counted in payload", unit="payload"),
+    Variant("MSS = MTU − 40", mss_rule="plain"),
+)
+"""The shipped reading first; each other changes one unknown."""
+
+FIG5_CELLS = (512, 1024, 1536)
+"""Fig. 5's cell buffers, 0.5K/1K/1.5K cells (§4.1 L130; K = 1024, README A7)."""
+TABLE2_SOCKS_KIB = (25, 38)
+TABLE2_CELLS = 1024
+"""Table 2's cell buffer: not given; 1K cells as Fig. 6's and L75's (README A10)."""
