@@ -5,11 +5,10 @@
 //! reach their destination; it knows nothing of flows, endpoints or observers beyond the
 //! `PipeObserver` it tells when an observed pipe changed.
 
-use serde::Serialize;
-
 use crate::engine::order::{Key, Order, Rank};
 use crate::engine::queue::Lane;
 use crate::engine::EventQueue;
+use crate::net::counters::PacketCounters;
 use crate::net::journal::Journal;
 use crate::net::merge::Merge;
 use crate::net::packet::{Packet, RouteId};
@@ -90,33 +89,6 @@ enum NextHop {
     PassOn,
     /// Registered with the next pipe's merge.
     Merge,
-}
-
-/// Network-wide packet counters (conservation checks).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct PacketCounters {
-    /// Packets handed to the network by hosts.
-    pub created: u64,
-    /// Packets that reached their destination host.
-    pub delivered: u64,
-    /// Packets dropped by full queues.
-    pub queue_drops: u64,
-    /// Packets dropped by random loss.
-    pub random_drops: u64,
-    /// Copies made by emulators that duplicate: created + duplicated = delivered + drops +
-    /// packets inside.
-    pub duplicated: u64,
-}
-
-impl PacketCounters {
-    /// Count a packet a pipe refused.
-    pub fn count_drop(&mut self, drop: Offer) {
-        match drop {
-            Offer::QueueDrop => self.queue_drops += 1,
-            Offer::RandomDrop => self.random_drops += 1,
-            Offer::Accepted => {}
-        }
-    }
 }
 
 /// The pipes, routes and forwarding state of one run.

@@ -11,8 +11,8 @@
 //! pruned whenever the journal has doubled, so it holds about one window of admissions ahead.
 
 use crate::engine::order::Key;
+use crate::net::counters::PacketCounters;
 use crate::net::egress::{Egress, FifoCheckpoint};
-use crate::net::fabric::PacketCounters;
 use crate::net::pipe::{Pipe, PipeStats};
 use crate::units::SimTime;
 

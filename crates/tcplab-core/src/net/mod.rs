@@ -5,6 +5,7 @@
 //! a packet traverses from its source host to its destination host.
 
 pub mod atm_port;
+pub mod counters;
 pub mod discipline;
 pub mod egress;
 pub mod fabric;

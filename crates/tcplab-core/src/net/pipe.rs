@@ -9,9 +9,9 @@
 //! to pass a packet on at once to a next pipe that nothing else feeds (`net::fabric`).
 
 use crate::engine::Rng;
-use crate::net::atm_port::{AtmPortConfig, CellStage};
+use crate::net::atm_port::AtmPortConfig;
 use crate::net::discipline::{QueueDiscipline, QueueStats};
-use crate::net::egress::{CellPort, Egress, LazyFifo, Served, Tapped, Transmitter};
+use crate::net::egress::{CellPort, CellStage, Egress, LazyFifo, Served, Tapped, Transmitter};
 use crate::net::harmonizer::Harmonizer;
 use crate::net::impair::{ImpairConfig, Impairment};
 use crate::net::link_layer::LinkLayer;

@@ -13,7 +13,7 @@ pub use apps::AppSlot;
 pub use observe::{Observers, Tap};
 pub use summary::{event_codes, milestone_codes, summarize, FlowSummary, QueueSummary, RunSummary};
 
-pub use crate::net::fabric::PacketCounters;
+pub use crate::net::counters::PacketCounters;
 
 use serde::Serialize;
 

@@ -10,19 +10,18 @@
 //!   (`Served`): strict priority, a watched queue, a tapped pipe, any AQM;
 //! - `Cells`: an ATM output port deciding each packet's AAL5 cells (`net::atm_port`).
 
+pub mod cells;
 pub mod fifo;
 pub mod served;
 pub mod transmitter;
 
+pub use cells::{CellPort, CellStage};
 pub use fifo::{FifoCheckpoint, LazyFifo};
 pub use served::{Served, Tapped};
 pub use transmitter::Transmitter;
 
-use crate::net::atm_port::CellStage;
 use crate::net::discipline::QueueStats;
 use crate::net::link_layer::LinkLayer;
-use crate::net::packet::{End, Packet};
-use crate::net::reassembly::Reassembled;
 use crate::units::{BitRate, SimTime};
 
 /// Outcome of offering a packet to a pipe.
@@ -129,35 +128,5 @@ impl Egress {
             Egress::Queued(s) => s.discipline.len_packets() + s.in_service() as u64,
             _ => 0,
         }
-    }
-}
-
-/// An ATM port as a pipe's egress: the cell stage and the queue counters it keeps per frame.
-#[derive(Debug)]
-pub struct CellPort {
-    /// The port, its cell stage and the host's reassembly.
-    pub stage: CellStage,
-    /// Frames admitted (`enqueued`, `departed`) and lost (`dropped`).
-    pub stats: QueueStats,
-}
-
-impl CellPort {
-    /// A packet whose last cell arrives `now`: the cells of its frame are decided one by one
-    /// and those queued take their line slots; the host this port feeds reassembles the frame
-    /// and takes the packet only if it is whole and not merged with one whose end was lost.
-    /// Returns the time its last cell leaves, and reports it to a tap at its first cell's.
-    pub fn offer(&mut self, now: SimTime, pkt: &Packet, tapped: &mut Tapped) -> Option<SimTime> {
-        let fate = self.stage.admit(now, pkt.size);
-        let end = (pkt.to == End::Dst) as usize;
-        let (Reassembled::Delivered, Some(first), Some(last)) = (self.stage.reassemble(pkt.flow.0 as usize, end, &fate), fate.first_out, fate.last_out) else {
-            self.stats.dropped += 1;
-            return None;
-        };
-        self.stats.enqueued += 1;
-        self.stats.departed += 1;
-        if let Some(v) = tapped.as_mut() {
-            v.push((first, *pkt));
-        }
-        Some(last)
     }
 }
