@@ -1,6 +1,7 @@
 """Scenario loading and dotted-path overrides (pure Python; the core is not run)."""
 
 import json
+import re
 import string
 
 import pytest
@@ -85,6 +86,29 @@ def test_overrides_set_nested_and_indexed_values():
     assert out["run"] == {"duration": "5s", "seed": 7}
     assert out["name"] == "renamed"
     assert out["hosts"][1] == {"name": "c"}
+
+
+def test_overrides_address_links_and_queues_by_name():
+    base = {"links": [{"between": ["a", "sw"]}, {"between": ["client", "sw"], "rate": "1Gbps"}]}
+    out = apply_overrides(base, ["queue(sw->client)=100pkts", "link(sw, client).delay=95us", "queue(a->sw)=5pkts"])
+    assert out["links"][1] == {"between": ["client", "sw"], "rate": "1Gbps", "queue_b": "100pkts", "delay": "95us"}
+    assert out["links"][0] == {"between": ["a", "sw"], "queue_a": "5pkts"}
+    assert base["links"][1] == {"between": ["client", "sw"], "rate": "1Gbps"}, "input unchanged"
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("queue(x->y)=1pkts", "queue(x->y): no link between 'x' and 'y'"),
+        ("link(a)=1", "link(a): expected link(A,B)"),
+        ("queue(a-sw).x=1", "queue(a-sw): expected queue(A->B)"),
+        ("queue(a->b)=1pkts", "queue(a->b): 2 links between 'a' and 'b'"),
+    ],
+)
+def test_a_name_that_matches_no_link_or_several_is_an_error(override, message):
+    base = {"links": [{"between": ["a", "b"]}, {"between": ["b", "a"]}]}
+    with pytest.raises(ScenarioError, match=re.escape(message)):
+        apply_overrides(base, [override])
 
 
 def test_overrides_leave_the_input_unchanged():

@@ -24,6 +24,7 @@ __all__ = [
     "MAX_SEED",
     "ScenarioError",
     "apply_overrides",
+    "resolve_names",
     "check_scenario",
     "check_seed",
     "check_toml_depth",
@@ -152,9 +153,13 @@ def apply_overrides(
 
     `overrides` is either `"PATH=VALUE"` strings (VALUE parsed by `parse_value`) or a mapping
     from PATH to a Python value. PATH is dotted, with integer indices into arrays:
-    `flows.0.tcp.mss`, `links.2.queue_b`, `run.duration`. Missing tables on the way are
-    created, so unknown keys reach the core, which rejects them by field path. An index out of
-    range, or stepping into a value that is neither a table nor an array, raises ScenarioError.
+    `flows.0.tcp.mss`, `links.2.queue_b`, `run.duration`. A link may be named by its ends
+    instead of its index, `link(A,B).delay`, and a link's egress queue by its name,
+    `queue(A->B)` (the queue at A of the link between A and B: `queue_a` or `queue_b` as the
+    link is written). Missing tables on the way are created, so unknown keys reach the core,
+    which rejects them by field path. An index out of range, a name that matches no link or
+    more than one, or stepping into a value that is neither a table nor an array, raises
+    ScenarioError.
     """
     result = copy.deepcopy(dict(scenario))
     if isinstance(overrides, Mapping):
@@ -167,8 +172,36 @@ def apply_overrides(
         message = value_error(value, _field(path), path.count(".") + 2)
         if message is not None:
             raise ScenarioError(message)
-        _set_path(result, path, copy.deepcopy(value))
+        _set_path(result, resolve_names(result, path), copy.deepcopy(value))
     return result
+
+
+_NAMED = re.compile(r"\A(link|queue)\(([^()]*)\)(?=\.|\Z)")
+
+
+def resolve_names(scenario: Mapping[str, Any], path: str) -> str:
+    """`path` with a leading `link(A,B)` or `queue(A->B)` replaced by the index path it names in
+    `scenario` (`links.<i>`, `links.<i>.queue_a|queue_b`); other paths are returned as they are."""
+    m = _NAMED.match(path)
+    if m is None:
+        return path
+    kind, arg = m.group(1), m.group(2)
+    sep = "," if kind == "link" else "->"
+    ends = [e.strip() for e in arg.split(sep)]
+    form = "link(A,B)" if kind == "link" else "queue(A->B)"
+    if len(ends) != 2 or not all(ends):
+        raise ScenarioError(f"{m.group(0)}: expected {form}")
+    found = []
+    for i, link in enumerate(scenario.get("links") or []):
+        between = list(link.get("between") or []) if isinstance(link, Mapping) else []
+        if between == ends:
+            found.append(f"links.{i}" + (".queue_a" if kind == "queue" else ""))
+        elif between == ends[::-1]:
+            found.append(f"links.{i}" + (".queue_b" if kind == "queue" else ""))
+    if len(found) != 1:
+        what = "no link" if not found else f"{len(found)} links"
+        raise ScenarioError(f"{m.group(0)}: {what} between '{ends[0]}' and '{ends[1]}'")
+    return found[0] + path[m.end():]
 
 
 def _field(path: str) -> str:
