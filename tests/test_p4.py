@@ -209,7 +209,7 @@ def test_cbr_in_bursts_reaches_the_port_and_cannot_overflow_a_window_below_the_b
     assert by[(38 * 1024, 512)]["cells_dropped"] == 0 and by[(38 * 1024, 512)]["share"] > 0.99
     # The bursts change the run (the override reached the port).
     assert by[(65536, 512)]["mbps"] != by[(65536, 1)]["mbps"]
-    assert Spec(1460, 65536, 1024, burst=512).overrides()["links.1.queue_a.cbr_burst"] == 512
+    assert Spec(1460, 65536, 1024, burst=512).overrides()["queue(sw->b).cbr_burst"] == 512
 
 
 def test_the_search_finds_the_collapse_boundary_the_predictor_derives():

@@ -94,12 +94,17 @@ def test_study_scenarios_are_found_in_the_package():
 
 
 def test_a_queue_is_found_by_name_in_either_direction():
-    assert queue_override(p0.SCENARIOS / "simultaneous.toml", "sw_recv->sw_1g") == "links.6.queue_a"
-    assert queue_override(p0.SCENARIOS / "simultaneous.toml", "sw_1g->sw_recv") == "links.6.queue_b"
-    # harmonizer.toml has one link more before the bottleneck.
-    assert p0.bottleneck_buffer_path("harmonizer") == "links.7.queue_a"
-    assert p0.bottleneck_buffer_path() == "links.6.queue_a"
+    from tcplab.scenario import resolve_names
+
+    sim, harm = load_scenario(p0.SCENARIOS / "simultaneous.toml"), load_scenario(p0.SCENARIOS / "harmonizer.toml")
+    assert queue_override(sim, "sw_recv->sw_1g") == "queue(sw_recv->sw_1g)"
+    assert resolve_names(sim, queue_override(sim, "sw_recv->sw_1g")) == "links.6.queue_a"
+    assert resolve_names(sim, queue_override(sim, "sw_1g->sw_recv")) == "links.6.queue_b"
+    # harmonizer.toml has one link more before the bottleneck: the same name, another index.
+    assert p0.bottleneck_buffer_path("harmonizer") == p0.bottleneck_buffer_path() == "queue(sw_recv->sw_1g)"
+    assert resolve_names(harm, p0.bottleneck_buffer_path("harmonizer")) == "links.7.queue_a"
     assert scenario_value(p0.SCENARIOS / "simultaneous.toml", "links.6.queue_a") == "500pkts"
+    assert scenario_value(p0.SCENARIOS / "simultaneous.toml", "queue(sw_recv->sw_1g)") == "500pkts"
     with pytest.raises(KeyError, match="links.6.queue_b"):
         scenario_value(p0.SCENARIOS / "simultaneous.toml", "links.6.queue_b")
     with pytest.raises(ValueError, match="no link between s0 and r0"):

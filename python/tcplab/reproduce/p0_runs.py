@@ -84,7 +84,7 @@ leave 0.07–0.15 ms apart within a burst, and bursts are one RTT (300 ms) apart
 
 def bottleneck_buffer_path(name: str = "simultaneous") -> str:
     """The override path of the bottleneck buffer in shipped scenario `name`, found by the
-    queue's name (`links.6.queue_a` in `simultaneous.toml`)."""
+    queue's name (`queue(sw_recv->sw_1g)`, `links.6.queue_a` in `simultaneous.toml`)."""
     return queue_override(SCENARIOS / f"{name}.toml", BOTTLENECK)
 
 

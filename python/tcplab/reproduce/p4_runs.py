@@ -58,7 +58,7 @@ bandwidth left to UBR, the shipped reading), the same against the link (≤ 2 % 
 retransmission timeouts (at least 2 in the 10 s, each ≥ 1 s idle) — the regime whose onset the
 predictor derives, whatever the depth the throughput falls to."""
 
-PORT = "links.1.queue_a"
+PORT = "queue(sw->b)"
 METRICS = {
     "delivered": "sum(flows[kind=tcp].bytes_delivered)",
     "least_delivered": "min(flows[kind=tcp].bytes_delivered)",

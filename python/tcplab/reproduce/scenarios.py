@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tcplab.scenario import load_scenario
+from tcplab.scenario import ScenarioError, load_scenario, resolve_names
 from tcplab.shipped import scenarios_dir
 
 __all__ = ["queue_override", "scenario_value", "study_dir", "study_scenario"]
@@ -44,8 +44,9 @@ def study_scenario(study: str, name: str) -> Path:
 
 def queue_override(scenario: str | Path | Mapping[str, Any], queue: str) -> str:
     """The override path of the buffer of queue `queue` ("A->B": the egress queue at A of the
-    link between A and B) in `scenario` (a path or a dict): `links.<i>.queue_a` when the link
-    is written `between = ["A", "B"]`, `links.<i>.queue_b` when `["B", "A"]`.
+    link between A and B) in `scenario` (a path or a dict), by name: `queue(A->B)`, which
+    `tcplab.scenario.resolve_names` turns into `links.<i>.queue_a` (the link written
+    `between = ["A", "B"]`) or `links.<i>.queue_b` (`["B", "A"]`) when it is applied.
 
     Raises ValueError if the name is not "A->B" or if no link, or more than one, joins A and B.
     """
@@ -53,24 +54,22 @@ def queue_override(scenario: str | Path | Mapping[str, Any], queue: str) -> str:
     ends = queue.split("->")
     if len(ends) != 2 or not all(ends):
         raise ValueError(f"{queue!r}: not a queue name of the form A->B")
-    found = []
-    for i, link in enumerate(spec.get("links") or []):
-        between = list(link.get("between") or [])
-        if between == ends:
-            found.append(f"links.{i}.queue_a")
-        elif between == ends[::-1]:
-            found.append(f"links.{i}.queue_b")
-    if len(found) != 1:
-        what = "no link" if not found else f"{len(found)} links"
+    joining = [link for link in spec.get("links") or [] if list(link.get("between") or []) in (ends, ends[::-1])]
+    if len(joining) != 1:
+        what = "no link" if not joining else f"{len(joining)} links"
         raise ValueError(f"{queue}: {what} between {ends[0]} and {ends[1]} in the scenario")
-    return found[0]
+    return f"queue({queue})"
 
 
 def scenario_value(scenario: str | Path | Mapping[str, Any], path: str) -> Any:
-    """The value at a dotted override path (`links.6.queue_a`) of `scenario` (a path or a
-    dict); KeyError naming the path if it is not set."""
+    """The value at a dotted override path (`links.6.queue_a`, or by name `queue(A->B)`) of
+    `scenario` (a path or a dict); KeyError naming the path if it is not set."""
     node: Any = load_scenario(scenario)
-    for part in path.split("."):
+    try:
+        resolved = resolve_names(node, path)
+    except ScenarioError as e:
+        raise KeyError(str(e)) from None
+    for part in resolved.split("."):
         try:
             node = node[int(part)] if isinstance(node, list) else node[part]
         except (KeyError, IndexError, ValueError):
