@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use super::{fits, DropReason, Dropped, EcnMarking, QueueDiscipline, QueueStats};
+use super::{admit_tail, pass_tail, Dropped, EcnMarking, QueueDiscipline, QueueStats};
 use crate::net::packet::Packet;
 use crate::units::{QueueLimit, SimTime};
 
@@ -25,16 +25,8 @@ impl DropTail {
 }
 
 impl QueueDiscipline for DropTail {
-    fn enqueue(&mut self, _now: SimTime, mut pkt: Packet) -> Result<(), Dropped> {
-        if !fits(self.limit, self.fifo.len() as u64, self.bytes, pkt.size) {
-            self.stats.dropped += 1;
-            return Err(Dropped::on_arrival(pkt, DropReason::Full));
-        }
-        if let Some(m) = self.marking {
-            if !m.apply(self.fifo.len() as u64, self.bytes, &mut pkt, &mut self.stats) {
-                return Err(Dropped::on_arrival(pkt, DropReason::Unmarkable));
-            }
-        }
+    fn enqueue(&mut self, _now: SimTime, pkt: Packet) -> Result<(), Dropped> {
+        let pkt = admit_tail(self.limit, self.marking, self.fifo.len() as u64, self.bytes, pkt, &mut self.stats)?;
         self.bytes += pkt.size as u64;
         self.fifo.push_back(pkt);
         self.stats.enqueued += 1;
@@ -50,16 +42,8 @@ impl QueueDiscipline for DropTail {
         Some(p)
     }
 
-    /// Straight into service, whatever the limit (it counts what waits): judged for marking
-    /// on an empty queue, and counted as queued and departed.
-    fn pass(&mut self, _now: SimTime, mut pkt: Packet) -> Result<Packet, Dropped> {
-        if let Some(m) = self.marking {
-            if !m.apply(0, 0, &mut pkt, &mut self.stats) {
-                return Err(Dropped::on_arrival(pkt, DropReason::Unmarkable));
-            }
-        }
-        pass_counts(&mut self.stats, pkt.size);
-        Ok(pkt)
+    fn pass(&mut self, _now: SimTime, pkt: Packet) -> Result<Packet, Dropped> {
+        pass_tail(self.marking, pkt, &mut self.stats)
     }
 
     fn len_packets(&self) -> u64 {
@@ -79,15 +63,6 @@ impl QueueDiscipline for DropTail {
     }
 }
 
-/// Count a packet that went straight into service: queued and departed at once, an occupancy
-/// of one packet of `size` bytes.
-pub(super) fn pass_counts(st: &mut QueueStats, size: u32) {
-    st.enqueued += 1;
-    st.departed += 1;
-    st.max_packets = st.max_packets.max(1);
-    st.max_bytes = st.max_bytes.max(size as u64);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,7 +78,7 @@ mod tests {
         assert!(q.enqueue(t, pkt(100, 0)).is_ok());
         assert!(q.enqueue(t, pkt(100, 1)).is_ok());
         let d = q.enqueue(t, pkt(100, 2)).unwrap_err();
-        assert_eq!((d.phase, d.reason), (super::super::DropPhase::BeforeEnqueue, DropReason::Full));
+        assert_eq!((d.phase, d.reason), (super::super::DropPhase::BeforeEnqueue, super::super::DropReason::Full));
         assert_eq!(q.stats().dropped, 1);
         let mut q = DropTail::new(QueueLimit::Bytes(250), None);
         assert!(q.enqueue(t, pkt(100, 0)).is_ok());

@@ -129,6 +129,38 @@ pub trait QueueDiscipline: std::fmt::Debug + Send {
     }
 }
 
+/// A drop-tail FIFO's arrival rule (`DropTail`, each class of `StrictPriority`): a packet
+/// finding `packets`/`bytes` waiting is refused when `limit` is reached, else judged by
+/// `marking` (marked CE, or dropped if it cannot be marked); drops are counted in `stats`.
+#[allow(clippy::result_large_err)] // as `QueueDiscipline`: the packet comes back by value
+pub(crate) fn admit_tail(limit: QueueLimit, marking: Option<EcnMarking>, packets: u64, bytes: u64, mut pkt: Packet, stats: &mut QueueStats) -> Result<Packet, Dropped> {
+    if !fits(limit, packets, bytes, pkt.size) {
+        stats.dropped += 1;
+        return Err(Dropped::on_arrival(pkt, DropReason::Full));
+    }
+    match marking {
+        Some(m) if !m.apply(packets, bytes, &mut pkt, stats) => Err(Dropped::on_arrival(pkt, DropReason::Unmarkable)),
+        _ => Ok(pkt),
+    }
+}
+
+/// A drop-tail FIFO's packet that finds the transmitter free and nothing waiting: into
+/// service whatever the limit (it counts what waits), judged for marking on an empty queue,
+/// and counted as queued and departed (an occupancy of one packet).
+#[allow(clippy::result_large_err)]
+pub(crate) fn pass_tail(marking: Option<EcnMarking>, mut pkt: Packet, stats: &mut QueueStats) -> Result<Packet, Dropped> {
+    if let Some(m) = marking {
+        if !m.apply(0, 0, &mut pkt, stats) {
+            return Err(Dropped::on_arrival(pkt, DropReason::Unmarkable));
+        }
+    }
+    stats.enqueued += 1;
+    stats.departed += 1;
+    stats.max_packets = stats.max_packets.max(1);
+    stats.max_bytes = stats.max_bytes.max(pkt.size as u64);
+    Ok(pkt)
+}
+
 /// True if a FIFO holding `packets`/`bytes` has room for `size` more bytes under `limit`.
 #[inline(always)]
 pub fn fits(limit: QueueLimit, packets: u64, bytes: u64, size: u32) -> bool {

@@ -3,8 +3,7 @@
 
 use std::collections::VecDeque;
 
-use super::drop_tail::pass_counts;
-use super::{fits, DropReason, Dropped, EcnMarking, QueueDiscipline, QueueStats};
+use super::{admit_tail, pass_tail, Dropped, EcnMarking, QueueDiscipline, QueueStats};
 use crate::net::packet::Packet;
 use crate::units::{QueueLimit, SimTime};
 
@@ -36,18 +35,10 @@ impl StrictPriority {
 }
 
 impl QueueDiscipline for StrictPriority {
-    fn enqueue(&mut self, _now: SimTime, mut pkt: Packet) -> Result<(), Dropped> {
+    fn enqueue(&mut self, _now: SimTime, pkt: Packet) -> Result<(), Dropped> {
         let c = (pkt.class as usize).min(self.classes.len() - 1);
         let class = &mut self.classes[c];
-        if !fits(class.limit, class.fifo.len() as u64, class.bytes, pkt.size) {
-            self.stats.dropped += 1;
-            return Err(Dropped::on_arrival(pkt, DropReason::Full));
-        }
-        if let Some(m) = self.marking {
-            if !m.apply(class.fifo.len() as u64, class.bytes, &mut pkt, &mut self.stats) {
-                return Err(Dropped::on_arrival(pkt, DropReason::Unmarkable));
-            }
-        }
+        let pkt = admit_tail(class.limit, self.marking, class.fifo.len() as u64, class.bytes, pkt, &mut self.stats)?;
         class.bytes += pkt.size as u64;
         class.fifo.push_back(pkt);
         self.bytes += pkt.size as u64;
@@ -68,14 +59,8 @@ impl QueueDiscipline for StrictPriority {
         Some(p)
     }
 
-    fn pass(&mut self, _now: SimTime, mut pkt: Packet) -> Result<Packet, Dropped> {
-        if let Some(m) = self.marking {
-            if !m.apply(0, 0, &mut pkt, &mut self.stats) {
-                return Err(Dropped::on_arrival(pkt, DropReason::Unmarkable));
-            }
-        }
-        pass_counts(&mut self.stats, pkt.size);
-        Ok(pkt)
+    fn pass(&mut self, _now: SimTime, pkt: Packet) -> Result<Packet, Dropped> {
+        pass_tail(self.marking, pkt, &mut self.stats)
     }
 
     fn len_packets(&self) -> u64 {
