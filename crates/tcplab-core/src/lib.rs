@@ -11,6 +11,8 @@ pub mod engine;
 pub mod flow;
 pub mod net;
 pub mod packetdrill;
+pub mod params;
+pub mod quantity;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;

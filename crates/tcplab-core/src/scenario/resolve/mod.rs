@@ -17,7 +17,8 @@ mod variant;
 
 use serde::Serialize;
 
-pub use cc::{ResolvedBic, ResolvedCc, ResolvedCubic};
+pub use crate::scenario::spec::TcpSettings;
+pub use cc::ResolvedCc;
 pub use coordinators::ResolvedCoordinator;
 pub use emulators::{RateLimit, Reorder, ResolvedEmulator, ResolvedHarmonizer};
 pub use flows::{block_read_names, BlockReadTraffic, ResolvedFlow, TcpTraffic, Traffic, UdpCbrTraffic};
@@ -25,7 +26,7 @@ pub use links::ResolvedLink;
 pub use nodes::{is_or_member_of, member_name, members, NodeKind, ResolvedHost};
 pub use observe::{ResolvedTap, ResolvedTrace, TracedQueues};
 pub use run::ResolvedRun;
-pub use tcp::{profile_tcp, resolve_tcp, ResolvedTcp, TcpSettings};
+pub use tcp::{profile_tcp, resolve_tcp, ResolvedTcp};
 pub use variant::{MonitorKey, ResolvedAhtcp, ResolvedVariant};
 
 use crate::scenario::spec::{QueueSpec, Scenario, StopSpec, SwitchSpec, TcpSpec};

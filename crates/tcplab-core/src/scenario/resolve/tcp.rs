@@ -8,9 +8,9 @@ use super::cc::{CcLayers, ResolvedCc};
 use super::variant::{ResolvedVariant, VariantLayers};
 use super::{err, Res};
 use crate::scenario::spec::{
-    BackoffName, BackoffResetName, CcName, CwndLimitedName, Dur, EstimatorName, IwRuleName, ProfileName, RcvWindowRuleName, RecoveryName, Size, TcpSpec, Threshold,
+    BackoffName, BackoffResetName, CcName, CwndLimitedName, Dur, EstimatorName, IwRuleName, ProfileName, RcvWindowRuleName, RecoveryName, TcpSettings, TcpSpec,
 };
-use crate::tcp::cc::RenoConfig;
+use crate::tcp::cc::CcContext;
 use crate::tcp::{Backoff, BackoffReset, CwndLimitedRule, InitialWindowRule, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
 use crate::units::SimDuration;
 
@@ -31,188 +31,15 @@ pub struct ResolvedTcp {
     pub variant: ResolvedVariant,
 }
 
-/// The settings of a `tcp` table but the profile and the controller, resolved. Each key's
-/// range and built-in default are on `spec::TcpSpec`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct TcpSettings {
-    /// MSS, bytes, counting option space.
-    pub mss: u32,
-    /// Offer SACK.
-    pub sack: bool,
-    /// Offer RFC 7323 timestamps.
-    pub timestamps: bool,
-    /// Offer RFC 7323 window scaling.
-    pub window_scaling: bool,
-    /// Nagle's algorithm.
-    pub nagle: bool,
-    /// Send buffer, bytes.
-    pub sndbuf: Size,
-    /// Receive buffer, bytes.
-    pub rcvbuf: Size,
-    /// Initial window, segments (0 = by `initial_cwnd_rule`).
-    pub initial_cwnd: u32,
-    /// MSS-based initial-window rule.
-    pub initial_cwnd_rule: IwRuleName,
-    /// Segments acknowledged one by one at connection start.
-    pub quickack: u32,
-    /// Linux receive-window growth.
-    pub rcv_window_growth: bool,
-    /// Which Linux's receive-window rules the growth follows.
-    pub rcv_window_rule: RcvWindowRuleName,
-    /// Truesize of a received segment, bytes (0 = its length).
-    pub rx_truesize: Size,
-    /// Linux `tcp_rmem[2]`, bytes (0 = unbounded).
-    pub tcp_rmem_max: Size,
-    /// Initial ssthresh, bytes or unlimited.
-    pub initial_ssthresh: Threshold,
-    /// Delayed ACK at least every this many full segments.
-    pub delack_segments: u32,
-    /// Delayed-ACK timeout.
-    pub delack_timeout: Dur,
-    /// RTT estimator.
-    pub rtt_estimator: EstimatorName,
-    /// RTO floor.
-    pub rto_min: Dur,
-    /// RTO ceiling.
-    pub rto_max: Dur,
-    /// RTO before the first RTT sample.
-    pub rto_initial: Dur,
-    /// Clock granularity G of RFC 6298.
-    pub rto_granularity: Dur,
-    /// Backoff rule.
-    pub rto_backoff: BackoffName,
-    /// Hybrid backoff: doublings before linear growth.
-    pub rto_hybrid_switch: u32,
-    /// When the backoff is forgotten.
-    pub rto_backoff_reset: BackoffResetName,
-    /// Randomisation of each timeout, a fraction of the RTO.
-    pub rto_randomize: f64,
-    /// Ask for ECN.
-    pub ecn: bool,
-    /// RFC 3042 limited transmit.
-    pub limited_transmit: bool,
-    /// RFC 7661 congestion-window validation.
-    pub cwnd_validation: bool,
-    /// How cwnd-limited is judged.
-    pub cwnd_limited: CwndLimitedName,
-    /// Timers on the host's clock ticks.
-    pub timer_ticks: bool,
-    /// Socket buffers rounded up to whole MSS.
-    pub round_buffers_to_mss: bool,
-    /// Duplicate-ACK threshold.
-    pub dupthresh: u32,
-    /// Recovery procedure.
-    pub recovery: RecoveryName,
-    /// Slow-start byte-counting limit, segments per ACK (BIC: 0 = off).
-    pub abc_limit: u32,
-    /// Timestamp clock tick.
-    pub ts_tick: Dur,
-    /// Kernel HZ (paces BIC's and CUBIC's window recomputation).
-    pub hz: u32,
-}
-
-fn set<T: Clone>(dst: &mut T, v: &Option<T>) {
-    if let Some(v) = v {
-        *dst = v.clone();
-    }
-}
-
 impl TcpSettings {
-    /// The built-in defaults (docs/scenario-format.md lists them): `TcpConfig::default()`'s.
-    pub fn builtin() -> Self {
-        let d = TcpConfig::default();
-        TcpSettings {
-            mss: d.mss,
-            sack: d.sack,
-            timestamps: d.timestamps,
-            window_scaling: d.window_scaling,
-            nagle: d.nagle,
-            sndbuf: Size(d.sndbuf),
-            rcvbuf: Size(d.rcvbuf),
-            initial_cwnd: d.initial_cwnd,
-            initial_cwnd_rule: IwRuleName::Rfc5681,
-            quickack: 0,
-            rcv_window_growth: false,
-            rcv_window_rule: RcvWindowRuleName::Linux2616,
-            rx_truesize: Size(d.rx_truesize),
-            tcp_rmem_max: Size(d.tcp_rmem_max),
-            initial_ssthresh: Threshold::Unlimited,
-            delack_segments: d.delack_segments,
-            delack_timeout: Dur(d.delack_timeout),
-            rtt_estimator: EstimatorName::Rfc6298,
-            rto_min: Dur(d.rto.min),
-            rto_max: Dur(d.rto.max),
-            rto_initial: Dur(d.rto.initial),
-            rto_granularity: Dur(d.rto.granularity),
-            rto_backoff: BackoffName::Exponential,
-            rto_hybrid_switch: 3,
-            rto_backoff_reset: BackoffResetName::RttSample,
-            rto_randomize: 0.0,
-            ecn: d.ecn,
-            limited_transmit: d.limited_transmit,
-            cwnd_validation: d.cwnd_validation,
-            cwnd_limited: CwndLimitedName::Flight,
-            timer_ticks: d.timer_ticks,
-            round_buffers_to_mss: d.round_buffers_to_mss,
-            dupthresh: d.dupthresh,
-            recovery: RecoveryName::Auto,
-            abc_limit: RenoConfig::default().abc_limit,
-            ts_tick: Dur(d.ts_tick),
-            hz: 1000,
-        }
+    /// What a controller reads of these settings.
+    pub fn cc_context(&self) -> CcContext {
+        CcContext { abc_limit: self.abc_limit, hz: self.hz, ecn: self.ecn }
     }
 
-    /// Apply the keys a layer sets (its profile and controller are resolved apart).
-    fn overlay(&mut self, s: &TcpSpec) {
-        #[rustfmt::skip]
-        let TcpSpec {
-            profile: _, cc: _, bic: _, cubic: _, dctcp: _, variant: _, ahtcp: _,
-            mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
-            rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
-            rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
-            limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, round_buffers_to_mss, dupthresh, recovery, abc_limit, ts_tick, hz,
-        } = s;
-        set(&mut self.mss, mss);
-        set(&mut self.sack, sack);
-        set(&mut self.timestamps, timestamps);
-        set(&mut self.window_scaling, window_scaling);
-        set(&mut self.nagle, nagle);
-        set(&mut self.sndbuf, sndbuf);
-        set(&mut self.rcvbuf, rcvbuf);
-        set(&mut self.initial_cwnd, initial_cwnd);
-        set(&mut self.initial_cwnd_rule, initial_cwnd_rule);
-        set(&mut self.quickack, quickack);
-        set(&mut self.rcv_window_growth, rcv_window_growth);
-        set(&mut self.rcv_window_rule, rcv_window_rule);
-        set(&mut self.rx_truesize, rx_truesize);
-        set(&mut self.tcp_rmem_max, tcp_rmem_max);
-        set(&mut self.initial_ssthresh, initial_ssthresh);
-        set(&mut self.delack_segments, delack_segments);
-        set(&mut self.delack_timeout, delack_timeout);
-        set(&mut self.rtt_estimator, rtt_estimator);
-        set(&mut self.rto_min, rto_min);
-        set(&mut self.rto_max, rto_max);
-        set(&mut self.rto_initial, rto_initial);
-        set(&mut self.rto_granularity, rto_granularity);
-        set(&mut self.rto_backoff, rto_backoff);
-        set(&mut self.rto_hybrid_switch, rto_hybrid_switch);
-        set(&mut self.rto_backoff_reset, rto_backoff_reset);
-        set(&mut self.rto_randomize, rto_randomize);
-        set(&mut self.ecn, ecn);
-        set(&mut self.limited_transmit, limited_transmit);
-        set(&mut self.cwnd_validation, cwnd_validation);
-        set(&mut self.cwnd_limited, cwnd_limited);
-        set(&mut self.timer_ticks, timer_ticks);
-        set(&mut self.round_buffers_to_mss, round_buffers_to_mss);
-        set(&mut self.dupthresh, dupthresh);
-        set(&mut self.recovery, recovery);
-        set(&mut self.abc_limit, abc_limit);
-        set(&mut self.ts_tick, ts_tick);
-        set(&mut self.hz, hz);
-    }
-
-    /// Check every value; `path` is the table's, `cc` its controller.
-    fn check(&self, path: &str, cc: CcName) -> Res<()> {
+    /// Check every value; `path` is the table's (the controller checks what it needs of
+    /// these, `CcLayers::check`).
+    fn check(&self, path: &str) -> Res<()> {
         let g = |name: &str| format!("{path}.{name}");
         let mss = self.mss;
         if !(64..=65_495).contains(&mss) {
@@ -236,9 +63,6 @@ impl TcpSettings {
         }
         if self.dupthresh == 0 {
             return err(g("dupthresh"), "must be at least 1");
-        }
-        if self.abc_limit == 0 && cc == CcName::Cubic {
-            return err(g("abc_limit"), "must be at least 1 for cubic (0, byte counting off, is for reno, newreno and bic)");
         }
         if !(10..=100_000).contains(&self.hz) {
             return err(g("hz"), format!("{} is out of range (10..=100000)", self.hz));
@@ -266,9 +90,6 @@ impl TcpSettings {
         }
         if !(0.0..=1.0).contains(&self.rto_randomize) {
             return err(g("rto_randomize"), format!("{} is out of range (0..=1, a fraction of the RTO; Vasudevan et al. use 0.5)", self.rto_randomize));
-        }
-        if cc == CcName::Dctcp && !self.ecn {
-            return err(g("ecn"), "cc = \"dctcp\" needs ECN (leave ecn out, or set it true)");
         }
         Ok(())
     }
@@ -382,15 +203,16 @@ pub fn resolve_tcp(defaults: &TcpSpec, flow: &TcpSpec, path: &str) -> Res<Resolv
     let layers = [&profile_tcp(profile), defaults, flow];
     for layer in layers {
         settings.overlay(layer);
-        cc.overlay(layer.cc, &layer.bic, &layer.cubic, &layer.dctcp);
+        cc.overlay(layer);
         variant.overlay(layer.variant, &layer.ahtcp);
     }
-    // DCTCP turns ECN on unless a layer said otherwise (which `check` refuses).
-    if cc.name == CcName::Dctcp && layers.iter().all(|l| l.ecn.is_none()) {
+    // A controller that needs ECN (DCTCP) turns it on unless a layer said otherwise (which
+    // its check refuses).
+    if cc.needs_ecn() && layers.iter().all(|l| l.ecn.is_none()) {
         settings.ecn = true;
     }
-    settings.check(path, cc.name)?;
-    cc.check(path)?;
+    settings.check(path)?;
+    cc.check(path, &settings.cc_context())?;
     let variant = variant.select(path, settings.mss)?;
     Ok(ResolvedTcp { profile, settings, cc: cc.select(), variant })
 }
@@ -403,7 +225,7 @@ impl ResolvedTcp {
             mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
             rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
-            limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, round_buffers_to_mss, dupthresh, recovery, abc_limit, ts_tick, hz,
+            limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, round_buffers_to_mss, dupthresh, recovery, abc_limit: _, ts_tick, hz: _,
         } = self.settings;
         TcpConfig {
             mss,
@@ -467,7 +289,7 @@ impl ResolvedTcp {
                 RecoveryName::Linux => RecoveryKind::LinuxSack,
                 RecoveryName::LinuxPrr => RecoveryKind::LinuxPrr,
             },
-            cc: self.cc.config(abc_limit, hz),
+            cc: self.cc.config(&self.settings.cc_context()),
             ecn,
             ts_tick: ts_tick.0,
             persist_min: SimDuration::from_millis(200),

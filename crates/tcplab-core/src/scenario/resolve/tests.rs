@@ -2,12 +2,13 @@
 //! reaches the configuration, each layer overrides the one before, errors name the key, and
 //! the keys that moved say where to.
 
-use super::cc::{ResolvedBic, ResolvedCubic};
 use super::*;
 use crate::scenario::spec::{
     BackoffName, BackoffResetName, CwndLimitedName, Dur, EstimatorName, IwRuleName, ProfileName, RcvWindowRuleName, RecoveryName, Size, TcpSpec, Threshold,
 };
 use crate::scenario::{parse_json, parse_toml, Run};
+use crate::tcp::cc::bic::BicParams as ResolvedBic;
+use crate::tcp::cc::cubic::CubicParams as ResolvedCubic;
 use crate::tcp::cc::{BicConfig, CcConfig, CubicConfig};
 use crate::units::SimDuration;
 
@@ -169,7 +170,7 @@ fn a_flows_controller_table_overrides_the_defaults_key_by_key() {
     assert_eq!(cc_of(&text), CcConfig::Cubic(CubicConfig { beta: 600, hystart: false, ..CubicConfig::default() }));
     // The defaults' own table, for flows without one; the BIC table applies to BIC flows only.
     let r = resolved(&text);
-    assert_eq!(r.defaults.tcp.cc, ResolvedCc::Newreno);
+    assert_eq!(r.defaults.tcp.cc, ResolvedCc::NewReno { newreno: Default::default() });
     let text = text.replace("cc = \"cubic\"", "cc = \"bic\"");
     assert_eq!(cc_of(&text), CcConfig::Bic(BicConfig { beta: 700, hz: 1000, ..BicConfig::default() }));
 }

@@ -1,25 +1,14 @@
-//! The `tcp` table's schema: the controllers', profiles' and rules' names, `TcpSpec` and the
-//! controllers' and the variant's own tables.
+//! The `tcp` table's schema: the profiles' and rules' names, `TcpSpec` (its keys declared
+//! once, with the registered controllers' tables) and the variant's own table.
 
 use serde::{Deserialize, Serialize};
 
 use super::{Dur, Rate, Size, Threshold};
-
-/// Congestion controllers by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CcName {
-    /// Reno.
-    Reno,
-    /// NewReno.
-    Newreno,
-    /// BIC (Linux 2.6.16).
-    Bic,
-    /// CUBIC (modern Linux, HyStart).
-    Cubic,
-    /// DCTCP (RFC 8257), over ECN.
-    Dctcp,
-}
+use crate::params::Overlay;
+pub use crate::tcp::cc::bic::BicSpec;
+pub use crate::tcp::cc::cubic::CubicSpec;
+pub use crate::tcp::cc::dctcp::DctcpSpec;
+use crate::tcp::cc::Registered;
 
 /// Host profiles: bundles of TCP defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -233,255 +222,178 @@ pub enum RecoveryName {
     LinuxPrr,
 }
 
-/// `[defaults.tcp]`, `[flows.tcp]`: TCP settings, every key optional here. A flow's settings are
-/// resolved from the built-ins, then its profile, then `defaults.tcp`, then its own keys.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TcpSpec {
-    /// Host profile whose defaults apply before `defaults.tcp` and the flow's own keys
-    /// (default `"rfc"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<ProfileName>,
-    /// Congestion controller (default `"newreno"`); its parameters are in the `bic` and
-    /// `cubic` tables.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cc: Option<CcName>,
-    /// MSS, bytes, 64..=65495, counting option space (default 1460).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mss: Option<u32>,
-    /// Offer SACK (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sack: Option<bool>,
-    /// Offer RFC 7323 timestamps (default false).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timestamps: Option<bool>,
-    /// Offer RFC 7323 window scaling (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_scaling: Option<bool>,
-    /// Nagle's algorithm (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nagle: Option<bool>,
-    /// Send buffer, bytes, at least one MSS (default 4MB).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sndbuf: Option<Size>,
-    /// Receive buffer, bytes, at least one MSS (default 4MB).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rcvbuf: Option<Size>,
-    /// Initial window, segments; 0 = by `initial_cwnd_rule` (default 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub initial_cwnd: Option<u32>,
-    /// MSS-based initial-window rule when `initial_cwnd` is 0 (default `"rfc5681"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub initial_cwnd_rule: Option<IwRuleName>,
-    /// Segments acknowledged one by one at connection start (default 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quickack: Option<u32>,
-    /// Linux receive-window growth with its quick ACKs, `tcp_grow_window` (default false).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rcv_window_growth: Option<bool>,
-    /// Which Linux's receive-window rules the growth follows: first window, out-of-order
-    /// growth (default `"linux-2.6.16"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rcv_window_rule: Option<RcvWindowRuleName>,
-    /// Memory one received data segment occupies, Linux `skb->truesize` (the NIC's receive
-    /// buffer plus `struct sk_buff`), for the growth check; 0 = the segment's length, so the
-    /// check always passes (default 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rx_truesize: Option<Size>,
-    /// Linux `net.ipv4.tcp_rmem[2]`, the growth fallback's size target when `rx_truesize`
-    /// fails the first check; 0 = unbounded (default 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tcp_rmem_max: Option<Size>,
-    /// Initial ssthresh: a size or `"unlimited"` (default `"unlimited"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub initial_ssthresh: Option<Threshold>,
-    /// Delayed ACK at least every N full segments, at least 1 (default 2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delack_segments: Option<u32>,
-    /// Delayed-ACK timeout (default 40ms).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delack_timeout: Option<Dur>,
-    /// RTT estimator (default `"rfc6298"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rtt_estimator: Option<EstimatorName>,
-    /// RTO floor, at most `rto_max` (default 200ms).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rto_min: Option<Dur>,
-    /// RTO ceiling, positive (default 60s).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rto_max: Option<Dur>,
-    /// RTO before the first RTT sample, positive (default 1s).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rto_initial: Option<Dur>,
-    /// Clock granularity G of RFC 6298 (default 0s).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rto_granularity: Option<Dur>,
-    /// Backoff rule (default `"exponential"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rto_backoff: Option<BackoffName>,
-    /// Hybrid backoff: backoffs before the growth changes (doublings before linear growth,
-    /// or linear steps before doubling), at most 40 (default 3).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rto_hybrid_switch: Option<u32>,
-    /// When consecutive timeouts are forgotten: `"rtt-sample"` (RFC 6298, Linux) or
-    /// `"new-ack"` (ns-2) (default `"rtt-sample"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rto_backoff_reset: Option<BackoffResetName>,
-    /// Randomise each retransmission timeout: the timer runs RTO·(1 + u), u uniform in
-    /// [0, this), drawn per timer from the connection's own seeded stream (Vasudevan et al.,
-    /// SIGCOMM 2009: 0.5), in 0..=1 (default 0: none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rto_randomize: Option<f64>,
-    /// Ask for ECN (RFC 3168) (default false; true with `cc = "dctcp"`, which needs it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ecn: Option<bool>,
-    /// RFC 3042 limited transmit (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limited_transmit: Option<bool>,
-    /// RFC 7661: grow the window only while cwnd-limited (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cwnd_validation: Option<bool>,
-    /// How "cwnd-limited" is judged: `"flight"` (default) or `"linux"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cwnd_limited: Option<CwndLimitedName>,
-    /// Timers on the host's clock ticks, BSD style: delayed ACK at the next `delack_timeout`
-    /// tick, the RTO in whole `rto_granularity` ticks (default false).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timer_ticks: Option<bool>,
-    /// Socket buffers rounded up to whole MSS once it is known, BSD `tcp_mss` (default false).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub round_buffers_to_mss: Option<bool>,
-    /// Duplicate-ACK threshold, at least 1 (default 3).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dupthresh: Option<u32>,
-    /// Recovery procedure (default `"auto"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recovery: Option<RecoveryName>,
-    /// Slow-start byte-counting limit L, segments per ACK (RFC 3465; default 1); BIC's
-    /// `tcp_abc`; 0 turns byte counting off (one MSS per ACK of new data, as RFC 2581 and
-    /// ns-2) for reno, newreno and bic; cubic needs at least 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub abc_limit: Option<u32>,
-    /// Timestamp clock tick, positive (default 1ms).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ts_tick: Option<Dur>,
-    /// Kernel HZ, 10..=100000 (default 1000; linux-2.6.16: 250): the jiffy that paces BIC's
-    /// and CUBIC's window recomputation (HZ/32).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hz: Option<u32>,
-    /// BIC's parameters, used when `cc = "bic"`: the `bic` table under this one.
-    #[serde(default, skip_serializing_if = "BicSpec::is_empty")]
-    pub bic: BicSpec,
-    /// CUBIC's parameters, used when `cc = "cubic"`: the `cubic` table under this one.
-    #[serde(default, skip_serializing_if = "CubicSpec::is_empty")]
-    pub cubic: CubicSpec,
-    /// DCTCP's parameters, used when `cc = "dctcp"`: the `dctcp` table under this one.
-    #[serde(default, skip_serializing_if = "DctcpSpec::is_empty")]
-    pub dctcp: DctcpSpec,
-    /// A policy around the standard connection (default `"none"`); its parameters are in the
-    /// table of its name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub variant: Option<VariantName>,
-    /// AHTCP's parameters, used when `variant = "ahtcp"`: the `ahtcp` table under this one.
-    #[serde(default, skip_serializing_if = "AhtcpSpec::is_empty")]
-    pub ahtcp: AhtcpSpec,
+/// Declares the `tcp` table from the list of its keys and the registered controllers: the
+/// controllers' names (`CcName`), the table as written (`TcpSpec`, every key optional, each
+/// controller's parameter table under its name) and as resolved (`TcpSettings`, with the
+/// built-in defaults and the overlay of one layer). A key is declared once, here; its
+/// mapping to the connection's `TcpConfig` and its checks are in `resolve::tcp`.
+macro_rules! tcp_table {
+    (
+        defaults $d:ident = $dinit:expr;
+        keys { $( $(#[doc = $kdoc:literal])* $key:ident : $ty:ty = $default:expr, )* }
+        controllers { $( $(#[doc = $cdoc:literal])* $v:ident, $table:ident, $name:literal, $reg:ty; )* }
+    ) => {
+        /// Congestion controllers by name (one per line of `tcp::cc::registry`).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        pub enum CcName {
+            $( $(#[doc = $cdoc])* #[serde(rename = $name)] $v, )*
+        }
+
+        impl CcName {
+            /// The name scenarios use.
+            pub fn as_str(self) -> &'static str {
+                match self { $( CcName::$v => $name, )* }
+            }
+        }
+
+        /// `[defaults.tcp]`, `[flows.tcp]`: TCP settings, every key optional here. A flow's
+        /// settings are resolved from the built-ins, then its profile, then `defaults.tcp`, then
+        /// its own keys.
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct TcpSpec {
+            /// Host profile whose defaults apply before `defaults.tcp` and the flow's own keys
+            /// (default `"rfc"`).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub profile: Option<ProfileName>,
+            /// Congestion controller (default `"newreno"`); its parameters are in the table of
+            /// its name.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub cc: Option<CcName>,
+            $(
+                $(#[doc = $kdoc])*
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $key: Option<$ty>,
+            )*
+            $(
+                #[doc = concat!("The `", $name, "` controller's parameters, used when `cc = \"", $name, "\"`: the `", stringify!($table), "` table under this one.")]
+                #[serde(default, skip_serializing_if = "crate::params::is_unset")]
+                pub $table: <<$reg as Registered>::Params as Overlay>::Table,
+            )*
+            /// A policy around the standard connection (default `"none"`); its parameters are
+            /// in the table of its name.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub variant: Option<VariantName>,
+            /// AHTCP's parameters, used when `variant = "ahtcp"`: the `ahtcp` table under this one.
+            #[serde(default, skip_serializing_if = "AhtcpSpec::is_empty")]
+            pub ahtcp: AhtcpSpec,
+        }
+
+        /// The settings of a `tcp` table but the profile, the controller and the variant,
+        /// resolved. Each key's range and built-in default are on `TcpSpec`.
+        #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+        pub struct TcpSettings {
+            $( $(#[doc = $kdoc])* pub $key: $ty, )*
+        }
+
+        impl TcpSettings {
+            /// The built-in defaults (docs/scenario-format.md lists them): mostly
+            /// `TcpConfig::default()`'s.
+            pub fn builtin() -> Self {
+                let $d = $dinit;
+                TcpSettings { $( $key: $default, )* }
+            }
+
+            /// Apply the keys a layer sets (its profile, controller and variant are resolved
+            /// apart).
+            pub fn overlay(&mut self, s: &TcpSpec) {
+                $( if let Some(v) = &s.$key { self.$key = v.clone(); } )*
+            }
+        }
+    };
 }
 
-/// `[defaults.tcp.bic]`, `[flows.tcp.bic]`: BIC's module parameters (Linux 2.6.16
-/// `tcp_bic.c`), each optional here and resolved like the keys of the `tcp` table. The
-/// defaults are Linux 2.6.16's; `abc_limit` (BIC's `tcp_abc`) and `hz` stay in the `tcp` table.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BicSpec {
-    /// Largest window increase per RTT, segments, at least 1 (S_max; default 16).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_increment: Option<u32>,
-    /// Multiplicative decrease: the fraction of the window kept after a loss, ×1024, in
-    /// 1..1024 (default 819 ≈ 0.8).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub beta: Option<u32>,
-    /// At or below this window, segments, BIC grows and backs off as Reno (default 14).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub low_window: Option<u32>,
-    /// ssthresh set at connection start, segments; 0 keeps the `tcp` table's
-    /// `initial_ssthresh` (default 100).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub initial_ssthresh: Option<u32>,
-    /// Fast convergence: a flow that lost below its previous maximum remembers a lower one
-    /// (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fast_convergence: Option<bool>,
-    /// Near the previous maximum the window grows by B/smooth_part segments per RTT (B = 4);
-    /// at least 1 (default 20).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub smooth_part: Option<u32>,
-}
-
-impl BicSpec {
-    /// True when no key is set.
-    pub fn is_empty(&self) -> bool {
-        *self == BicSpec::default()
+crate::tcp::cc::registry::with_controllers!(tcp_table {
+    defaults d = crate::tcp::TcpConfig::default();
+    keys {
+        /// MSS, bytes, 64..=65495, counting option space (default 1460).
+        mss: u32 = d.mss,
+        /// Offer SACK (default true).
+        sack: bool = d.sack,
+        /// Offer RFC 7323 timestamps (default false).
+        timestamps: bool = d.timestamps,
+        /// Offer RFC 7323 window scaling (default true).
+        window_scaling: bool = d.window_scaling,
+        /// Nagle's algorithm (default true).
+        nagle: bool = d.nagle,
+        /// Send buffer, bytes, at least one MSS (default 4MB).
+        sndbuf: Size = Size(d.sndbuf),
+        /// Receive buffer, bytes, at least one MSS (default 4MB).
+        rcvbuf: Size = Size(d.rcvbuf),
+        /// Initial window, segments; 0 = by `initial_cwnd_rule` (default 0).
+        initial_cwnd: u32 = d.initial_cwnd,
+        /// MSS-based initial-window rule when `initial_cwnd` is 0 (default `"rfc5681"`).
+        initial_cwnd_rule: IwRuleName = IwRuleName::Rfc5681,
+        /// Segments acknowledged one by one at connection start (default 0).
+        quickack: u32 = 0,
+        /// Linux receive-window growth with its quick ACKs, `tcp_grow_window` (default false).
+        rcv_window_growth: bool = false,
+        /// Which Linux's receive-window rules the growth follows: first window, out-of-order
+        /// growth (default `"linux-2.6.16"`).
+        rcv_window_rule: RcvWindowRuleName = RcvWindowRuleName::Linux2616,
+        /// Memory one received data segment occupies, Linux `skb->truesize` (the NIC's receive
+        /// buffer plus `struct sk_buff`), for the growth check; 0 = the segment's length, so the
+        /// check always passes (default 0).
+        rx_truesize: Size = Size(d.rx_truesize),
+        /// Linux `net.ipv4.tcp_rmem[2]`, the growth fallback's size target when `rx_truesize`
+        /// fails the first check; 0 = unbounded (default 0).
+        tcp_rmem_max: Size = Size(d.tcp_rmem_max),
+        /// Initial ssthresh: a size or `"unlimited"` (default `"unlimited"`).
+        initial_ssthresh: Threshold = Threshold::Unlimited,
+        /// Delayed ACK at least every N full segments, at least 1 (default 2).
+        delack_segments: u32 = d.delack_segments,
+        /// Delayed-ACK timeout (default 40ms).
+        delack_timeout: Dur = Dur(d.delack_timeout),
+        /// RTT estimator (default `"rfc6298"`).
+        rtt_estimator: EstimatorName = EstimatorName::Rfc6298,
+        /// RTO floor, at most `rto_max` (default 200ms).
+        rto_min: Dur = Dur(d.rto.min),
+        /// RTO ceiling, positive (default 60s).
+        rto_max: Dur = Dur(d.rto.max),
+        /// RTO before the first RTT sample, positive (default 1s).
+        rto_initial: Dur = Dur(d.rto.initial),
+        /// Clock granularity G of RFC 6298 (default 0s).
+        rto_granularity: Dur = Dur(d.rto.granularity),
+        /// Backoff rule (default `"exponential"`).
+        rto_backoff: BackoffName = BackoffName::Exponential,
+        /// Hybrid backoff: backoffs before the growth changes (doublings before linear growth,
+        /// or linear steps before doubling), at most 40 (default 3).
+        rto_hybrid_switch: u32 = 3,
+        /// When consecutive timeouts are forgotten: `"rtt-sample"` (RFC 6298, Linux) or
+        /// `"new-ack"` (ns-2) (default `"rtt-sample"`).
+        rto_backoff_reset: BackoffResetName = BackoffResetName::RttSample,
+        /// Randomise each retransmission timeout: the timer runs RTO·(1 + u), u uniform in
+        /// [0, this), drawn per timer from the connection's own seeded stream (Vasudevan et al.,
+        /// SIGCOMM 2009: 0.5), in 0..=1 (default 0: none).
+        rto_randomize: f64 = 0.0,
+        /// Ask for ECN (RFC 3168) (default false; true with `cc = "dctcp"`, which needs it).
+        ecn: bool = d.ecn,
+        /// RFC 3042 limited transmit (default true).
+        limited_transmit: bool = d.limited_transmit,
+        /// RFC 7661: grow the window only while cwnd-limited (default true).
+        cwnd_validation: bool = d.cwnd_validation,
+        /// How "cwnd-limited" is judged: `"flight"` (default) or `"linux"`.
+        cwnd_limited: CwndLimitedName = CwndLimitedName::Flight,
+        /// Timers on the host's clock ticks, BSD style: delayed ACK at the next `delack_timeout`
+        /// tick, the RTO in whole `rto_granularity` ticks (default false).
+        timer_ticks: bool = d.timer_ticks,
+        /// Socket buffers rounded up to whole MSS once it is known, BSD `tcp_mss` (default false).
+        round_buffers_to_mss: bool = d.round_buffers_to_mss,
+        /// Duplicate-ACK threshold, at least 1 (default 3).
+        dupthresh: u32 = d.dupthresh,
+        /// Recovery procedure (default `"auto"`).
+        recovery: RecoveryName = RecoveryName::Auto,
+        /// Slow-start byte-counting limit L, segments per ACK (RFC 3465; default 1); BIC's
+        /// `tcp_abc`; 0 turns byte counting off (one MSS per ACK of new data, as RFC 2581 and
+        /// ns-2) for reno, newreno and bic; cubic needs at least 1.
+        abc_limit: u32 = crate::tcp::cc::RenoConfig::default().abc_limit,
+        /// Timestamp clock tick, positive (default 1ms).
+        ts_tick: Dur = Dur(d.ts_tick),
+        /// Kernel HZ, 10..=100000 (default 1000; linux-2.6.16: 250): the jiffy that paces BIC's
+        /// and CUBIC's window recomputation (HZ/32).
+        hz: u32 = 1000,
     }
-}
-
-/// `[defaults.tcp.cubic]`, `[flows.tcp.cubic]`: CUBIC's module parameters (modern Linux
-/// `tcp_cubic.c`), each optional here and resolved like the keys of the `tcp` table. The
-/// defaults are Linux's; `hz` stays in the `tcp` table.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CubicSpec {
-    /// β: the fraction of the window kept after a loss, ×1024, in 1..1024 (default 717 ≈ 0.7).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub beta: Option<u32>,
-    /// The cubic's scale C as Linux's `bic_scale` = C·1024/10, in 1..=10000 (default 41,
-    /// C ≈ 0.4 segments/s³).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bic_scale: Option<u32>,
-    /// Fast convergence: a flow that lost below its previous maximum remembers a lower one,
-    /// (1 + β)/2 of its window (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fast_convergence: Option<bool>,
-    /// The Reno-friendly region: grow at least as fast as Reno with the same β would
-    /// (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tcp_friendliness: Option<bool>,
-    /// HyStart: leave slow start on an ACK train or a delay increase (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hystart: Option<bool>,
-    /// HyStart acts only from this window on, segments (default 16).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hystart_low_window: Option<u32>,
-    /// HyStart: ACKs at most this far apart form a train (default 2ms).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hystart_ack_delta: Option<Dur>,
-}
-
-impl CubicSpec {
-    /// True when no key is set.
-    pub fn is_empty(&self) -> bool {
-        *self == CubicSpec::default()
-    }
-}
-
-/// `[defaults.tcp.dctcp]`, `[flows.tcp.dctcp]`: DCTCP's module parameters (Linux
-/// `tcp_dctcp.c`), each optional here and resolved like the keys of the `tcp` table.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DctcpSpec {
-    /// The estimate's gain g = 2^−shift_g, in 0..=10 (default 4, g = 1/16).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shift_g: Option<u32>,
-    /// α at the start, in 1/1024ths, 0..=1024 (default 1024: the first marks halve the window).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alpha_on_init: Option<u32>,
-}
-
-impl DctcpSpec {
-    /// True when no key is set.
-    pub fn is_empty(&self) -> bool {
-        *self == DctcpSpec::default()
-    }
-}
+});
 
 /// Keys of the `tcp` table that moved into a controller's own table: (old key, table, new
 /// key). Reading one is an error naming its new place (see `scenario::parse_toml`).

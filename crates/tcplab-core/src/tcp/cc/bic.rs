@@ -270,6 +270,57 @@ impl Bic {
     }
 }
 
+crate::param_table! {
+    /// `[defaults.tcp.bic]`, `[flows.tcp.bic]`: BIC's module parameters (Linux 2.6.16
+    /// `tcp_bic.c`), each optional and resolved like the keys of the `tcp` table. The defaults
+    /// are Linux 2.6.16's; `abc_limit` (BIC's `tcp_abc`) and `hz` stay in the `tcp` table.
+    BicSpec => BicParams {
+        /// Largest window increase per RTT, segments, at least 1 (S_max; default 16).
+        max_increment: u32 = BicConfig::default().max_increment,
+        /// Multiplicative decrease: the fraction of the window kept after a loss, ×1024, in
+        /// 1..1024 (default 819 ≈ 0.8).
+        beta: u32 = BicConfig::default().beta,
+        /// At or below this window, segments, BIC grows and backs off as Reno (default 14).
+        low_window: u32 = BicConfig::default().low_window,
+        /// ssthresh set at connection start, segments; 0 keeps the `tcp` table's
+        /// `initial_ssthresh` (default 100).
+        initial_ssthresh: u32 = BicConfig::default().initial_ssthresh,
+        /// Fast convergence: a flow that lost below its previous maximum remembers a lower one
+        /// (default true).
+        fast_convergence: bool = BicConfig::default().fast_convergence,
+        /// Near the previous maximum the window grows by B/smooth_part segments per RTT (B = 4);
+        /// at least 1 (default 20).
+        smooth_part: u32 = BicConfig::default().smooth_part,
+    }
+}
+
+impl super::Registered for Bic {
+    const NAME: &'static str = "bic";
+    type Controller = Bic;
+    type Config = BicConfig;
+    type Params = BicParams;
+    fn check_params(p: &BicParams) -> Result<(), crate::params::ParamError> {
+        use crate::params::ParamError;
+        if p.max_increment == 0 {
+            return Err(ParamError::new("max_increment", "must be at least 1"));
+        }
+        if !(1..1024).contains(&p.beta) {
+            return Err(ParamError::new("beta", "must be in 1..1024 (the kept fraction ×1024)"));
+        }
+        if p.smooth_part == 0 {
+            return Err(ParamError::new("smooth_part", "must be at least 1"));
+        }
+        Ok(())
+    }
+    fn config(p: &BicParams, tcp: &super::CcContext) -> BicConfig {
+        let BicParams { max_increment, beta, low_window, initial_ssthresh, fast_convergence, smooth_part } = *p;
+        BicConfig { fast_convergence, max_increment, low_window, beta, initial_ssthresh, smooth_part, abc: tcp.abc_limit, hz: tcp.hz }
+    }
+    fn build(cfg: &BicConfig, cwnd: u64, ssthresh: u64, mss: u32) -> Bic {
+        Bic::new(*cfg, cwnd, ssthresh, mss)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -322,6 +322,65 @@ impl CongestionControl for Cubic {
     }
 }
 
+/// The largest `bic_scale`: C ≈ 98 segments/s³, far beyond any kernel's use, keeps the cube
+/// arithmetic exact.
+const MAX_BIC_SCALE: u32 = 10_000;
+
+crate::param_table! {
+    /// `[defaults.tcp.cubic]`, `[flows.tcp.cubic]`: CUBIC's module parameters (modern Linux
+    /// `tcp_cubic.c`), each optional and resolved like the keys of the `tcp` table. The
+    /// defaults are Linux's; `hz` stays in the `tcp` table.
+    CubicSpec => CubicParams {
+        /// β: the fraction of the window kept after a loss, ×1024, in 1..1024 (default 717 ≈ 0.7).
+        beta: u32 = CubicConfig::default().beta,
+        /// The cubic's scale C as Linux's `bic_scale` = C·1024/10, in 1..=10000 (default 41,
+        /// C ≈ 0.4 segments/s³).
+        bic_scale: u32 = CubicConfig::default().bic_scale,
+        /// Fast convergence: a flow that lost below its previous maximum remembers a lower one,
+        /// (1 + β)/2 of its window (default true).
+        fast_convergence: bool = CubicConfig::default().fast_convergence,
+        /// The Reno-friendly region: grow at least as fast as Reno with the same β would
+        /// (default true).
+        tcp_friendliness: bool = CubicConfig::default().tcp_friendliness,
+        /// HyStart: leave slow start on an ACK train or a delay increase (default true).
+        hystart: bool = CubicConfig::default().hystart,
+        /// HyStart acts only from this window on, segments (default 16).
+        hystart_low_window: u32 = CubicConfig::default().hystart_low_window,
+        /// HyStart: ACKs at most this far apart form a train (default 2ms).
+        hystart_ack_delta: crate::quantity::Dur = crate::quantity::Dur(CubicConfig::default().hystart_ack_delta),
+    }
+}
+
+impl super::Registered for Cubic {
+    const NAME: &'static str = "cubic";
+    type Controller = Cubic;
+    type Config = CubicConfig;
+    type Params = CubicParams;
+    fn check_params(p: &CubicParams) -> Result<(), crate::params::ParamError> {
+        use crate::params::ParamError;
+        if !(1..1024).contains(&p.beta) {
+            return Err(ParamError::new("beta", "must be in 1..1024 (the kept fraction ×1024)"));
+        }
+        if !(1..=MAX_BIC_SCALE).contains(&p.bic_scale) {
+            return Err(ParamError::new("bic_scale", format!("must be in 1..={MAX_BIC_SCALE} (C·1024/10; 41 is C ≈ 0.4)")));
+        }
+        Ok(())
+    }
+    fn check_selected(_: &CubicParams, tcp: &super::CcContext) -> Result<(), crate::params::ParamError> {
+        if tcp.abc_limit == 0 {
+            return Err(crate::params::ParamError::new("abc_limit", "must be at least 1 for cubic (0, byte counting off, is for reno, newreno and bic)"));
+        }
+        Ok(())
+    }
+    fn config(p: &CubicParams, tcp: &super::CcContext) -> CubicConfig {
+        let CubicParams { beta, bic_scale, fast_convergence, tcp_friendliness, hystart, hystart_low_window, hystart_ack_delta } = *p;
+        CubicConfig { fast_convergence, beta, bic_scale, tcp_friendliness, hystart, hystart_low_window, hystart_ack_delta: hystart_ack_delta.0, hz: tcp.hz }
+    }
+    fn build(cfg: &CubicConfig, cwnd: u64, ssthresh: u64, mss: u32) -> Cubic {
+        Cubic::new(*cfg, cwnd, ssthresh, mss)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

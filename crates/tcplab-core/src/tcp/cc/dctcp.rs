@@ -125,6 +125,47 @@ impl CongestionControl for Dctcp {
     }
 }
 
+crate::param_table! {
+    /// `[defaults.tcp.dctcp]`, `[flows.tcp.dctcp]`: DCTCP's module parameters (Linux
+    /// `tcp_dctcp.c`), each optional and resolved like the keys of the `tcp` table.
+    DctcpSpec => DctcpParams {
+        /// The estimate's gain g = 2^−shift_g, in 0..=10 (default 4, g = 1/16).
+        shift_g: u32 = DctcpConfig::default().shift_g,
+        /// α at the start, in 1/1024ths, 0..=1024 (default 1024: the first marks halve the window).
+        alpha_on_init: u32 = DctcpConfig::default().alpha_on_init,
+    }
+}
+
+impl super::Registered for Dctcp {
+    const NAME: &'static str = "dctcp";
+    type Controller = Dctcp;
+    type Config = DctcpConfig;
+    type Params = DctcpParams;
+    const NEEDS_ECN: bool = true;
+    fn check_params(p: &DctcpParams) -> Result<(), crate::params::ParamError> {
+        use crate::params::ParamError;
+        if p.shift_g > 10 {
+            return Err(ParamError::new("shift_g", format!("{} is out of range (0..=10; g = 2^-shift_g)", p.shift_g)));
+        }
+        if p.alpha_on_init > 1024 {
+            return Err(ParamError::new("alpha_on_init", format!("{} is out of range (0..=1024, α in 1/1024ths)", p.alpha_on_init)));
+        }
+        Ok(())
+    }
+    fn check_selected(_: &DctcpParams, tcp: &super::CcContext) -> Result<(), crate::params::ParamError> {
+        if !tcp.ecn {
+            return Err(crate::params::ParamError::new("ecn", "cc = \"dctcp\" needs ECN (leave ecn out, or set it true)"));
+        }
+        Ok(())
+    }
+    fn config(p: &DctcpParams, tcp: &super::CcContext) -> DctcpConfig {
+        DctcpConfig { reno: RenoConfig { abc_limit: tcp.abc_limit }, shift_g: p.shift_g, alpha_on_init: p.alpha_on_init }
+    }
+    fn build(cfg: &DctcpConfig, cwnd: u64, ssthresh: u64, _mss: u32) -> Dctcp {
+        Dctcp::new(*cfg, cwnd, ssthresh)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,11 +1,13 @@
 //! Congestion control: a narrow trait that sees named events (never sequence numbers) and
 //! answers `cwnd()` and `ssthresh()` in bytes. Loss detection, SACK, RTT and RTO belong to the
 //! connection. Built-in controllers are variants of the closed enum `Controller`, dispatched by
-//! `match`; adding one means a new file here and a new variant, never a connection change.
+//! `match` and generated from the one list in `registry`: adding one is a new file here and a
+//! line in that list, never a connection change.
 
 pub mod bic;
 pub mod cubic;
 pub mod dctcp;
+pub mod registry;
 pub mod reno;
 pub mod window;
 
@@ -15,7 +17,8 @@ use crate::units::{SimDuration, SimTime};
 pub use bic::{Bic, BicConfig};
 pub use cubic::{Cubic, CubicConfig};
 pub use dctcp::{Dctcp, DctcpConfig};
-pub use reno::{Reno, RenoConfig};
+pub use registry::{CcContext, Registered};
+pub use reno::{NewReno, Reno, RenoConfig};
 pub use window::{PacketWindow, WindowState};
 
 /// An ACK that acknowledged new data, delivered to the controller outside fast recovery.
@@ -171,128 +174,93 @@ pub trait CongestionControl {
     }
 }
 
-/// Which controller a connection uses, with its parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum CcConfig {
-    /// Reno (RFC 5681): the same window rules as NewReno; the connection uses Reno recovery.
-    Reno(RenoConfig),
-    /// NewReno (RFC 5681 window rules; RFC 6582 recovery in the connection).
-    NewReno(RenoConfig),
-    /// BIC as in Linux 2.6.16.
-    Bic(BicConfig),
-    /// CUBIC as in modern Linux.
-    Cubic(CubicConfig),
-    /// DCTCP (RFC 8257; Linux `tcp_dctcp.c`): Reno growth, ECN-fraction reduction.
-    Dctcp(DctcpConfig),
-}
-
-impl CcConfig {
-    /// The controller's name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            CcConfig::Reno(_) => "reno",
-            CcConfig::NewReno(_) => "newreno",
-            CcConfig::Bic(_) => "bic",
-            CcConfig::Cubic(_) => "cubic",
-            CcConfig::Dctcp(_) => "dctcp",
+macro_rules! define_controllers {
+    (controllers { $( $(#[doc = $doc:literal])* $v:ident, $table:ident, $name:literal, $reg:ty; )* }) => {
+        /// Which controller a connection uses, with its configuration (one variant per line of
+        /// `registry::with_controllers!`).
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub enum CcConfig {
+            $( $(#[doc = $doc])* $v(<$reg as Registered>::Config), )*
         }
-    }
 
-    /// True for a controller that needs ECN (DCTCP): the connection then asks for it, marks
-    /// every segment ECT and echoes CE exactly (RFC 8257 §3.2).
-    pub fn needs_ecn(&self) -> bool {
-        matches!(self, CcConfig::Dctcp(_))
-    }
+        impl CcConfig {
+            /// The controller's name.
+            pub fn name(&self) -> &'static str {
+                match self { $( CcConfig::$v(_) => <$reg as Registered>::NAME, )* }
+            }
 
-    /// The recovery a connection uses without SACK when its recovery is `auto`: Reno fast
-    /// recovery for Reno (RFC 5681 §3.2), NewReno (RFC 6582) for every other controller.
-    pub fn recovery_without_sack(&self) -> RecoveryKind {
-        match self {
-            CcConfig::Reno(_) => RecoveryKind::Reno,
-            CcConfig::NewReno(_) | CcConfig::Bic(_) | CcConfig::Cubic(_) | CcConfig::Dctcp(_) => RecoveryKind::NewReno,
+            /// True for a controller that needs ECN (DCTCP): the connection then asks for it,
+            /// marks every segment ECT and echoes CE exactly (RFC 8257 §3.2).
+            pub fn needs_ecn(&self) -> bool {
+                match self { $( CcConfig::$v(_) => <$reg as Registered>::NEEDS_ECN, )* }
+            }
+
+            /// The recovery a connection uses without SACK when its recovery is `auto`: Reno
+            /// fast recovery for Reno (RFC 5681 §3.2), NewReno (RFC 6582) for the others.
+            pub fn recovery_without_sack(&self) -> RecoveryKind {
+                match self { $( CcConfig::$v(_) => <$reg as Registered>::RECOVERY_WITHOUT_SACK, )* }
+            }
         }
-    }
-}
 
-/// A built-in controller.
-#[derive(Clone, Debug)]
-pub enum Controller {
-    /// Reno or NewReno window rules.
-    Reno(Reno),
-    /// BIC.
-    Bic(Bic),
-    /// CUBIC.
-    Cubic(Cubic),
-    /// DCTCP.
-    Dctcp(Dctcp),
-}
-
-impl Controller {
-    /// Build the controller for `cfg` with the initial window and ssthresh in bytes and the
-    /// sender's MSS (payload bytes per segment).
-    pub fn new(cfg: &CcConfig, initial_cwnd: u64, initial_ssthresh: u64, mss: u32) -> Self {
-        match cfg {
-            CcConfig::Reno(c) => Controller::Reno(Reno::new("reno", *c, initial_cwnd, initial_ssthresh)),
-            CcConfig::NewReno(c) => Controller::Reno(Reno::new("newreno", *c, initial_cwnd, initial_ssthresh)),
-            CcConfig::Bic(c) => Controller::Bic(Bic::new(*c, initial_cwnd, initial_ssthresh, mss)),
-            CcConfig::Cubic(c) => Controller::Cubic(Cubic::new(*c, initial_cwnd, initial_ssthresh, mss)),
-            CcConfig::Dctcp(c) => Controller::Dctcp(Dctcp::new(*c, initial_cwnd, initial_ssthresh)),
+        /// A built-in controller (one variant per registered controller).
+        #[derive(Clone, Debug)]
+        pub enum Controller {
+            $( $(#[doc = $doc])* $v(<$reg as Registered>::Controller), )*
         }
-    }
-}
 
-macro_rules! dispatch {
-    ($self:ident, $c:ident => $e:expr) => {
-        match $self {
-            Controller::Reno($c) => $e,
-            Controller::Bic($c) => $e,
-            Controller::Cubic($c) => $e,
-            Controller::Dctcp($c) => $e,
+        impl Controller {
+            /// Build the controller for `cfg` with the initial window and ssthresh in bytes and
+            /// the sender's MSS (payload bytes per segment).
+            pub fn new(cfg: &CcConfig, initial_cwnd: u64, initial_ssthresh: u64, mss: u32) -> Self {
+                match cfg { $( CcConfig::$v(c) => Controller::$v(<$reg as Registered>::build(c, initial_cwnd, initial_ssthresh, mss)), )* }
+            }
+        }
+
+        impl CongestionControl for Controller {
+            fn name(&self) -> &'static str {
+                match self { $( Controller::$v(c) => c.name(), )* }
+            }
+            fn cwnd(&self) -> u64 {
+                match self { $( Controller::$v(c) => c.cwnd(), )* }
+            }
+            fn ssthresh(&self) -> u64 {
+                match self { $( Controller::$v(c) => c.ssthresh(), )* }
+            }
+            fn min_cwnd(&self) -> u64 {
+                match self { $( Controller::$v(c) => c.min_cwnd(), )* }
+            }
+            fn on_ack(&mut self, ack: &AckSample) {
+                match self { $( Controller::$v(c) => c.on_ack(ack), )* }
+            }
+            fn on_congestion(&mut self, ev: &CongestionEvent) {
+                match self { $( Controller::$v(c) => c.on_congestion(ev), )* }
+            }
+            fn on_recovery_exit(&mut self, ev: &RecoveryExit) {
+                match self { $( Controller::$v(c) => c.on_recovery_exit(ev), )* }
+            }
+            fn on_timeout(&mut self, ev: &TimeoutEvent) {
+                match self { $( Controller::$v(c) => c.on_timeout(ev), )* }
+            }
+            fn window(&mut self) -> WindowState<'_> {
+                match self { $( Controller::$v(c) => c.window(), )* }
+            }
+            fn on_ecn_feedback(&mut self, bytes_acked: u64, ece: bool, round: u64) {
+                match self { $( Controller::$v(c) => c.on_ecn_feedback(bytes_acked, ece, round), )* }
+            }
+            fn on_ecn_echo(&mut self, ev: &CongestionEvent) {
+                match self { $( Controller::$v(c) => c.on_ecn_echo(ev), )* }
+            }
+            fn growth_bound(&self, ack: &AckSample) -> u64 {
+                match self { $( Controller::$v(c) => c.growth_bound(ack), )* }
+            }
+            fn loss_ssthresh(&self, ev: &CongestionEvent) -> (u64, u64) {
+                match self { $( Controller::$v(c) => c.loss_ssthresh(ev), )* }
+            }
         }
     };
 }
 
-impl CongestionControl for Controller {
-    fn name(&self) -> &'static str {
-        dispatch!(self, c => c.name())
-    }
-    fn cwnd(&self) -> u64 {
-        dispatch!(self, c => c.cwnd())
-    }
-    fn ssthresh(&self) -> u64 {
-        dispatch!(self, c => c.ssthresh())
-    }
-    fn min_cwnd(&self) -> u64 {
-        dispatch!(self, c => c.min_cwnd())
-    }
-    fn on_ack(&mut self, ack: &AckSample) {
-        dispatch!(self, c => c.on_ack(ack))
-    }
-    fn on_congestion(&mut self, ev: &CongestionEvent) {
-        dispatch!(self, c => c.on_congestion(ev))
-    }
-    fn on_recovery_exit(&mut self, ev: &RecoveryExit) {
-        dispatch!(self, c => c.on_recovery_exit(ev))
-    }
-    fn on_timeout(&mut self, ev: &TimeoutEvent) {
-        dispatch!(self, c => c.on_timeout(ev))
-    }
-    fn window(&mut self) -> WindowState<'_> {
-        dispatch!(self, c => c.window())
-    }
-    fn on_ecn_feedback(&mut self, bytes_acked: u64, ece: bool, round: u64) {
-        dispatch!(self, c => c.on_ecn_feedback(bytes_acked, ece, round))
-    }
-    fn on_ecn_echo(&mut self, ev: &CongestionEvent) {
-        dispatch!(self, c => c.on_ecn_echo(ev))
-    }
-    fn growth_bound(&self, ack: &AckSample) -> u64 {
-        dispatch!(self, c => c.growth_bound(ack))
-    }
-    fn loss_ssthresh(&self, ev: &CongestionEvent) -> (u64, u64) {
-        dispatch!(self, c => c.loss_ssthresh(ev))
-    }
-}
+registry::with_controllers!(define_controllers {});
 
 #[cfg(test)]
 mod tests {

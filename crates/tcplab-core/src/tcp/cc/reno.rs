@@ -98,6 +98,47 @@ impl CongestionControl for Reno {
     }
 }
 
+crate::param_table! {
+    /// `[….tcp.reno]`: Reno has no parameters of its own (`abc_limit` is the `tcp` table's).
+    RenoSpec => RenoParams {}
+}
+
+impl super::Registered for Reno {
+    const NAME: &'static str = "reno";
+    type Controller = Reno;
+    type Config = RenoConfig;
+    type Params = RenoParams;
+    const RECOVERY_WITHOUT_SACK: crate::tcp::config::RecoveryKind = crate::tcp::config::RecoveryKind::Reno;
+    fn config(_: &RenoParams, tcp: &super::CcContext) -> RenoConfig {
+        RenoConfig { abc_limit: tcp.abc_limit }
+    }
+    fn build(cfg: &RenoConfig, cwnd: u64, ssthresh: u64, _mss: u32) -> Reno {
+        Reno::new("reno", *cfg, cwnd, ssthresh)
+    }
+}
+
+/// NewReno's registration: Reno's window rules under its own name, with RFC 6582 recovery
+/// without SACK.
+pub struct NewReno;
+
+crate::param_table! {
+    /// `[….tcp.newreno]`: NewReno has no parameters of its own (`abc_limit` is the `tcp` table's).
+    NewRenoSpec => NewRenoParams {}
+}
+
+impl super::Registered for NewReno {
+    const NAME: &'static str = "newreno";
+    type Controller = Reno;
+    type Config = RenoConfig;
+    type Params = NewRenoParams;
+    fn config(_: &NewRenoParams, tcp: &super::CcContext) -> RenoConfig {
+        RenoConfig { abc_limit: tcp.abc_limit }
+    }
+    fn build(cfg: &RenoConfig, cwnd: u64, ssthresh: u64, _mss: u32) -> Reno {
+        Reno::new("newreno", *cfg, cwnd, ssthresh)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
