@@ -4,15 +4,12 @@
 //! notice, and what it does with their effects afterwards (segments emitted per socket in the
 //! order made, datagrams, the timer, finished flows, milestones).
 
-use super::{Event, Simulation};
-use crate::app::{Application, Interest, Milestone, Notice, Socket, Sockets};
+use super::Event;
+use crate::app::{Application, Milestone, Notice, Socket, Sockets};
 use crate::engine::queue::Lane;
 use crate::flow::FlowEngine;
 use crate::flow::NO_APP;
-use crate::net::link_layer::LinkMark;
-use crate::net::packet::{Body, End, FlowId, Packet, IPV4_HEADER, UDP_HEADER};
 use crate::tcp::{Connection, Endpoint, Output};
-use crate::trace::MilestoneRow;
 use crate::units::SimTime;
 
 use crate::flow::Flow;
@@ -154,148 +151,66 @@ impl Sockets for SocketCtx<'_> {
     }
 }
 
-impl Simulation {
-    /// Add an application owning `sockets` (each socket has at most one owner); it is told
-    /// `Notice::Start` at `start`, if given. Its events stand among simultaneous ones by the
-    /// flow of its first socket. Returns its index.
-    pub fn add_app(&mut self, app: Application, sockets: &[Socket], start: Option<SimTime>) -> u32 {
-        let id = self.apps.len() as u32;
+/// The applications and what the last one told did: a component of the simulation, which
+/// tells them their notices (`tell`) and carries out their effects.
+#[derive(Debug, Default)]
+pub struct Apps {
+    slots: Vec<AppSlot>,
+    /// What the application told last did (reused between notices).
+    pub(super) effects: Effects,
+}
+
+impl Apps {
+    /// Add an application owning `sockets` of `flows` (each socket has at most one owner).
+    /// Returns its index and its place among simultaneous events (the flow of its first
+    /// socket).
+    pub fn add(&mut self, app: Application, sockets: &[Socket], flows: &mut [Flow]) -> (u32, u32) {
+        let id = self.slots.len() as u32;
         assert!(id != NO_APP, "too many applications");
         for s in sockets {
-            let owner = &mut self.flows[s.flow()].owners[s.end()];
+            let owner = &mut flows[s.flow()].owners[s.end()];
             assert!(owner.0 == NO_APP, "{s:?} already has an application");
             *owner = (id, app.interest());
         }
         let order_id = sockets.first().map_or(id, |s| s.flow() as u32);
-        if let Some(t) = start {
-            self.schedule(Lane::Timer, t, Event::AppStart { app: id, order: order_id });
-        }
-        self.apps.push(AppSlot { app, order_id, timer: None });
-        id
+        self.slots.push(AppSlot { app, order_id, timer: None });
+        (id, order_id)
     }
 
     /// The applications.
-    pub fn apps(&self) -> impl Iterator<Item = &Application> {
-        self.apps.iter().map(|a| &a.app)
+    pub fn iter(&self) -> impl Iterator<Item = &Application> {
+        self.slots.iter().map(|a| &a.app)
     }
 
-    /// An application's timer event popped at `now`: tell it, unless the setting was replaced.
-    pub(super) fn app_timer(&mut self, now: SimTime, a: usize) {
-        if self.apps[a].timer != Some(now) {
-            return; // Stale: the application set its timer to another time since.
+    /// An application's timer event popped at `now`: true when it is due (and no longer
+    /// set), false when stale (the application set its timer to another time since).
+    pub(super) fn timer_due(&mut self, now: SimTime, a: usize) -> bool {
+        let slot = &mut self.slots[a];
+        if slot.timer != Some(now) {
+            return false;
         }
-        self.apps[a].timer = None;
-        self.notify(now, a, Notice::Timer, None);
+        slot.timer = None;
+        true
     }
 
-    /// Tell application `a` of `notice` (about socket `about`, if any) and carry out what it
-    /// did.
+    /// Tell application `a` of `notice` (about socket `about`, if any) over `flows`, its
+    /// segments going to `out`. True when it did more than write to `about` (its `effects`
+    /// then need carrying out).
     #[inline]
-    pub(super) fn notify(&mut self, now: SimTime, a: usize, notice: Notice, about: Option<Socket>) {
-        let mut io = SocketCtx { now, about, flows: &mut self.flows, out: &mut self.out, fx: &mut self.effects };
-        self.apps[a].app.on(notice, &mut io);
-        if self.effects.dirty {
-            self.apply_effects(now, a, about);
-        } else if let Some(s) = about {
-            self.sent_by(now, s);
-        }
+    pub(super) fn tell(&mut self, now: SimTime, a: usize, notice: Notice, about: Option<Socket>, flows: &mut [Flow], out: &mut Output) -> bool {
+        let mut io = SocketCtx { now, about, flows, out, fx: &mut self.effects };
+        self.slots[a].app.on(notice, &mut io);
+        self.effects.dirty
     }
 
-    /// After end `e` of TCP flow `f` processed a segment or a timer: tell the end's owner if it
-    /// needs to know, then send what the connection and the application produced.
-    #[inline]
-    pub(super) fn after_conn(&mut self, now: SimTime, f: usize, e: usize) {
-        let s = Socket::new(f as u32, e as u8);
-        let (owner, interest) = self.flows[f].owners[e];
-        let peer_fin = std::mem::take(&mut self.out.peer_fin);
-        let tell = match interest {
-            Interest::Every => true,
-            // The connection flags the call that received the FIN in order: the moment its
-            // peer_closed() turns true.
-            Interest::PeerClosed => peer_fin,
-            Interest::Nothing => false,
-        };
-        if tell {
-            self.notify(now, owner as usize, Notice::Socket(s), Some(s));
-        } else {
-            self.sent_by(now, s);
-        }
-    }
-
-    /// Carry out the effects of application `a`'s last notice (about socket `about`, if any):
-    /// its timer, finished flows, the segments per socket in the order made, datagrams.
-    #[inline(never)]
-    fn apply_effects(&mut self, now: SimTime, a: usize, about: Option<Socket>) {
-        self.effects.dirty = false;
-        if let Some(t) = self.effects.timer.take() {
-            let slot = &mut self.apps[a];
-            slot.timer = Some(t);
-            let (rank, busy) = slot.app.timer_rank();
-            let ev = Event::AppTimer { app: a as u32, order: slot.order_id, rank };
-            self.schedule(if busy { Lane::Busy } else { Lane::Timer }, t, ev);
-        }
-        for _ in 0..std::mem::take(&mut self.effects.finished) {
-            self.flow_done();
-        }
-        if let Some(tr) = self.traces.milestones.as_mut() {
-            for &(s, kind, bytes) in &self.effects.milestones {
-                tr.push(MilestoneRow { time_s: now.as_secs_f64(), app: a as u32, flow: s.flow() as u32, kind: kind as u32, bytes });
-            }
-        }
-        self.effects.milestones.clear();
-        if self.effects.runs.is_empty() {
-            if let Some(s) = about {
-                self.sent_by(now, s);
-            }
-        } else {
-            // Each socket's share of the output in turn.
-            let runs = std::mem::take(&mut self.effects.runs);
-            let (segs, evs) = (std::mem::take(&mut self.out.segments), std::mem::take(&mut self.out.events));
-            for (i, &(s, a0, b0)) in runs.iter().enumerate() {
-                let (a1, b1) = runs.get(i + 1).map_or((segs.len(), evs.len()), |r| (r.1, r.2));
-                self.out.segments.extend_from_slice(&segs[a0..a1]);
-                self.out.events.extend_from_slice(&evs[b0..b1]);
-                self.sent_by(now, s);
-            }
-            self.effects.runs = runs;
-            self.effects.runs.clear();
-        }
-        if !self.effects.datagrams.is_empty() {
-            let datagrams = std::mem::take(&mut self.effects.datagrams);
-            for &(s, size) in &datagrams {
-                self.send_datagram(now, s, size);
-            }
-            self.effects.datagrams = datagrams;
-            self.effects.datagrams.clear();
-        }
-    }
-
-    /// Socket `s` produced the output now in `self.out`: send it, re-arm its timer, and trace
-    /// a sender's window.
-    #[inline]
-    pub(super) fn sent_by(&mut self, now: SimTime, s: Socket) {
-        let (f, e) = (s.flow(), s.end());
-        self.emit(now, f, e);
-        self.resched(f, e);
-        if e == self.flows[f].data_sender() {
-            self.record_cwnd(now, f);
-        }
-    }
-
-    /// One UDP datagram of `size` IP bytes from socket `s`.
-    fn send_datagram(&mut self, now: SimTime, s: Socket, size: u32) {
-        let f = s.flow();
-        let flow = &mut self.flows[f];
-        let FlowEngine::Udp(u) = &mut flow.engine else { panic!("{s:?} belongs to a TCP flow; datagrams need a UDP flow") };
-        let len = size - IPV4_HEADER - UDP_HEADER;
-        let seq = u.sent;
-        u.sent += 1;
-        u.bytes_sent += len as u64;
-        let to = if s.end() == 0 { End::Dst } else { End::Src };
-        let pkt =
-            Packet { flow: FlowId(f as u32), to, route: flow.routes[s.end()], hop: 0, class: flow.class, link: LinkMark::INTACT, size, created: now, body: Body::Udp { seq, len } };
-        let touched = self.fabric.inject(now, pkt, &mut self.q);
-        self.tell_observers(touched);
+    /// Set application `a`'s timer to the one its last notice asked for, if any: the time,
+    /// and the event to schedule with the lane it goes in.
+    pub(super) fn arm_timer(&mut self, a: usize) -> Option<(SimTime, Event, Lane)> {
+        let t = self.effects.timer.take()?;
+        let slot = &mut self.slots[a];
+        slot.timer = Some(t);
+        let (rank, busy) = slot.app.timer_rank();
+        Some((t, Event::AppTimer { app: a as u32, order: slot.order_id, rank }, if busy { Lane::Busy } else { Lane::Timer }))
     }
 }
 

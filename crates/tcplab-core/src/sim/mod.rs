@@ -1,15 +1,16 @@
 //! The simulation: owns the clock and the event queue and dispatches events by `match` on a
 //! closed enum to the parts that own the state: the forwarding fabric (`net::fabric`: pipes,
 //! routes, forwarding, packet counters), the flows (their TCP endpoints, here), the
-//! applications over their sockets (`apps`), the observers (`observe`: taps and traces), the remedies (`decp`) and the summary
-//! (`summary`). The fabric hands back the packets that reach a host; the simulation gives them
+//! applications over their sockets (`apps::Apps`: told their notices here, their effects
+//! carried out here), the observers (`observe`: taps and traces), the agents (`crate::agent`)
+//! and the summary (`summary::summarize`). The fabric hands back the packets that reach a host; the simulation gives them
 //! to their flow. No globals: everything a run touches lives in one `Simulation` value.
 
 mod apps;
 mod observe;
 mod summary;
 
-pub use apps::AppSlot;
+pub use apps::{AppSlot, Apps};
 pub use observe::{Observers, Tap};
 pub use summary::{event_codes, milestone_codes, summarize, FlowSummary, QueueSummary, RunSummary};
 
@@ -26,17 +27,18 @@ macro_rules! view {
 }
 
 use crate::agent::{Action, Agent};
+use crate::app::{Application, Interest, Notice, Socket};
 use crate::engine::order::{Key, Order, Rank};
 use crate::engine::queue::Lane;
 use crate::engine::EventQueue;
 use crate::flow::{Flow, FlowEngine};
 use crate::net::fabric::{Fabric, NetEvent, Touched};
 use crate::net::link_layer::LinkMark;
-use crate::net::packet::{Body, End, FlowId, Packet, RouteId};
+use crate::net::packet::{Body, End, FlowId, Packet, RouteId, IPV4_HEADER, UDP_HEADER};
 use crate::net::pipe::{Pipe, PipeId};
 use crate::tcp::{Output, Wake};
 use crate::trace::pcap::WireIdentity;
-use crate::trace::{EventRow, Traces};
+use crate::trace::{EventRow, MilestoneRow, Traces};
 use crate::units::{SimDuration, SimTime};
 
 /// Why a run ended.
@@ -148,10 +150,8 @@ pub struct Simulation {
     pub observers: Observers,
     /// Agents (coordinators, AHTCP monitors).
     pub agents: Vec<Agent>,
-    /// The applications.
-    apps: Vec<AppSlot>,
-    /// What the application told last did (reused between notices).
-    effects: apps::Effects,
+    /// The applications and their last effects.
+    apps: Apps,
 }
 
 impl Simulation {
@@ -175,8 +175,7 @@ impl Simulation {
             out: Output::default(),
             observers: Observers::default(),
             agents: Vec::new(),
-            apps: Vec::new(),
-            effects: apps::Effects::default(),
+            apps: Apps::default(),
         }
     }
 
@@ -399,8 +398,12 @@ impl Simulation {
             Event::Net(NetEvent::Arrive(p)) => self.arrivals(now, p, limit),
             Event::Net(NetEvent::Flush(m)) => self.fabric.flush_merge(now, m as usize, &mut self.q, &mut view!(self)),
             Event::Timer { flow, end, gen } => self.on_timer(now, flow as usize, end as usize, gen),
-            Event::AppStart { app, .. } => self.notify(now, app as usize, crate::app::Notice::Start, None),
-            Event::AppTimer { app, .. } => self.app_timer(now, app as usize),
+            Event::AppStart { app, .. } => self.notify(now, app as usize, Notice::Start, None),
+            Event::AppTimer { app, .. } => {
+                if self.apps.timer_due(now, app as usize) {
+                    self.notify(now, app as usize, Notice::Timer, None);
+                }
+            }
             Event::Sample => self.sample(now),
             Event::Agent { agent, source, rank } => self.agent(now, agent, source, rank),
         }
@@ -430,6 +433,126 @@ impl Simulation {
             self.q.schedule(Lane::Busy, next, Event::Net(NetEvent::Arrive(p)));
             return;
         }
+    }
+
+    /// Add an application owning `sockets` (each socket has at most one owner); it is told
+    /// `Notice::Start` at `start`, if given. Its events stand among simultaneous ones by the
+    /// flow of its first socket. Returns its index.
+    pub fn add_app(&mut self, app: Application, sockets: &[Socket], start: Option<SimTime>) -> u32 {
+        let (id, order) = self.apps.add(app, sockets, &mut self.flows);
+        if let Some(t) = start {
+            self.schedule(Lane::Timer, t, Event::AppStart { app: id, order });
+        }
+        id
+    }
+
+    /// The applications.
+    pub fn apps(&self) -> impl Iterator<Item = &Application> {
+        self.apps.iter()
+    }
+
+    /// Tell application `a` of `notice` (about socket `about`, if any) and carry out what it
+    /// did.
+    #[inline]
+    fn notify(&mut self, now: SimTime, a: usize, notice: Notice, about: Option<Socket>) {
+        if self.apps.tell(now, a, notice, about, &mut self.flows, &mut self.out) {
+            self.apply_effects(now, a, about);
+        } else if let Some(s) = about {
+            self.sent_by(now, s);
+        }
+    }
+
+    /// After end `e` of TCP flow `f` processed a segment or a timer: tell the end's owner if it
+    /// needs to know, then send what the connection and the application produced.
+    #[inline]
+    fn after_conn(&mut self, now: SimTime, f: usize, e: usize) {
+        let s = Socket::new(f as u32, e as u8);
+        let (owner, interest) = self.flows[f].owners[e];
+        let peer_fin = std::mem::take(&mut self.out.peer_fin);
+        let tell = match interest {
+            Interest::Every => true,
+            // The connection flags the call that received the FIN in order: the moment its
+            // peer_closed() turns true.
+            Interest::PeerClosed => peer_fin,
+            Interest::Nothing => false,
+        };
+        if tell {
+            self.notify(now, owner as usize, Notice::Socket(s), Some(s));
+        } else {
+            self.sent_by(now, s);
+        }
+    }
+
+    /// Carry out the effects of application `a`'s last notice (about socket `about`, if any):
+    /// its timer, finished flows, the segments per socket in the order made, datagrams.
+    #[inline(never)]
+    fn apply_effects(&mut self, now: SimTime, a: usize, about: Option<Socket>) {
+        self.apps.effects.dirty = false;
+        if let Some((t, ev, lane)) = self.apps.arm_timer(a) {
+            self.schedule(lane, t, ev);
+        }
+        for _ in 0..std::mem::take(&mut self.apps.effects.finished) {
+            self.flow_done();
+        }
+        if let Some(tr) = self.traces.milestones.as_mut() {
+            for &(s, kind, bytes) in &self.apps.effects.milestones {
+                tr.push(MilestoneRow { time_s: now.as_secs_f64(), app: a as u32, flow: s.flow() as u32, kind: kind as u32, bytes });
+            }
+        }
+        self.apps.effects.milestones.clear();
+        if self.apps.effects.runs.is_empty() {
+            if let Some(s) = about {
+                self.sent_by(now, s);
+            }
+        } else {
+            // Each socket's share of the output in turn.
+            let runs = std::mem::take(&mut self.apps.effects.runs);
+            let (segs, evs) = (std::mem::take(&mut self.out.segments), std::mem::take(&mut self.out.events));
+            for (i, &(s, a0, b0)) in runs.iter().enumerate() {
+                let (a1, b1) = runs.get(i + 1).map_or((segs.len(), evs.len()), |r| (r.1, r.2));
+                self.out.segments.extend_from_slice(&segs[a0..a1]);
+                self.out.events.extend_from_slice(&evs[b0..b1]);
+                self.sent_by(now, s);
+            }
+            self.apps.effects.runs = runs;
+            self.apps.effects.runs.clear();
+        }
+        if !self.apps.effects.datagrams.is_empty() {
+            let datagrams = std::mem::take(&mut self.apps.effects.datagrams);
+            for &(s, size) in &datagrams {
+                self.send_datagram(now, s, size);
+            }
+            self.apps.effects.datagrams = datagrams;
+            self.apps.effects.datagrams.clear();
+        }
+    }
+
+    /// Socket `s` produced the output now in `self.out`: send it, re-arm its timer, and trace
+    /// a sender's window.
+    #[inline]
+    fn sent_by(&mut self, now: SimTime, s: Socket) {
+        let (f, e) = (s.flow(), s.end());
+        self.emit(now, f, e);
+        self.resched(f, e);
+        if e == self.flows[f].data_sender() {
+            self.record_cwnd(now, f);
+        }
+    }
+
+    /// One UDP datagram of `size` IP bytes from socket `s`.
+    fn send_datagram(&mut self, now: SimTime, s: Socket, size: u32) {
+        let f = s.flow();
+        let flow = &mut self.flows[f];
+        let FlowEngine::Udp(u) = &mut flow.engine else { panic!("{s:?} belongs to a TCP flow; datagrams need a UDP flow") };
+        let len = size - IPV4_HEADER - UDP_HEADER;
+        let seq = u.sent;
+        u.sent += 1;
+        u.bytes_sent += len as u64;
+        let to = if s.end() == 0 { End::Dst } else { End::Src };
+        let pkt =
+            Packet { flow: FlowId(f as u32), to, route: flow.routes[s.end()], hop: 0, class: flow.class, link: LinkMark::INTACT, size, created: now, body: Body::Udp { seq, len } };
+        let touched = self.fabric.inject(now, pkt, &mut self.q);
+        self.tell_observers(touched);
     }
 
     /// Tell the observers of a pipe the fabric reported as changed.
