@@ -175,7 +175,7 @@ def test_killed_run_leaves_nothing_in_tmp_and_the_next_run_cleans_up(smoke_path,
     victim = subprocess.Popen(
         [sys.executable, "-m", "tcplab", "run", smoke_path, "--quiet", "--out", out,
          "--set", "run.stop=duration", "--set", "run.duration=1000s",
-         "--set", "flows.0.bytes=100GB"],
+         "--set", "flows.0.bulk.bytes=100GB"],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
@@ -303,7 +303,7 @@ def test_a_run_that_cannot_finish_says_it_stopped_at_the_time_limit(tmp_path):
         '[[emulators]]\nname = "e"\nloss = 0.999\n'
         '[[links]]\nbetween = ["a", "e"]\nrate = "1Gbps"\n'
         '[[links]]\nbetween = ["e", "b"]\nrate = "1Gbps"\n'
-        '[[flows]]\nname = "f"\nsrc = "a"\ndst = "b"\nbytes = "10MB"\n'
+        '[[flows]]\nname = "f"\nsrc = "a"\ndst = "b"\nbulk = { bytes = "10MB" }\n'
     )
     proc = tcplab("run", path, "--quiet", "--out", tmp_path / "out", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

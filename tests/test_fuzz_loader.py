@@ -94,7 +94,7 @@ def known_core_issue(spec: Any) -> str | None:
 KEYS = [
     "name", "description", "run", "duration", "stop", "seed", "defaults", "queue", "tcp",
     "hosts", "switches", "emulators", "links", "taps", "flows", "coordinators", "trace",
-    "between", "rate", "delay", "loss", "count", "bytes", "src", "dst", "kind", "mss", "cc",
+    "between", "rate", "delay", "loss", "count", "bytes", "src", "dst", "kind", "mss", "cc", "bulk", "cbr", "block_read",
     "throughput_interval", "interval", "resolution", "queue_a", "queue_b", "classes",
 ]
 QUANTITIES = [
@@ -375,7 +375,7 @@ def test_unreadable_files_are_oserrors(tmp_path):
 @given(random_scenarios, st.one_of(st.integers(), st.sampled_from(HUGE_INTS), st.just(1)))
 @example({"name": "t", "x": Deep(1000, "list")}, 1)
 @example({"name": "t", "run": {"duration": Deep(1000, "table")}}, 1)
-@example({"name": "t", "flows": [{"bytes": None}]}, 1)
+@example({"name": "t", "flows": [{"bulk": {"bytes": None}}]}, 1)
 @example({"name": "t", "emulators": [{"loss": float("nan")}]}, 1)
 @example({"name": "t"}, 2**64 - 1)
 def test_random_dicts(guard, spec, seed):
@@ -484,7 +484,7 @@ CLI_CASES = [
     (["--set", "x=" + "[" * 1000 + "]" * 1000], 2),
     (["--set", "emulators.0.loss=nan"], 2),
     (["--set", "emulators.0.loss=1e400"], 2),
-    (["--set", "flows.0.bytes=1979-05-27"], 2),
+    (["--set", "flows.0.bulk.bytes=1979-05-27"], 2),
     (["--seed", "18446744073709551615"], 2),
     (["--seed", "9223372036854775807"], 0),
     (["--seed", "banana"], 2),

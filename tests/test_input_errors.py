@@ -20,7 +20,7 @@ SMALL = {
     "run": {"duration": "10ms"},
     "hosts": [{"name": "a"}, {"name": "b"}],
     "links": [{"between": ["a", "b"], "rate": "1Gbps"}],
-    "flows": [{"name": "f0", "src": "a", "dst": "b", "bytes": "10KB"}],
+    "flows": [{"name": "f0", "src": "a", "dst": "b", "bulk": {"bytes": "10KB"}}],
 }
 
 
@@ -187,15 +187,15 @@ def test_non_finite_set_values_name_the_field(smoke_path, capsys, value, message
     ("change", "message"),
     [
         (
-            lambda s: s["flows"][0].update(bytes=None),
-            "flows[0].bytes: None is not a valid value; leave the key out for the default",
+            lambda s: s["flows"][0]["bulk"].update(bytes=None),
+            "flows[0].bulk.bytes: None is not a valid value; leave the key out for the default",
         ),
         (lambda s: s["run"].update(duration=float("nan")), "run.duration: nan is not a finite"),
         (lambda s: s["links"][0].update(rate=float("-inf")), "links[0].rate: -inf is not a finite"),
         (lambda s: s["hosts"].append(None), "hosts[2]: None is not a valid value"),
         (lambda s: s["flows"][0].update({3: "x"}), "flows[0][3]: a key must be a string"),
-        (lambda s: s["flows"][0].update(bytes=b"1KB"), "flows[0].bytes: a bytes is not a valid"),
-        (lambda s: s["flows"][0].update(bytes={1, 2}), "flows[0].bytes: a set is not a valid"),
+        (lambda s: s["flows"][0]["bulk"].update(bytes=b"1KB"), "flows[0].bulk.bytes: a bytes is not a valid"),
+        (lambda s: s["flows"][0]["bulk"].update(bytes={1, 2}), "flows[0].bulk.bytes: a set is not a valid"),
     ],
 )
 def test_bad_python_values_name_the_field(change, message):
@@ -207,10 +207,29 @@ def test_bad_python_values_name_the_field(change, message):
         assert str(error.value).startswith(message)
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda s: s["flows"][0].update(bytes="1KB"), "flows[0].bytes: moved to the flow's `bulk` table"),
+        (lambda s: s["flows"][0].update(kind="udp-cbr", rate="1Mbps"), "flows[0].rate: moved to the flow's `cbr` table"),
+        (lambda s: s["flows"][0].update(sru="1KB"), "flows[0].sru: moved to the flow's `block_read` table"),
+        (lambda s: s["flows"][0].update(cbr={"rate": "1Mbps"}), 'flows[0].cbr: only for kind = "udp-cbr" flows (this one is kind = "tcp")'),
+    ],
+)
+def test_a_flow_key_outside_the_table_of_its_kind_names_the_table(change, message):
+    # The kind-specific keys live in the kind's table (bulk, cbr, block_read): a key written
+    # directly in the flow, or a table of another kind, is refused by name before anything runs.
+    spec = json.loads(json.dumps(SMALL))
+    change(spec)
+    with pytest.raises(ScenarioError) as error:
+        tcplab.run(spec)
+    assert str(error.value).startswith(message), str(error.value)
+
+
 def test_none_in_overrides_names_the_field():
     with pytest.raises(ScenarioError) as error:
-        tcplab.run(SMALL, overrides={"flows.0.bytes": None})
-    assert str(error.value).startswith("flows[0].bytes: None is not a valid value; leave the key")
+        tcplab.run(SMALL, overrides={"flows.0.bulk.bytes": None})
+    assert str(error.value).startswith("flows[0].bulk.bytes: None is not a valid value; leave the key")
     with pytest.raises(ScenarioError) as error:
         apply_overrides(SMALL, {"flows.0.tcp": {"mss": float("nan")}})
     assert str(error.value).startswith("flows[0].tcp.mss: nan is not a finite number")

@@ -118,9 +118,9 @@ def test_overrides_leave_the_input_unchanged():
 
 
 def test_overrides_from_a_mapping_take_python_values_as_they_are():
-    overrides = {"flows.2.bytes": "10MB", "run.duration": "5", "defaults.tcp.sack": False}
+    overrides = {"flows.2.bulk.bytes": "10MB", "run.duration": "5", "defaults.tcp.sack": False}
     out = apply_overrides(BASE, overrides)
-    assert out["flows"][2]["bytes"] == "10MB"
+    assert out["flows"][2]["bulk"]["bytes"] == "10MB"
     assert out["run"]["duration"] == "5"
     assert out["defaults"] == {"tcp": {"sack": False}}
 

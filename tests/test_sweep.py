@@ -174,7 +174,7 @@ seeds = 3
 metrics = ["sum(flows[kind=tcp].goodput_bps)", "sum(flows.retransmits)", "events"]
 [overrides]
 "emulators.0.loss" = 0.0001
-"flows.0.bytes" = "100MB"
+"flows.0.bulk.bytes" = "100MB"
 "links.1.rate" = "1Gbps"
 [axes]
 "links.1.queue_a" = { values = [50, 100, 200], unit = "pkts" }

@@ -92,7 +92,7 @@ queue_a = "100pkts"
 name = "bulk"
 src = "a"
 dst = "b"
-bytes = "3MB"
+bulk = { bytes = "3MB" }
 "#;
 
 /// The summary, and the packets still inside the network at the end.

@@ -67,6 +67,9 @@ const VALUES: &[&str] = &[
 const KEYS: &[&str] = &[
     "count",
     "bytes",
+    "bulk",
+    "cbr",
+    "block_read",
     "stop",
     "start",
     "rate",

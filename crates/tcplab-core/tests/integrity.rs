@@ -129,12 +129,12 @@ trace = true
 name = "ab"
 src = "a"
 dst = "b"
-bytes = "{kb}KB"
+bulk = {{ bytes = "{kb}KB" }}
 [[flows]]
 name = "ba"
 src = "b"
 dst = "a"
-bytes = "{kb2}KB"
+bulk = {{ bytes = "{kb2}KB" }}
 start = "3ms"
 "#,
         sack = c.sack,

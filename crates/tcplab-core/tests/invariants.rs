@@ -133,7 +133,7 @@ rate = "{rate}Mbps"
     ));
     for i in 0..c.flows {
         s.push_str(&format!(
-            "[[hosts]]\nname = \"s{i}\"\n[[hosts]]\nname = \"d{i}\"\n[[links]]\nbetween = [\"s{i}\", \"l\"]\nrate = \"{a}Mbps\"\ndelay = \"5us\"\n[[links]]\nbetween = [\"r\", \"d{i}\"]\nrate = \"{a}Mbps\"\ndelay = \"5us\"\n[[flows]]\nname = \"f{i}\"\nsrc = \"s{i}\"\ndst = \"d{i}\"\nbytes = \"{kb}KB\"\nstart = \"{st}us\"\n",
+            "[[hosts]]\nname = \"s{i}\"\n[[hosts]]\nname = \"d{i}\"\n[[links]]\nbetween = [\"s{i}\", \"l\"]\nrate = \"{a}Mbps\"\ndelay = \"5us\"\n[[links]]\nbetween = [\"r\", \"d{i}\"]\nrate = \"{a}Mbps\"\ndelay = \"5us\"\n[[flows]]\nname = \"f{i}\"\nsrc = \"s{i}\"\ndst = \"d{i}\"\nbulk = {{ bytes = \"{kb}KB\" }}\nstart = \"{st}us\"\n",
             a = c.rate_mbps * 10,
             kb = c.kb,
             st = i * c.stagger_us,

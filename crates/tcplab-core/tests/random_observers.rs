@@ -116,7 +116,7 @@ fn render(c: &Choices) -> Option<String> {
         let start = ["0s", "1ms", "10ms"][*start];
         t += &format!("[[flows]]\nname = \"f{n}\"\nsrc = \"h{src}\"\ndst = \"h{dst}\"\nstart = \"{start}\"\nclass = {class}\ncount = {count}\n");
         if *kind == 7 {
-            t += "kind = \"udp-cbr\"\nrate = \"20Mbps\"\npacket_size = \"1000B\"\nstop = \"15ms\"\n";
+            t += "kind = \"udp-cbr\"\ncbr = { rate = \"20Mbps\", packet_size = \"1000B\" }\nstop = \"15ms\"\n";
         } else {
             let (cc, profile) =
                 [("reno", "rfc"), ("newreno", "rfc"), ("bic", "linux-2.6.16"), ("cubic", "linux-modern"), ("newreno", "linux-modern"), ("bic", "rfc"), ("cubic", "rfc")]
@@ -126,7 +126,7 @@ fn render(c: &Choices) -> Option<String> {
             let mss = [536, 1460, 8960][(*kind as usize) % 3];
             t += &format!("[flows.tcp]\ncc = \"{cc}\"\nprofile = \"{profile}\"\nsack = {sack}\ntimestamps = {ts}\nmss = {mss}\n");
             if *bytes || c.flows_done {
-                t.insert_str(t.rfind("[flows.tcp]").unwrap(), "bytes = \"150KB\"\n");
+                t.insert_str(t.rfind("[flows.tcp]").unwrap(), "bulk = { bytes = \"150KB\" }\n");
             }
             tcp.push(format!("f{n}"));
         }
@@ -268,15 +268,14 @@ delay = "10ms"
 name = "bulk"
 src = "a"
 dst = "b"
-bytes = "20KB"
+bulk = { bytes = "20KB" }
 tcp = { initial_cwnd = 20 }
 [[flows]]
 name = "cbr"
 kind = "udp-cbr"
 src = "c"
 dst = "b"
-rate = "95Mbps"
-packet_size = "1000B"
+cbr = { rate = "95Mbps", packet_size = "1000B" }
 start = "250ms"
 stop = "450ms"
 "#;

@@ -81,7 +81,7 @@ def conditions() -> dict[str, tuple[str, str, dict[str, Any]]]:
     ten = {f"links.{i}.rate": "10Gbps" for i in range(len(spec["links"]))}
     return {
         "A: 1 Gb/s, 10 Mb/s UDP (the paper's)": ("A", "AHTCP", {}),
-        "A: 1 Gb/s, 600 Mb/s UDP": ("A", "AHTCP", {f"flows.{udp}.rate": "600Mbps"}),
+        "A: 1 Gb/s, 600 Mb/s UDP": ("A", "AHTCP", {f"flows.{udp}.cbr.rate": "600Mbps"}),
         "A: 1 Gb/s, 100-packet port": ("A", "AHTCP", {queue_override(a, "sw->client"): "100pkts"}),
         "A: 10 Gb/s links": ("A", "AHTCP", ten),
         # Over FGTCP's 200 µs timer a 10 Gb/s server recovers before a 5 ms quiet spell ends,

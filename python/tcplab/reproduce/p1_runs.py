@@ -49,9 +49,9 @@ SCHEME_ORDER = tuple(SCHEMES)
 _ZIP = ("defaults.tcp.rto_min", "defaults.tcp.rto_backoff", "defaults.tcp.variant")
 
 MODELS: dict[str, dict[str, Any]] = {
-    "A": {"scenario": "model_a", "servers": ("flows.0.servers",), "clients": 1,
+    "A": {"scenario": "model_a", "servers": ("flows.0.block_read.servers",), "clients": 1,
           "ceiling_mbps": (1000 - 10) * 1460 / 1500},
-    "B": {"scenario": "model_b", "servers": ("flows.0.servers", "flows.1.servers"), "clients": 4,
+    "B": {"scenario": "model_b", "servers": ("flows.0.block_read.servers", "flows.1.block_read.servers"), "clients": 4,
           "ceiling_mbps": 1000 * 1460 / 1500 + (1000 - 10) * 1460 / 1500},
 }
 """The two network models: the shipped scenario, the paths of the active-server count, the
@@ -83,14 +83,14 @@ METRICS = {
 def packets_per_sru(model: str) -> int:
     """Data packets one SRU needs with no loss (45 for 64 KiB at MSS 1460)."""
     path = study_scenario("p1_incast", MODELS[model]["scenario"])
-    sru = _bytes(scenario_value(path, "flows.0.sru"))
+    sru = _bytes(scenario_value(path, "flows.0.block_read.sru"))
     mss = int(scenario_value(path, "defaults.tcp.mss"))
     return math.ceil(sru / mss)
 
 
 def blocks(model: str) -> int:
     """Blocks each client reads per run (the shipped scenario's)."""
-    return int(scenario_value(study_scenario("p1_incast", MODELS[model]["scenario"]), "flows.0.blocks"))
+    return int(scenario_value(study_scenario("p1_incast", MODELS[model]["scenario"]), "flows.0.block_read.blocks"))
 
 
 def _bytes(v: Any) -> int:

@@ -68,10 +68,16 @@ fn from_path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> Scenari
     ScenarioError::new(path, reason)
 }
 
-/// Where a key of a `tcp` table that moved now lives (`spec::MOVED_TCP_KEYS`): for the path
-/// `flows[2].tcp.bic_beta`, "moved to [flows.tcp.bic] beta".
+/// Where a key that moved now lives: a key of a `tcp` table (`spec::MOVED_TCP_KEYS`; for the
+/// path `flows[2].tcp.bic_beta`, "moved to [flows.tcp.bic] beta") or of a flow
+/// (`spec::MOVED_FLOW_KEYS`; `flows[0].bytes` moved to the `bulk` table).
 fn moved_key(path: &str) -> Option<String> {
     let (parent, key) = path.rsplit_once('.')?;
+    // A `[[flows]]` key that moved into the table of its kind: `flows[0].bytes`.
+    if parent.strip_prefix("flows[").and_then(|r| r.strip_suffix(']')).is_some_and(|i| i.bytes().all(|c| c.is_ascii_digit())) {
+        let (_, table) = spec::MOVED_FLOW_KEYS.iter().find(|(old, _)| *old == key)?;
+        return Some(format!("moved to the flow's `{table}` table: {table} = {{ {key} = … }} or [flows.{table}] {key} = … (docs/scenario-format.md)"));
+    }
     if parent != "tcp" && !parent.ends_with(".tcp") {
         return None;
     }

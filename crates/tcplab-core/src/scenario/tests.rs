@@ -36,7 +36,7 @@ delay = "1ms"
 name = "f"
 src = "a"
 dst = "b"
-bytes = "100KB"
+bulk = { bytes = "100KB" }
 "#;
 
 #[test]
@@ -89,8 +89,8 @@ fn profiles_pick_their_receive_window_rules() {
 
 #[test]
 fn flows_done_needs_bounded_flows() {
-    let text = TINY.replace("bytes = \"100KB\"", "");
-    assert!(error_of(&text).contains("flows[0].bytes: with run.stop = \"flows-done\""));
+    let text = TINY.replace("bulk = { bytes = \"100KB\" }", "");
+    assert!(error_of(&text).contains("flows[0].bulk.bytes: with run.stop = \"flows-done\""));
 }
 
 #[test]
@@ -122,7 +122,7 @@ fn link_framing_takes_line_time_but_no_ip_bytes() {
     // A saturated 10 Mb/s link carrying 1500-byte packets: 38 bytes of Ethernet framing per
     // packet leave 1500/1538 of the line rate to IP (and a little less to TCP payload).
     let long = |framing: &str| {
-        let text = TINY.replace("bytes = \"100KB\"", "").replace("delay = \"1ms\"", &format!("delay = \"1ms\"\n{framing}"));
+        let text = TINY.replace("bulk = { bytes = \"100KB\" }", "").replace("delay = \"1ms\"", &format!("delay = \"1ms\"\n{framing}"));
         let text = format!("{text}\n[run]\nduration = \"4s\"\n[defaults.tcp]\nmss = 1460\nrcvbuf = \"1MB\"\nsndbuf = \"1MB\"\n");
         let r = run(&text, 1);
         assert_eq!(r.resolved.links[0].framing.0, if framing.starts_with("framing") { 38 } else { 0 });
@@ -335,8 +335,7 @@ name = "u"
 kind = "udp-cbr"
 src = "c"
 dst = "d"
-rate = "20Mbps"
-packet_size = "700B""#,
+cbr = { rate = "20Mbps", packet_size = "700B" }"#,
     });
     let (merged, slow) = same_as_hop_by_hop(&text, 5);
     let mut stepped = Run::from_toml(&text, Some(5)).unwrap();
@@ -420,7 +419,7 @@ name = "cbr"
 kind = "udp-cbr"
 src = "a"
 dst = "b"
-rate = "6Mbps"
+cbr = { rate = "6Mbps" }
 class = 0
 [[flows]]
 name = "tcp"
@@ -442,7 +441,7 @@ class = 1
 fn transfers_beyond_four_gib_use_the_64_bit_sequence_space() {
     let text = TINY
         .replace("rate = \"10Mbps\"", "rate = \"100Gbps\"")
-        .replace("bytes = \"100KB\"", "bytes = \"5GB\"\n[flows.tcp]\nmss = 65000\nsndbuf = \"64MB\"\nrcvbuf = \"64MB\"\ntimestamps = true");
+        .replace("bulk = { bytes = \"100KB\" }", "bulk = { bytes = \"5GB\" }\n[flows.tcp]\nmss = 65000\nsndbuf = \"64MB\"\nrcvbuf = \"64MB\"\ntimestamps = true");
     let r = run(&text, 1);
     let s = r.sim.summary();
     assert_eq!(s.flows[0].bytes_delivered, 5_000_000_000);
@@ -512,11 +511,11 @@ fn limits_are_field_errors_naming_the_limit() {
             "trace.throughput_interval: 100000000000 bins of 1 flows make 100000000000 rows; at most 200000000",
         ),
         (
-            "[[flows]]\nname = \"many\"\nsrc = \"a\"\ndst = \"b\"\nbytes = \"1KB\"\ncount = 10000000".into(),
+            "[[flows]]\nname = \"many\"\nsrc = \"a\"\ndst = \"b\"\nbulk = { bytes = \"1KB\" }\ncount = 10000000".into(),
             "flows[1].count: the scenario would have 10000001 flows or more; at most 100000",
         ),
         (
-            "[[flows]]\nname = \"g.0\"\nsrc = \"a\"\ndst = \"b\"\nbytes = \"1KB\"\n[[flows]]\nname = \"g\"\nsrc = \"a\"\ndst = \"b\"\nbytes = \"1KB\"\ncount = 2".into(),
+            "[[flows]]\nname = \"g.0\"\nsrc = \"a\"\ndst = \"b\"\nbulk = { bytes = \"1KB\" }\n[[flows]]\nname = \"g\"\nsrc = \"a\"\ndst = \"b\"\nbulk = { bytes = \"1KB\" }\ncount = 2".into(),
             "flows[2].name: makes a flow named 'g.0', as flows[1] does",
         ),
         (
@@ -525,7 +524,7 @@ fn limits_are_field_errors_naming_the_limit() {
         ),
         (
             "[run]\nstop = \"idle\"\n[[flows]]\nname = \"g\"\nsrc = \"a\"\ndst = \"b\"".into(),
-            "flows[1].bytes: with run.stop = \"idle\" and no run.duration, every flow needs bytes or stop (or the run never ends)",
+            "flows[1].bulk.bytes: with run.stop = \"idle\" and no run.duration, every flow needs bulk.bytes or stop (or the run never ends)",
         ),
         ("[run]\nstop = \"idle\"\n[trace]\nthroughput_interval = \"10ms\"".into(), "run.stop: \"idle\" with no run.duration never ends while trace.throughput_interval samples"),
         ("[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1Gbps\"\ndelay = \"10000000s\"".into(), "links[1].delay: '10000000s' is longer than the longest time tcplab simulates"),
@@ -536,8 +535,8 @@ fn limits_are_field_errors_naming_the_limit() {
         // A CBR source faster than its host's link would spend ~10^12 events per simulated
         // second being dropped at its own NIC (found by tests/fuzz_loader.rs as a "hang").
         (
-            "[[flows]]\nname = \"u\"\nkind = \"udp-cbr\"\nsrc = \"a\"\ndst = \"b\"\nrate = \"5000000000Mbps\"\nstop = \"1s\"".into(),
-            "flows[1].rate: 5000Tbps is faster than the link out of 'a' (10Mbps); a host cannot send faster than its interface",
+            "[[flows]]\nname = \"u\"\nkind = \"udp-cbr\"\nsrc = \"a\"\ndst = \"b\"\ncbr = { rate = \"5000000000Mbps\" }\nstop = \"1s\"".into(),
+            "flows[1].cbr.rate: 5000Tbps is faster than the link out of 'a' (10Mbps); a host cannot send faster than its interface",
         ),
         // A message quoting a value with '|' keeps its reason (toml's excerpt lines also hold '|').
         ("[[hosts]]\nname = \"c\"\njitter = \"|1us\"".into(), "hosts[2].jitter: '|1us' does not start with a number"),
@@ -593,7 +592,7 @@ rate = "1Gbps"
 name = "f"
 src = "a"
 dst = "b"
-bytes = "10MB"
+bulk = { bytes = "10MB" }
 "#;
     let r = run(text, 1);
     let s = r.sim.summary();
@@ -607,7 +606,7 @@ bytes = "10MB"
 #[test]
 fn impairment_errors_name_the_field() {
     let emu = |extra: &str| {
-        format!("name = \"t\"\n[[hosts]]\nname = \"a\"\n[[hosts]]\nname = \"b\"\n[[emulators]]\nname = \"e\"\n{extra}\n[[links]]\nbetween = [\"a\", \"e\"]\nrate = \"1Gbps\"\n[[links]]\nbetween = [\"e\", \"b\"]\nrate = \"1Gbps\"\n[[flows]]\nname = \"f\"\nsrc = \"a\"\ndst = \"b\"\nbytes = \"1MB\"\n")
+        format!("name = \"t\"\n[[hosts]]\nname = \"a\"\n[[hosts]]\nname = \"b\"\n[[emulators]]\nname = \"e\"\n{extra}\n[[links]]\nbetween = [\"a\", \"e\"]\nrate = \"1Gbps\"\n[[links]]\nbetween = [\"e\", \"b\"]\nrate = \"1Gbps\"\n[[flows]]\nname = \"f\"\nsrc = \"a\"\ndst = \"b\"\nbulk = {{ bytes = \"1MB\" }}\n")
     };
     let cases = [
         ("reorder = 1.5\nreorder_delay = \"1ms\"", "emulators[0].reorder: 1.5 is not a probability in [0, 1)"),
@@ -690,7 +689,7 @@ name = "u"
 kind = "udp-cbr"
 src = "a"
 dst = "b"
-rate = "1Mbps"
+cbr = { rate = "1Mbps" }
 [[coordinators]]
 kind = "decp"
 flows = ["f", "g"]
@@ -716,8 +715,8 @@ flows = ["f", "g"]
     let tap = &v["taps"][0];
     assert_eq!((tap["direction"].as_str(), tap["resolution"].as_str(), tap["pcap"].as_bool(), tap["trace"].as_bool()), (Some("both"), Some("100ns"), Some(true), Some(false)));
     let f = &v["flows"][0];
-    assert_eq!((f["start"].as_str(), f["count"].as_u64(), f["class"].as_u64(), f["write_size"].as_str()), (Some("0s"), Some(1), Some(0), Some("128KiB")));
-    assert_eq!(v["flows"][2]["packet_size"], "1500B", "udp-cbr packet size");
+    assert_eq!((f["start"].as_str(), f["count"].as_u64(), f["class"].as_u64(), f["bulk"]["write_size"].as_str()), (Some("0s"), Some(1), Some(0), Some("128KiB")));
+    assert_eq!(v["flows"][2]["cbr"]["packet_size"], "1500B", "udp-cbr packet size");
     assert_eq!(v["coordinators"][0]["interval"], "300ms");
     assert_eq!(v["coordinators"][0]["tolerance"], 0.1);
     // Comet Drop rounding at the half step, below it and at zero.
@@ -741,8 +740,7 @@ name = "u"
 kind = "udp-cbr"
 src = "a"
 dst = "b"
-rate = "1Mbps"
-packet_size = "1250B"
+cbr = { rate = "1Mbps", packet_size = "1250B" }
 stop = "100ms"
 [trace]
 milestones = true

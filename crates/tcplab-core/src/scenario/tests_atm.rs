@@ -51,7 +51,7 @@ queue_a = {port}
 name = "f"
 src = "a"
 dst = "b"
-bytes = "4MB"
+bulk = {{ bytes = "4MB" }}
 "#
     )
 }
@@ -125,7 +125,7 @@ fn bad_atm_ports_are_refused_by_field() {
     // A port fed by two links.
     let two = atm("{ cells = 200 }", "").replace(
         "[[flows]]",
-        "[[hosts]]\nname = \"c\"\n[[links]]\nbetween = [\"c\", \"sw\"]\nrate = \"149.76Mbps\"\nlink_layer = \"aal5\"\n[[flows]]\nname = \"g\"\nsrc = \"c\"\ndst = \"b\"\nbytes = \"1MB\"\n[[flows]]",
+        "[[hosts]]\nname = \"c\"\n[[links]]\nbetween = [\"c\", \"sw\"]\nrate = \"149.76Mbps\"\nlink_layer = \"aal5\"\n[[flows]]\nname = \"g\"\nsrc = \"c\"\ndst = \"b\"\nbulk = { bytes = \"1MB\" }\n[[flows]]",
     );
     assert!(error_of(&two).contains("links[1].queue_a.cells: this ATM port is fed by 2 links"), "{}", error_of(&two));
     // A port that forwards to another switch, not to a host.
@@ -168,7 +168,7 @@ fn freebsd_hosts_deadlock_behind_cbr_at_a_small_cell_buffer_and_not_at_a_large_o
         atm(&format!("{{ cells = {cells}, cbr = \"60Mbps\" }}"), tcp)
             .replace("mss = 9140", "mss = 1460")
             .replace("duration = \"30s\"\nstop = \"flows-done\"", "duration = \"10s\"")
-            .replace("bytes = \"4MB\"", "write_size = \"64KiB\"")
+            .replace("bulk = { bytes = \"4MB\" }", "bulk = { write_size = \"64KiB\" }")
     };
     let ceiling = (353_208.0 - 60e6 / 424.0) * 1460.0 * 8.0 / 32.0;
     let mbps = |cells: u32| {

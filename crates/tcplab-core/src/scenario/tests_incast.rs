@@ -48,8 +48,7 @@ name = "read"
 kind = "block-read"
 src = "client"
 dst = "server"
-sru = "64KiB"
-{flow}
+block_read = {{ sru = "64KiB", {flow} }}
 [trace]
 milestones = true
 {extra}
@@ -59,7 +58,7 @@ milestones = true
 
 #[test]
 fn a_group_expands_to_named_hosts_and_a_block_read_to_one_connection_per_active_server() {
-    let r = run(&incast(4, "servers = 3\nblocks = 2", ""), 1);
+    let r = run(&incast(4, "servers = 3, blocks = 2", ""), 1);
     let s = r.sim.summary();
     let names: Vec<(&str, &str, &str, bool)> = s.flows.iter().map(|f| (f.name.as_str(), f.src.as_str(), f.dst.as_str(), f.download)).collect();
     assert_eq!(names, vec![("read.0", "client", "server.0", true), ("read.1", "client", "server.1", true), ("read.2", "client", "server.2", true)]);
@@ -122,7 +121,7 @@ fn ahtcp_requests_recover_a_stalled_server_before_its_200ms_timeout() {
 #[test]
 fn the_resolved_scenario_keeps_groups_block_reads_and_the_ahtcp_table() {
     let text =
-        incast(4, "servers = 2\nblocks = 1", "[defaults.tcp.ahtcp]\nthreshold = \"50Mbps\"\nrestart = \"floor\"").replace("abc_limit = 0", "abc_limit = 0\nvariant = \"ahtcp\"");
+        incast(4, "servers = 2, blocks = 1", "[defaults.tcp.ahtcp]\nthreshold = \"50Mbps\"\nrestart = \"floor\"").replace("abc_limit = 0", "abc_limit = 0\nvariant = \"ahtcp\"");
     let r = Run::from_toml(&text, Some(1)).unwrap();
     let toml = r.resolved_toml();
     assert!(toml.contains("count = 4"), "{toml}");
@@ -138,15 +137,17 @@ fn bad_groups_block_reads_and_ahtcp_tables_are_refused_by_field() {
     let base = incast(4, "blocks = 1", "");
     let cases = [
         (base.replace("count = 4", "count = 0"), "hosts[1].count: 0 is out of range"),
-        (base.replace("blocks = 1", "blocks = 1\nservers = 5"), "flows[0].servers: 5 active servers out of range"),
-        (base.replace("blocks = 1", ""), "flows[0].blocks: a block-read flow needs"),
-        (base.replace("blocks = 1", "blocks = 9223372036854775807"), "flows[0].blocks: 9223372036854775807 is out of range (1..=1000000000)"),
-        (base.replace("blocks = 1", "blocks = 1000000000").replace("sru = \"64KiB\"", "sru = \"10TB\""), "flows[0].blocks: sru × blocks"),
-        (base.replace("sru = \"64KiB\"", ""), "flows[0].sru: a block-read flow needs"),
-        (base.replace("blocks = 1", "blocks = 1\nbytes = \"1MB\""), "flows[0].bytes: not for block-read flows"),
-        (base.replace("blocks = 1", "blocks = 1\ncount = 2"), "flows[0].count: a block-read flow makes one connection per server"),
-        (base.replace("kind = \"block-read\"", "kind = \"tcp\"").replace("sru = \"64KiB\"\nblocks = 1", ""), "flows[0].dst: 'server' is a host group"),
-        (base.replace("kind = \"block-read\"", "kind = \"tcp\"").replace("sru = \"64KiB\"\nblocks = 1", "sru = \"1KB\""), "flows[0].dst: 'server' is a host group"),
+        (base.replace("blocks = 1", "blocks = 1, servers = 5"), "flows[0].block_read.servers: 5 active servers out of range"),
+        (base.replace(", blocks = 1", ""), "flows[0].block_read.blocks: a block-read flow needs"),
+        (base.replace("blocks = 1", "blocks = 9223372036854775807"), "flows[0].block_read.blocks: 9223372036854775807 is out of range (1..=1000000000)"),
+        (base.replace("blocks = 1", "blocks = 1000000000").replace("sru = \"64KiB\"", "sru = \"10TB\""), "flows[0].block_read.blocks: sru × blocks"),
+        (base.replace("sru = \"64KiB\", ", ""), "flows[0].block_read.sru: a block-read flow needs"),
+        (base.replace("blocks = 1 }", "blocks = 1 }\nbulk = { bytes = \"1MB\" }"), "flows[0].bulk: only for kind = \"tcp\" flows (this one is kind = \"block-read\")"),
+        (base.replace("blocks = 1 }", "blocks = 1 }\nbytes = \"1MB\""), "flows[0].bytes: moved to the flow's `bulk` table"),
+        (base.replace("blocks = 1 }", "blocks = 1 }\nstop = \"1s\""), "flows[0].stop: not for block-read flows"),
+        (base.replace("blocks = 1 }", "blocks = 1 }\ncount = 2"), "flows[0].count: a block-read flow makes one connection per server"),
+        (base.replace("kind = \"block-read\"", "kind = \"tcp\"").replace("block_read = { sru = \"64KiB\", blocks = 1 }", ""), "flows[0].dst: 'server' is a host group"),
+        (base.replace("kind = \"block-read\"", "kind = \"tcp\""), "flows[0].dst: 'server' is a host group"),
         (base.replace("[[switches]]", "[[hosts]]\nname = \"server.2\"\n[[switches]]"), "hosts[2].name: 'server.2' is already the name of a host"),
         (base.replace("between = [\"server\", \"sw\"]", "between = [\"server\", \"client\"]"), "links[0].between: 'server' is a host group, linked member by member to a switch"),
         (base.replace("abc_limit = 0", "abc_limit = 0\nvariant = \"ahtcp\""), "defaults.tcp.ahtcp.threshold: AHTCP needs"),
@@ -186,7 +187,7 @@ fn a_tap_on_a_member_link_captures_that_member() {
 
 #[test]
 fn a_background_flow_does_not_hold_up_a_run_that_stops_when_the_flows_are_done() {
-    let bg = "[[hosts]]\nname = \"u\"\n[[links]]\nbetween = [\"u\", \"sw\"]\nrate = \"1Gbps\"\n[[flows]]\nname = \"bg\"\nkind = \"udp-cbr\"\nsrc = \"u\"\ndst = \"client\"\nrate = \"10Mbps\"\nstop = \"100s\"";
+    let bg = "[[hosts]]\nname = \"u\"\n[[links]]\nbetween = [\"u\", \"sw\"]\nrate = \"1Gbps\"\n[[flows]]\nname = \"bg\"\nkind = \"udp-cbr\"\nsrc = \"u\"\ndst = \"client\"\ncbr = { rate = \"10Mbps\" }\nstop = \"100s\"";
     let text = incast(4, "blocks = 2", &format!("{bg}\nbackground = true"));
     let s = run(&text, 1).sim.summary();
     assert_eq!(s.stop_reason, crate::sim::StopReason::FlowsDone);
@@ -207,7 +208,7 @@ rate = "10Mbps"
 name = "f"
 src = "a"
 dst = "b"
-bytes = "1KB"
+bulk = { bytes = "1KB" }
 background = true
 "#;
     assert!(error_of(all_bg).contains("run.stop: \"flows-done\" waits for the flows that are not background"), "{}", error_of(all_bg));
@@ -218,7 +219,7 @@ fn the_peak_threshold_keeps_asking_for_stalls_where_a_fixed_one_asks_all_the_tim
     // UDP takes 600 Mb/s of the client's 1 Gb/s link: the reads cannot reach a 500 Mb/s
     // threshold even when nothing is stalled, so the fixed rule asks throughout; the peak rule
     // asks only when the rate falls well below what was reached.
-    let bg = "[[hosts]]\nname = \"u\"\n[[links]]\nbetween = [\"u\", \"sw\"]\nrate = \"1Gbps\"\n[[flows]]\nname = \"bg\"\nkind = \"udp-cbr\"\nsrc = \"u\"\ndst = \"client\"\nrate = \"600Mbps\"\nstop = \"100s\"\nbackground = true";
+    let bg = "[[hosts]]\nname = \"u\"\n[[links]]\nbetween = [\"u\", \"sw\"]\nrate = \"1Gbps\"\n[[flows]]\nname = \"bg\"\nkind = \"udp-cbr\"\nsrc = \"u\"\ndst = \"client\"\ncbr = { rate = \"600Mbps\" }\nstop = \"100s\"\nbackground = true";
     let with_rule = |rule: &str| {
         let text = incast(24, "blocks = 4", &format!("[defaults.tcp.ahtcp]\n{rule}\n{bg}")).replace("abc_limit = 0", "abc_limit = 0\nvariant = \"ahtcp\"");
         let r = run(&text, 1);

@@ -76,7 +76,7 @@ fn bulk(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t: &T
         let w = b.wire(id, &name, &f.src, &f.dst);
         let info = FlowInfo { name, src: f.src.clone(), dst: f.dst.clone(), kind: "tcp", cc, start, download: false, background: f.background };
         sim.add_flow(Flow::new(info, [fwd, rev], f.class, engine), w);
-        let app = BulkSender::new(src, t.write_size.0, t.bytes.map(|b| b.0), f.stop.map(|d| SimTime::ZERO + d.0));
+        let app = BulkSender::new(src, t.bulk.write_size.0, t.bulk.bytes.map(|b| b.0), f.stop.map(|d| SimTime::ZERO + d.0));
         // The sender opens the flow at its start; the sink waits for it.
         sim.add_app(Application::Bulk(app), &[src], Some(start));
         sim.add_app(Application::Sink(Sink::new(dst)), &[dst], None);
@@ -91,8 +91,8 @@ fn udp_cbr(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t:
     // of its route); a faster source would only be dropped at its own NIC, at up to 10^12
     // events per simulated second, which looks like a hang.
     let nic = sim.route_pipes(fwd).iter().find_map(|&q| sim.fabric.pipes[q.0 as usize].egress().rate());
-    if let Some(nic) = nic.filter(|&nic| t.rate.0 > nic) {
-        return err(format!("flows[{i}].rate"), format!("{} is faster than the link out of '{}' ({nic}); a host cannot send faster than its interface", t.rate.0, f.src));
+    if let Some(nic) = nic.filter(|&nic| t.cbr.rate.0 > nic) {
+        return err(format!("flows[{i}].cbr.rate"), format!("{} is faster than the link out of '{}' ({nic}); a host cannot send faster than its interface", t.cbr.rate.0, f.src));
     }
     let rev = b.routes.get(&f.dst, &f.src, sim, i)?;
     for k in 0..f.count {
@@ -104,7 +104,7 @@ fn udp_cbr(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t:
         let info = FlowInfo { name, src: f.src.clone(), dst: f.dst.clone(), kind: "udp-cbr", cc: "none", start, download: false, background: f.background };
         sim.add_flow(Flow::new(info, [fwd, rev], f.class, FlowEngine::Udp(UdpFlow::default())), w);
         let stop_at = f.stop.map(|d| SimTime::ZERO + d.0);
-        let app = CbrSource { socket: src, rate: t.rate.0, packet_size: t.packet_size.0 as u32, start, stop_at, sent: 0 };
+        let app = CbrSource { socket: src, rate: t.cbr.rate.0, packet_size: t.cbr.packet_size.0 as u32, start, stop_at, sent: 0 };
         sim.add_app(Application::Cbr(app), &[src], Some(start));
     }
     Ok(())
@@ -115,8 +115,8 @@ fn udp_cbr(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t:
 /// receives the data, the server (end 1) sends it.
 fn block_read(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t: &BlockReadTraffic) -> Res<()> {
     let clients = b.net.members(&f.src);
-    let servers = &b.net.members(&f.dst)[..t.servers as usize];
-    let names = block_read_names(&f.name, clients.len(), b.net.groups.contains_key(f.src.as_str()), t.servers);
+    let servers = &b.net.members(&f.dst)[..t.block_read.servers as usize];
+    let names = block_read_names(&f.name, clients.len(), b.net.groups.contains_key(f.src.as_str()), t.block_read.servers);
     let cc = t.tcp.config().cc.name();
     for (client, names) in clients.iter().zip(names) {
         let start = SimTime::ZERO + f.start.0 + b.late(client);
@@ -131,10 +131,10 @@ fn block_read(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow,
             let w = b.wire(id, &name, client, server);
             sim.add_flow(Flow::new(info, [fwd, rev], f.class, engine), w);
             let server_socket = Socket::new(id, 1);
-            sim.add_app(Application::BlockServer(BlockServer::new(server_socket, t.sru.0, t.request.0)), &[server_socket], None);
+            sim.add_app(Application::BlockServer(BlockServer::new(server_socket, t.block_read.sru.0, t.block_read.request.0)), &[server_socket], None);
             sockets.push(Socket::new(id, 0));
         }
-        let reader = BlockReader::new(sockets.clone(), t.sru.0, t.request.0, t.blocks);
+        let reader = BlockReader::new(sockets.clone(), t.block_read.sru.0, t.block_read.request.0, t.block_read.blocks);
         sim.add_app(Application::BlockReader(reader), &sockets, Some(start));
     }
     Ok(())

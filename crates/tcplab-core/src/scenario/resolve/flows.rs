@@ -66,11 +66,21 @@ pub enum Traffic {
 /// The most blocks a block-read flow reads (a TOML integer, and far beyond any run).
 const MAX_BLOCKS: u64 = 1_000_000_000;
 
-/// Barrier-synchronised block reads: each client (`src`, or each member of the group) opens
-/// one TCP connection to each of the first `servers` members of `dst` and reads `blocks`
-/// blocks, each one `sru` from every server, asked for with `request` bytes per server.
+/// Barrier-synchronised block reads over TCP: the `block_read` table and the connections'
+/// settings.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BlockReadTraffic {
+    /// `[flows.block_read]`, resolved.
+    pub block_read: BlockRead,
+    /// The connections' settings.
+    pub tcp: ResolvedTcp,
+}
+
+/// Each client (`src`, or each member of the group) opens one TCP connection to each of the
+/// first `servers` members of `dst` and reads `blocks` blocks, each one `sru` from every
+/// server, asked for with `request` bytes per server.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BlockRead {
     /// Active servers: the first this many members of `dst` (default: all).
     pub servers: u32,
     /// Bytes each server returns per block, at least 1.
@@ -79,8 +89,6 @@ pub struct BlockReadTraffic {
     pub request: Size,
     /// Blocks to read, at least 1.
     pub blocks: u64,
-    /// The connections' settings.
-    pub tcp: ResolvedTcp,
 }
 
 /// The names of the connections of a block-read flow, per client and per server: `name.k`
@@ -89,25 +97,53 @@ pub fn block_read_names(name: &str, clients: usize, client_is_group: bool, serve
     (0..clients).map(|c| (0..servers).map(|k| if client_is_group { format!("{name}.{c}.{k}") } else { format!("{name}.{k}") }).collect()).collect()
 }
 
-/// A bulk TCP transfer.
+/// A bulk TCP transfer: the `bulk` table and the connection's settings.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TcpTraffic {
+    /// `[flows.bulk]`, resolved.
+    pub bulk: Bulk,
+    /// The connection's settings.
+    pub tcp: ResolvedTcp,
+}
+
+/// What a bulk sender writes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Bulk {
     /// Bytes to send, at least 1; none: until `stop` or the end of the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes: Option<Size>,
     /// Application write size, at least 1 byte (default 128KiB).
     pub write_size: Size,
-    /// The connection's settings.
-    pub tcp: ResolvedTcp,
 }
 
-/// A constant-bit-rate UDP stream.
+/// A constant-bit-rate UDP stream: the `cbr` table.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct UdpCbrTraffic {
+    /// `[flows.cbr]`, resolved.
+    pub cbr: Cbr,
+}
+
+/// A constant-bit-rate source.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Cbr {
     /// Sending rate (IP bytes).
     pub rate: Rate,
     /// IP packet size, 29..=65535 bytes (default 1500B).
     pub packet_size: Size,
+}
+
+/// The table of each kind (`[flows.bulk]`, `[flows.cbr]`, `[flows.block_read]`): a table
+/// given for another kind is an error naming it.
+fn kind_tables(f: &FlowSpec) -> [(&'static str, FlowKind, bool); 3] {
+    [("bulk", FlowKind::Tcp, f.bulk.is_some()), ("cbr", FlowKind::UdpCbr, f.cbr.is_some()), ("block_read", FlowKind::BlockRead, f.block_read.is_some())]
+}
+
+fn kind_name(k: FlowKind) -> &'static str {
+    match k {
+        FlowKind::Tcp => "tcp",
+        FlowKind::UdpCbr => "udp-cbr",
+        FlowKind::BlockRead => "block-read",
+    }
 }
 
 /// Resolve `[[flows]]`: `defaults_tcp` is the scenario's `defaults.tcp` as written and
@@ -147,19 +183,19 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         if f.kind == FlowKind::BlockRead && count > 1 {
             return err(p("count"), "a block-read flow makes one connection per server (and per client of a group); set servers instead");
         }
-        if f.kind != FlowKind::BlockRead {
-            for (field, set) in [("servers", f.servers.is_some()), ("sru", f.sru.is_some()), ("request", f.request.is_some()), ("blocks", f.blocks.is_some())] {
-                if set {
-                    return err(p(field), "only for block-read flows");
-                }
+        for (table, kind, set) in kind_tables(f) {
+            if set && kind != f.kind {
+                return err(p(table), format!("only for kind = \"{}\" flows (this one is kind = \"{}\")", kind_name(kind), kind_name(f.kind)));
             }
         }
+        let br = f.block_read.clone().unwrap_or_default();
+        let bp = |x: &str| format!("flows[{i}].block_read.{x}");
         let clients = super::nodes::members(&f.src, names);
         let dst_members = super::nodes::members(&f.dst, names).len() as u32;
-        let servers = f.servers.unwrap_or(dst_members);
+        let servers = br.servers.unwrap_or(dst_members);
         let (count, made) = if f.kind == FlowKind::BlockRead {
             if servers == 0 || servers > dst_members {
-                return err(p("servers"), format!("{servers} active servers out of range: '{}' has {dst_members} (1..={dst_members})", f.dst));
+                return err(bp("servers"), format!("{servers} active servers out of range: '{}' has {dst_members} (1..={dst_members})", f.dst));
             }
             if clients.iter().any(|c| super::nodes::is_or_member_of(c, &f.dst, names)) {
                 return err(p("dst"), "a client cannot read from itself");
@@ -187,75 +223,62 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         }
         let traffic = match f.kind {
             FlowKind::Tcp => {
-                for (field, set) in [("rate", f.rate.is_some()), ("packet_size", f.packet_size.is_some())] {
-                    if set {
-                        return err(p(field), "only for udp-cbr flows");
-                    }
-                }
-                let write_size = f.write_size.unwrap_or(Size(128 * 1024));
+                let bulk = f.bulk.clone().unwrap_or_default();
+                let write_size = bulk.write_size.unwrap_or(Size(128 * 1024));
                 if write_size.0 == 0 {
-                    return err(p("write_size"), "must be at least 1 byte");
+                    return err(p("bulk.write_size"), "must be at least 1 byte");
                 }
-                if f.bytes.is_some_and(|b| b.0 == 0) {
-                    return err(p("bytes"), "must be at least 1 byte");
+                if bulk.bytes.is_some_and(|b| b.0 == 0) {
+                    return err(p("bulk.bytes"), "must be at least 1 byte");
                 }
                 // A flow without settings of its own has the resolved defaults.
                 let tcp = if f.tcp == TcpSpec::default() { resolved_tcp.clone() } else { resolve_tcp(defaults_tcp, &f.tcp, &p("tcp"))? };
-                Traffic::Tcp(TcpTraffic { bytes: f.bytes, write_size, tcp })
+                Traffic::Tcp(TcpTraffic { bulk: Bulk { bytes: bulk.bytes, write_size }, tcp })
             }
             FlowKind::UdpCbr => {
-                for (field, set) in [("bytes", f.bytes.is_some()), ("write_size", f.write_size.is_some()), ("tcp", f.tcp != TcpSpec::default())] {
-                    if set {
-                        return err(p(field), "only for tcp flows");
-                    }
+                if f.tcp != TcpSpec::default() {
+                    return err(p("tcp"), "only for TCP flows (kind = \"tcp\" or \"block-read\")");
                 }
-                let Some(rate) = f.rate else {
-                    return err(p("rate"), "a udp-cbr flow needs a rate");
+                let cbr = f.cbr.clone().unwrap_or_default();
+                let Some(rate) = cbr.rate else {
+                    return err(p("cbr.rate"), "a udp-cbr flow needs a rate: cbr = { rate = \"…\" }");
                 };
-                let packet_size = f.packet_size.unwrap_or(Size(1500));
+                let packet_size = cbr.packet_size.unwrap_or(Size(1500));
                 if packet_size.0 <= (IPV4_HEADER + UDP_HEADER) as u64 || packet_size.0 > 65_535 {
-                    return err(p("packet_size"), format!("{} bytes is out of range (29..=65535 IP bytes)", packet_size.0));
+                    return err(p("cbr.packet_size"), format!("{} bytes is out of range (29..=65535 IP bytes)", packet_size.0));
                 }
-                Traffic::UdpCbr(UdpCbrTraffic { rate, packet_size })
+                Traffic::UdpCbr(UdpCbrTraffic { cbr: Cbr { rate, packet_size } })
             }
             FlowKind::BlockRead => {
-                for (field, set) in [
-                    ("bytes", f.bytes.is_some()),
-                    ("write_size", f.write_size.is_some()),
-                    ("stop", f.stop.is_some()),
-                    ("rate", f.rate.is_some()),
-                    ("packet_size", f.packet_size.is_some()),
-                ] {
-                    if set {
-                        return err(p(field), "not for block-read flows (they read sru × servers per block, blocks times)");
-                    }
+                if f.stop.is_some() {
+                    return err(p("stop"), "not for block-read flows (they read sru × servers per block, blocks times)");
                 }
-                let Some(sru) = f.sru else {
-                    return err(p("sru"), "a block-read flow needs the bytes each server returns per block (sru)");
+                let Some(sru) = br.sru else {
+                    return err(bp("sru"), "a block-read flow needs the bytes each server returns per block: block_read = { sru = …, blocks = … }");
                 };
-                let Some(blocks) = f.blocks else {
-                    return err(p("blocks"), "a block-read flow needs the number of blocks to read");
+                let Some(blocks) = br.blocks else {
+                    return err(bp("blocks"), "a block-read flow needs the number of blocks to read: block_read = { sru = …, blocks = … }");
                 };
-                let request = f.request.unwrap_or(Size(48));
+                let request = br.request.unwrap_or(Size(48));
                 for (field, v) in [("sru", sru.0), ("request", request.0), ("blocks", blocks)] {
                     if v == 0 {
-                        return err(p(field), "must be at least 1");
+                        return err(bp(field), "must be at least 1");
                     }
                 }
                 if blocks > MAX_BLOCKS {
-                    return err(p("blocks"), format!("{blocks} is out of range (1..={MAX_BLOCKS})"));
+                    return err(bp("blocks"), format!("{blocks} is out of range (1..={MAX_BLOCKS})"));
                 }
                 if sru.0.checked_mul(blocks).is_none_or(|b| b > 1 << 62) || request.0.checked_mul(blocks).is_none_or(|b| b > 1 << 62) {
-                    return err(p("blocks"), "sru × blocks (and request × blocks) must stay below 2^62 bytes per connection");
+                    return err(bp("blocks"), "sru × blocks (and request × blocks) must stay below 2^62 bytes per connection");
                 }
                 let tcp = if f.tcp == TcpSpec::default() { resolved_tcp.clone() } else { resolve_tcp(defaults_tcp, &f.tcp, &p("tcp"))? };
-                Traffic::BlockRead(BlockReadTraffic { servers, sru, request, blocks, tcp })
+                Traffic::BlockRead(BlockReadTraffic { block_read: BlockRead { servers, sru, request, blocks }, tcp })
             }
         };
         let rule = if run.stop == StopSpec::Idle { "idle" } else { "flows-done" };
         let endless = run.stop != StopSpec::Duration && run.duration.is_none() && f.stop.is_none();
-        if endless && f.kind == FlowKind::Tcp && f.bytes.is_none() {
-            return err(p("bytes"), format!("with run.stop = \"{rule}\" and no run.duration, every flow needs bytes or stop (or the run never ends)"));
+        if endless && matches!(&traffic, Traffic::Tcp(t) if t.bulk.bytes.is_none()) {
+            return err(p("bulk.bytes"), format!("with run.stop = \"{rule}\" and no run.duration, every flow needs bulk.bytes or stop (or the run never ends)"));
         }
         if endless && f.kind == FlowKind::UdpCbr {
             return err(p("stop"), format!("with run.stop = \"{rule}\" and no run.duration, a udp-cbr flow needs stop (or the run never ends)"));

@@ -26,7 +26,7 @@ delay = "1ms"
 name = "f"
 src = "a"
 dst = "b"
-bytes = "100KB"
+bulk = { bytes = "100KB" }
 "#;
 
 /// `TINY` with `extra` appended (tables after the flow's belong to it).
@@ -368,7 +368,7 @@ bic_scale = 60
 name = "bic"
 src = "a"
 dst = "b"
-bytes = "1MB"
+bulk = { bytes = "1MB" }
 start = "10ms"
 [flows.tcp]
 cc = "bic"
@@ -380,7 +380,7 @@ name = "u"
 kind = "udp-cbr"
 src = "a"
 dst = "b"
-rate = "1Mbps"
+cbr = { rate = "1Mbps" }
 stop = "100ms"
 [[coordinators]]
 kind = "decp"

@@ -442,43 +442,83 @@ pub struct FlowSpec {
     /// Number of identical flows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
-    /// Bytes to send.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<Size>,
-    /// Stop writing at this time.
+    /// Stop writing (sending) at this time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Dur>,
-    /// Application write size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_size: Option<Size>,
     /// Priority class.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<u8>,
-    /// UDP rate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate: Option<Rate>,
-    /// UDP IP packet size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub packet_size: Option<Size>,
     /// Background traffic: a run that stops when the flows are done does not wait for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub background: Option<bool>,
-    /// Block reads: the active servers, the first this many members of `dst`.
+    /// `kind = "tcp"`: the bulk sender's table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub servers: Option<u32>,
-    /// Block reads: the bytes each server returns per block (the SRU).
+    pub bulk: Option<BulkSpec>,
+    /// `kind = "udp-cbr"`: the constant-bit-rate source's table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sru: Option<Size>,
-    /// Block reads: the bytes of one request to one server.
+    pub cbr: Option<CbrSpec>,
+    /// `kind = "block-read"`: the block reads' table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request: Option<Size>,
-    /// Block reads: the number of blocks to read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocks: Option<u64>,
+    pub block_read: Option<BlockReadSpec>,
     /// Per-flow TCP settings.
     #[serde(default, skip_serializing_if = "is_default_tcp")]
     pub tcp: TcpSpec,
 }
+
+/// `[flows.bulk]` (`kind = "tcp"`): what the bulk sender writes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BulkSpec {
+    /// Bytes to send, at least 1; none: until `stop` or the end of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Size>,
+    /// Application write size, at least 1 byte (default 128KiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_size: Option<Size>,
+}
+
+/// `[flows.cbr]` (`kind = "udp-cbr"`): the constant-bit-rate source.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CbrSpec {
+    /// Sending rate (IP bytes); required.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// IP packet size, 29..=65535 bytes (default 1500B).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet_size: Option<Size>,
+}
+
+/// `[flows.block_read]` (`kind = "block-read"`): barrier-synchronised block reads.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockReadSpec {
+    /// The active servers, the first this many members of `dst` (default: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers: Option<u32>,
+    /// The bytes each server returns per block (the SRU); required.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sru: Option<Size>,
+    /// The bytes of one request to one server (default 48B).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<Size>,
+    /// The number of blocks to read; required.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<u64>,
+}
+
+/// Keys of `[[flows]]` that moved into the table of their kind: (old key, table). Reading one
+/// is an error naming its new place (see `scenario::parse_toml`).
+pub const MOVED_FLOW_KEYS: &[(&str, &str)] = &[
+    ("bytes", "bulk"),
+    ("write_size", "bulk"),
+    ("rate", "cbr"),
+    ("packet_size", "cbr"),
+    ("servers", "block_read"),
+    ("sru", "block_read"),
+    ("request", "block_read"),
+    ("blocks", "block_read"),
+];
 
 /// Which queues to trace.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
