@@ -15,6 +15,10 @@ use crate::net::packet::{Packet, RouteId};
 use crate::net::pipe::{Offer, Pipe, PipeId, PipeWake};
 use crate::units::{SimDuration, SimTime};
 
+/// The most feeders a merge takes (its slots are `u16`); a pipe fed by more is left to
+/// arrival events.
+pub const MAX_FEEDERS: usize = u16::MAX as usize + 1;
+
 /// The fabric's events.
 #[derive(Clone, Copy, Debug)]
 pub enum NetEvent {
@@ -264,6 +268,9 @@ impl Fabric {
         for (m, merge) in self.merges.iter().enumerate() {
             merge_of[merge.pipe.0 as usize] = Some(m as u32);
         }
+        // Each merge's slot of each of its feeders (a merge has at most MAX_FEEDERS).
+        let slot_of: Vec<std::collections::HashMap<PipeId, u16>> =
+            feeders.iter().map(|f| f.iter().enumerate().map(|(i, &p)| (p, u16::try_from(i).expect("a merge has at most MAX_FEEDERS feeders"))).collect()).collect();
         self.hops = self
             .routes
             .iter()
@@ -273,8 +280,7 @@ impl Fabric {
                     .map(|(h, &p)| {
                         let next = r.get(h + 1);
                         let merge = next.and_then(|n| merge_of[n.0 as usize]);
-                        let slot = merge.map_or(0, |m| feeders[m as usize].iter().position(|&f| f == p).expect("a merge lists its feeders"));
-                        let slot = u16::try_from(slot).expect("a merge has under 65536 feeders");
+                        let slot = merge.map_or(0, |m| *slot_of[m as usize].get(&p).expect("a merge lists its feeders"));
                         let how = if merge.is_some() {
                             NextHop::Merge
                         } else if next.is_some_and(|n| pass_on[n.0 as usize]) {
@@ -351,23 +357,32 @@ impl Fabric {
             .collect();
         self.merges.clear();
         let mut feeders: Vec<Vec<PipeId>> = Vec::new();
+        // Where each pipe is entered from another (route, hop ≥ 1), found in one pass.
+        let mut entered: Vec<Vec<(u32, u16)>> = vec![Vec::new(); n];
+        for (r, route) in self.routes.iter().enumerate() {
+            for h in 1..route.len() {
+                entered[route[h].0 as usize].push((r as u32, h as u16));
+            }
+        }
         for p in 0..n {
             if pass_on[p] || from_host[p] || feeder[p].is_none() || !self.pipes[p].decides_on_admission() || self.observed[p] {
                 continue;
             }
             let mut lead = SimDuration(u64::MAX);
             let mut fed_by: Vec<PipeId> = Vec::new();
+            let mut known = std::collections::HashSet::new();
             let mut eligible = true;
-            for route in &self.routes {
-                for h in (1..route.len()).filter(|&h| route[h].0 as usize == p) {
-                    let chain = &route[..h];
-                    eligible &= chain.iter().all(|q| steady(q.0 as usize)) && chain[1..].iter().all(|q| pass_on[q.0 as usize]);
-                    lead = lead.min(SimDuration(chain.iter().map(|q| self.pipes[q.0 as usize].delay().as_ps()).sum()));
-                    if !fed_by.contains(&chain[h - 1]) {
-                        fed_by.push(chain[h - 1]);
-                    }
+            for &(r, h) in &entered[p] {
+                let chain = &self.routes[r as usize][..h as usize];
+                eligible &= chain.iter().all(|q| steady(q.0 as usize)) && chain[1..].iter().all(|q| pass_on[q.0 as usize]);
+                lead = lead.min(SimDuration(chain.iter().map(|q| self.pipes[q.0 as usize].delay().as_ps()).sum()));
+                let last = chain[chain.len() - 1];
+                if known.insert(last) {
+                    fed_by.push(last);
                 }
             }
+            // A port fed by more pipes than a merge has slots for takes its arrivals as events.
+            eligible &= fed_by.len() <= MAX_FEEDERS;
             let pipe = &self.pipes[p];
             // A rate-limited pipe sends nothing on before arrival + serialization + delay; an
             // unlimited one before arrival + delay: the flush must come strictly earlier.

@@ -2,7 +2,8 @@
 //! by link declaration order, so routes are deterministic), hosts never used as transit, and
 //! each emulator's internal pipe spliced in where the path crosses it.
 
-use std::collections::VecDeque;
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
 
 use crate::net::pipe::PipeId;
 
@@ -31,6 +32,21 @@ pub struct Graph {
     roles: Vec<NodeRole>,
     /// For each node: (neighbour, pipe from this node to the neighbour), in declaration order.
     adj: Vec<Vec<(NodeId, PipeId)>>,
+    /// The pipe of the first declared link from one node to another.
+    first_link: HashMap<(NodeId, NodeId), PipeId>,
+    /// The search's state, reused between routes so one route costs what it explores, not
+    /// the size of the graph (a group of 65,536 hosts has as many routes).
+    scratch: RefCell<Search>,
+}
+
+/// A breadth-first search's marks: a node is seen in this search when its stamp is the
+/// search's.
+#[derive(Debug, Default)]
+struct Search {
+    stamp: Vec<u32>,
+    prev: Vec<NodeId>,
+    current: u32,
+    queue: VecDeque<NodeId>,
 }
 
 impl Graph {
@@ -55,6 +71,8 @@ impl Graph {
     pub fn add_link(&mut self, a: NodeId, b: NodeId, ab: PipeId, ba: PipeId) {
         self.adj[a.0 as usize].push((b, ab));
         self.adj[b.0 as usize].push((a, ba));
+        self.first_link.entry((a, b)).or_insert(ab);
+        self.first_link.entry((b, a)).or_insert(ba);
     }
 
     /// Neighbours of a node in declaration order.
@@ -68,34 +86,59 @@ impl Graph {
     }
 
     /// The pipes a packet traverses from host `from` to host `to`, or `None` if unreachable.
+    /// Breadth-first from `from`, neighbours in declaration order: the path is the one whose
+    /// last hop reaches `to` from the first node popped that has it as a neighbour.
     pub fn route(&self, from: NodeId, to: NodeId) -> Option<Vec<PipeId>> {
+        if from == to {
+            return None;
+        }
         let n = self.roles.len();
-        let mut prev: Vec<Option<NodeId>> = vec![None; n];
-        let mut seen = vec![false; n];
-        let mut q = VecDeque::new();
-        seen[from.0 as usize] = true;
-        q.push_back(from);
-        while let Some(u) = q.pop_front() {
-            if u == to {
-                break;
-            }
+        let mut guard = self.scratch.borrow_mut();
+        let sr = &mut *guard;
+        if sr.stamp.len() != n {
+            sr.stamp = vec![0; n];
+            sr.prev = vec![NodeId(u32::MAX); n];
+            sr.current = 0;
+        }
+        sr.current = sr.current.wrapping_add(1);
+        if sr.current == 0 {
+            sr.stamp.iter_mut().for_each(|s| *s = 0);
+            sr.current = 1;
+        }
+        let cur = sr.current;
+        sr.queue.clear();
+        sr.stamp[from.0 as usize] = cur;
+        sr.queue.push_back(from);
+        let mut found = false;
+        while let Some(u) = sr.queue.pop_front() {
             if u != from && self.roles[u.0 as usize] == NodeRole::Host {
                 continue; // hosts do not forward
             }
+            // `to` next to u: u's scan would reach it, and what it reaches before does not
+            // change the path.
+            if sr.stamp[to.0 as usize] != cur && self.first_link.contains_key(&(u, to)) {
+                sr.stamp[to.0 as usize] = cur;
+                sr.prev[to.0 as usize] = u;
+                found = true;
+                break;
+            }
             for &(v, _) in &self.adj[u.0 as usize] {
-                if !seen[v.0 as usize] {
-                    seen[v.0 as usize] = true;
-                    prev[v.0 as usize] = Some(u);
-                    q.push_back(v);
+                if sr.stamp[v.0 as usize] != cur {
+                    sr.stamp[v.0 as usize] = cur;
+                    sr.prev[v.0 as usize] = u;
+                    sr.queue.push_back(v);
                 }
             }
         }
-        if !seen[to.0 as usize] || from == to {
+        if !found {
             return None;
         }
         let mut nodes = vec![to];
-        while let Some(p) = prev[nodes.last().expect("non-empty").0 as usize] {
-            nodes.push(p);
+        while let Some(&last) = nodes.last() {
+            if last == from {
+                break;
+            }
+            nodes.push(sr.prev[last.0 as usize]);
         }
         nodes.reverse();
         let mut pipes = Vec::with_capacity(nodes.len() * 2);
@@ -107,8 +150,7 @@ impl Graph {
                 let came_from = nodes[i - 1];
                 pipes.push(if came_from == first { ep[0] } else { ep[1] });
             }
-            let link = self.adj[u.0 as usize].iter().find(|(m, _)| *m == v).expect("path edge exists").1;
-            pipes.push(link);
+            pipes.push(self.first_link[&(u, v)]);
         }
         Some(pipes)
     }

@@ -234,3 +234,54 @@ fn the_peak_threshold_keeps_asking_for_stalls_where_a_fixed_one_asks_all_the_tim
     assert!(fixed_low > 2 * peak_low, "below the threshold: fixed {fixed_low} samples, peak {peak_low}");
     assert!(fixed_requests > peak_requests, "requests: fixed {fixed_requests}, peak {peak_requests}");
 }
+
+#[test]
+fn a_port_fed_by_more_links_than_a_merge_has_slots_runs_on_arrival_events() {
+    // The documented largest group (65,536 members) reading into one client port, plus one
+    // more sender into that port: 65,537 feeders, one more than a merge's slots. The port takes
+    // its arrivals as events instead (it used to panic after ~50 s of planning).
+    let text = r#"
+name = "wide"
+[run]
+duration = "300us"
+[[hosts]]
+name = "client"
+[[hosts]]
+name = "u"
+[[hosts]]
+name = "server"
+count = 65536
+[[switches]]
+name = "sw"
+[[links]]
+between = ["server", "sw"]
+rate = "1Gbps"
+delay = "1us"
+[[links]]
+between = ["u", "sw"]
+rate = "1Gbps"
+delay = "1us"
+[[links]]
+between = ["sw", "client"]
+rate = "1Gbps"
+delay = "1us"
+queue_a = "100pkts"
+[[flows]]
+name = "read"
+kind = "block-read"
+src = "client"
+dst = "server"
+block_read = { sru = "1KB", blocks = 1 }
+[[flows]]
+name = "bg"
+kind = "udp-cbr"
+src = "u"
+dst = "client"
+cbr = { rate = "100Mbps" }
+"#;
+    let r = run(text, 1);
+    let s = r.sim.summary();
+    let port = s.queues.iter().find(|q| q.name == "sw->client").expect("the client's port");
+    assert!(port.enqueued > 0, "packets reached the client's port: {port:?}");
+    assert!(s.flows.iter().any(|f| f.name == "bg" && f.packets_received > 0), "the CBR flow is delivered");
+}
