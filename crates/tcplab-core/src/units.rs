@@ -199,6 +199,9 @@ pub fn parse_duration(s: &str) -> Result<SimDuration, String> {
     if ps > MAX_TIME.0 as f64 {
         return Err(format!("'{s}' is longer than the longest time tcplab simulates (1000000s, about 11.6 days)"));
     }
+    if ps > 0.0 && ps.round() == 0.0 {
+        return Err(format!("'{s}' is shorter than one picosecond, tcplab's time resolution (write 0s for none)"));
+    }
     if (ps - ps.round()).abs() > 1e-6 * ps.max(1.0) {
         return Err(format!("'{s}' is not a whole number of picoseconds"));
     }

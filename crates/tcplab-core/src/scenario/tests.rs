@@ -529,7 +529,7 @@ fn limits_are_field_errors_naming_the_limit() {
         ("[run]\nstop = \"idle\"\n[trace]\nthroughput_interval = \"10ms\"".into(), "run.stop: \"idle\" with no run.duration never ends while trace.throughput_interval samples"),
         ("[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1Gbps\"\ndelay = \"10000000s\"".into(), "links[1].delay: '10000000s' is longer than the longest time tcplab simulates"),
         (
-            "[[links]]\nbetween = [\"a\", \"b\"]\nrate = \"1Gbps\"\ndelay = \"600000s\"\n[[links]]\nbetween = [\"b\", \"a\"]\nrate = \"1Gbps\"\ndelay = \"600000s\"".into(),
+            "[[switches]]\nname = \"c\"\n[[links]]\nbetween = [\"a\", \"c\"]\nrate = \"1Gbps\"\ndelay = \"600000s\"\n[[links]]\nbetween = [\"c\", \"b\"]\nrate = \"1Gbps\"\ndelay = \"600000s\"".into(),
             "links: the propagation delays of all links and emulators add up to more than 1000000s",
         ),
         // A CBR source faster than its host's link would spend ~10^12 events per simulated
@@ -761,4 +761,74 @@ milestones = true
     assert_eq!(Some(at(sent)), s.flows[1].finish_s);
     let j: serde_json::Value = serde_json::from_str(&r.summary_json()).unwrap();
     assert_eq!(j["trace_codes"]["milestones.kind"]["1"], "received");
+}
+
+#[test]
+fn what_could_never_work_or_would_do_nothing_is_refused_by_field() {
+    // Each accepted silently before (issue: reliability, "silent nonsense").
+    let dur = "[run]\nduration = \"1s\"\n";
+    let cases: &[(String, &str)] = &[
+        // A second link between the same two nodes: never routed, its queues share the names.
+        ("[[links]]\nbetween = [\"b\", \"a\"]\nrate = \"1Gbps\"".into(), "links[1].between: links[0] already joins 'b' and 'a'"),
+        // Names holding the separators of queue and link names.
+        ("[[hosts]]\nname = \"c->d\"".into(), "hosts[2].name: 'c->d' contains '->'"),
+        ("[[switches]]\nname = \"s,1\"".into(), "switches[0].name: 's,1' contains ','"),
+        (format!("[[hosts]]\nname = \"{}\"", "h".repeat(300)), "hosts[2].name: 300 bytes long; a name has at most 256 bytes"),
+        // A flow that would never send, or never start.
+        ("[[flows]]\nname = \"g\"\nsrc = \"a\"\ndst = \"b\"\nstart = \"2s\"\nstop = \"1s\"".into(), "flows[1].stop: 1s is not after the flow's start (2s)"),
+        (format!("{dur}[[flows]]\nname = \"g\"\nsrc = \"a\"\ndst = \"b\"\nstart = \"3s\""), "flows[1].start: 3s is not before the run's end (run.duration = 1s)"),
+        // Keys with no effect.
+        ("[defaults]\nqueue = { limit = \"40pkts\", ecn_threshold = \"50pkts\" }".into(), "defaults.queue.ecn_threshold: 50pkts is above the queue's limit (40pkts)"),
+        ("[defaults]\nqueue = { cells = 100, cbr_unit = \"cell\" }".into(), "defaults.queue.cbr_unit: only applies with cbr"),
+        ("[defaults.tcp.ahtcp]\nthreshold_rule = \"peak\"\nthreshold = \"1Mbps\"".into(), "defaults.tcp.ahtcp.threshold: the peak rule sets the threshold from the measured peak"),
+        // A transfer that can never complete: held ACKs read as they are, against Nagle.
+        ("[defaults.tcp]\nvariant = \"ahtcp\"\n[defaults.tcp.ahtcp]\nthreshold = \"1Mbps\"\nalign = \"restart\"".into(), "defaults.tcp.ahtcp.align: with align = \"restart\""),
+        // An agent acting every 10 us with nothing but the 10^6 s cap to end the run.
+        ("[defaults.tcp]\nvariant = \"ahtcp\"\n[defaults.tcp.ahtcp]\nthreshold = \"1Mbps\"\ninterval = \"10us\"".into(), "defaults.tcp.ahtcp.interval: 10us without run.duration"),
+        // Below the clock's resolution.
+        ("[[flows]]\nname = \"g\"\nsrc = \"a\"\ndst = \"b\"\nstart = \"1e-30s\"".into(), "flows[1].start: '1e-30s' is shorter than one picosecond"),
+    ];
+    for (extra, want) in cases {
+        let text = format!("{TINY}\n{extra}\n");
+        let got = error_of(&text);
+        assert!(got.contains(want), "for {extra:?}: got {got:?}, want {want:?}");
+    }
+    // With a duration, a fast AHTCP client or nagle off with align = "restart" is accepted.
+    let ok = format!("{TINY}\n{dur}[defaults.tcp]\nvariant = \"ahtcp\"\nnagle = false\n[defaults.tcp.ahtcp]\nthreshold = \"1Mbps\"\ninterval = \"10us\"\nalign = \"restart\"\n");
+    Run::from_toml(&ok, None).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn coordinators_count_their_flows_after_expansion_and_refuse_unknown_or_repeated_ones() {
+    let base = |flows: &str| {
+        format!("{TINY}\n[run]\nduration = \"1s\"\n[[flows]]\nname = \"bulk\"\nsrc = \"a\"\ndst = \"b\"\ncount = 3\n[[coordinators]]\nkind = \"decp\"\nflows = {flows}\n")
+    };
+    // A replicated flow's base name means all its copies: three flows, enough to coordinate.
+    let r = Run::from_toml(&base("[\"bulk\"]"), None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.resolved.coordinators[0].members, ["bulk.0", "bulk.1", "bulk.2"]);
+    let r = Run::from_toml(&base("[\"f\", \"bulk.2\"]"), None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.resolved.coordinators[0].members, ["f", "bulk.2"]);
+    let cases = [
+        ("[\"bulk.99\"]", "coordinators[0].flows[0]: no flow named 'bulk.99' ('bulk' has copies bulk.0 … bulk.2)"),
+        ("[\"f\", \"f\"]", "coordinators[0].flows[1]: 'f' is listed twice"),
+        ("[\"bulk\", \"bulk.1\"]", "coordinators[0].flows[1]: 'bulk.1' is listed twice"),
+        ("[\"f\"]", "coordinators[0].flows: coordinate at least two flows (these name 1)"),
+        ("[\"f.0\", \"bulk\"]", "coordinators[0].flows[0]: no flow named 'f.0' ('f' is a single flow)"),
+    ];
+    for (flows, want) in cases {
+        let got = error_of(&base(flows));
+        assert!(got.contains(want), "for {flows}: got {got:?}, want {want:?}");
+    }
+}
+
+#[test]
+fn an_aal5_frame_above_65535_bytes_is_refused() {
+    // MSS 65495 makes 65535-byte IP packets; LLC/SNAP's 8 bytes take the frame past AAL5's
+    // largest CPCS-SDU. VC multiplexing adds nothing, so the same packets fit.
+    let text = |layer: &str| {
+        format!("{TINY}\n[flows.tcp]\nmss = 65495\nsndbuf = \"1MB\"\nrcvbuf = \"1MB\"\n").replace("delay = \"1ms\"", &format!("delay = \"1ms\"\nlink_layer = \"{layer}\""))
+    };
+    let got = error_of(&text("aal5"));
+    assert!(got.contains("flows[0].tcp.mss: 65535-byte IP packets plus 8 bytes of encapsulation exceed the largest AAL5 frame"), "{got}");
+    Run::from_toml(&text("aal5-vc-mux"), None).unwrap_or_else(|e| panic!("{e}"));
 }

@@ -57,15 +57,7 @@ impl Agents {
             sim.add_agent(Agent::AhtcpMonitor(m.1));
         }
         for c in &r.coordinators {
-            let mut ids = Vec::new();
-            for name in &c.flows {
-                for (i, f) in sim.flows.iter().enumerate() {
-                    let base = f.info.name.rsplit_once('.').map(|(b, _)| b);
-                    if &f.info.name == name || base == Some(name.as_str()) {
-                        ids.push(FlowId(i as u32));
-                    }
-                }
-            }
+            let ids = c.members.iter().map(|name| FlowId(sim.flows.iter().position(|f| &f.info.name == name).expect("a coordinator's members are flows") as u32)).collect();
             sim.add_agent(Agent::Coordinator(Coordinator { flows: ids, interval: c.interval.0, tolerance: c.tolerance, actions: 0 }));
         }
     }

@@ -10,6 +10,8 @@ use super::variant::tcp_flow;
 use crate::app::{Application, BlockReader, BlockServer, BulkSender, CbrSource, Sink, Socket};
 use crate::engine::{Rng, SeedTree};
 use crate::flow::{Flow, FlowEngine, FlowInfo, UdpFlow};
+use crate::net::link_layer::LinkLayer;
+use crate::net::packet::RouteId;
 use crate::scenario::resolve::{block_read_names, err, BlockReadTraffic, Res, ResolvedFlow, ResolvedScenario, TcpTraffic, Traffic, UdpCbrTraffic};
 use crate::sim::Simulation;
 use crate::trace::pcap::{host_address, WireIdentity};
@@ -61,10 +63,27 @@ pub(super) fn build(r: &ResolvedScenario, net: &Network, seeds: &SeedTree, sim: 
     Ok(())
 }
 
+/// The largest AAL5 frame (CPCS-SDU, ITU-T I.363.5): 65,535 bytes, encapsulation included.
+const AAL5_MAX_SDU: u64 = 65_535;
+
+/// Refuse a route whose AAL5 links cannot carry an IP packet of `max_ip` bytes in one frame
+/// (LLC/SNAP adds 8 bytes); `key` is the flow's key that sets the size.
+fn check_frames(sim: &Simulation, route: RouteId, max_ip: u32, key: String) -> Res<()> {
+    for &q in sim.route_pipes(route) {
+        if let LinkLayer::Aal5 { encapsulation } = sim.fabric.pipes[q.0 as usize].link_layer() {
+            if max_ip as u64 + encapsulation as u64 > AAL5_MAX_SDU {
+                return err(key, format!("{max_ip}-byte IP packets plus {encapsulation} bytes of encapsulation exceed the largest AAL5 frame (65535 bytes) on this flow's path"));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `count` bulk TCP transfers from `src` to `dst`, each a bulk sender and a sink.
 fn bulk(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t: &TcpTraffic) -> Res<()> {
     let fwd = b.routes.get(&f.src, &f.dst, sim, i)?;
     let rev = b.routes.get(&f.dst, &f.src, sim, i)?;
+    check_frames(sim, fwd, t.tcp.settings.mss + 40, format!("flows[{i}].tcp.mss"))?;
     let cc = t.tcp.config().cc.name();
     for k in 0..f.count {
         let name = if f.count > 1 { format!("{}.{k}", f.name) } else { f.name.clone() };
@@ -95,6 +114,7 @@ fn udp_cbr(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t:
         return err(format!("flows[{i}].cbr.rate"), format!("{} is faster than the link out of '{}' ({nic}); a host cannot send faster than its interface", t.cbr.rate.0, f.src));
     }
     let rev = b.routes.get(&f.dst, &f.src, sim, i)?;
+    check_frames(sim, fwd, t.cbr.packet_size.0 as u32, format!("flows[{i}].cbr.packet_size"))?;
     for k in 0..f.count {
         let name = if f.count > 1 { format!("{}.{k}", f.name) } else { f.name.clone() };
         let start = SimTime::ZERO + f.start.0 + b.late(&f.src);
@@ -124,6 +144,7 @@ fn block_read(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow,
         for (server, name) in servers.iter().zip(names) {
             let fwd = b.routes.get(client, server, sim, i)?;
             let rev = b.routes.get(server, client, sim, i)?;
+            check_frames(sim, rev, t.tcp.settings.mss + 40, format!("flows[{i}].tcp.mss"))?;
             let id = sim.flows.len() as u32;
             let engine = FlowEngine::Tcp(Box::new(tcp_flow(&t.tcp, 1, b.seeds, &name, [client, server])));
             b.agents.join(&t.tcp, client, id as usize, 0, i)?;

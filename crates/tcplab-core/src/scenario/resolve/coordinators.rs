@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::flows::ResolvedFlow;
+use super::flows::{ResolvedFlow, Traffic};
 use super::{check_period, err, Res};
 use crate::scenario::spec::{CoordinatorKind, CoordinatorSpec, Dur};
 use crate::units::SimDuration;
@@ -19,6 +19,10 @@ pub struct ResolvedCoordinator {
     pub interval: Dur,
     /// Relative excess over the mean tolerated before acting, in [0, 10] (default 0.1).
     pub tolerance: f64,
+    /// The flows by their expanded names (`flows` with each replicated flow's base name
+    /// replaced by its copies), each once.
+    #[serde(skip)]
+    pub members: Vec<String>,
 }
 
 /// Resolve `[[coordinators]]` over the resolved flows.
@@ -26,17 +30,42 @@ pub(super) fn resolve_coordinators(coordinators: &[CoordinatorSpec], flows: &[Re
     let mut out = Vec::with_capacity(coordinators.len());
     for (i, c) in coordinators.iter().enumerate() {
         let p = |x: &str| format!("coordinators[{i}].{x}");
-        if c.flows.len() < 2 {
-            return err(p("flows"), "coordinate at least two flows");
-        }
+        let mut members: Vec<String> = Vec::new();
         for (k, name) in c.flows.iter().enumerate() {
-            let base = name.rsplit_once('.').map_or(name.as_str(), |(b, idx)| if idx.parse::<u32>().is_ok() { b } else { name.as_str() });
-            let Some(f) = flows.iter().find(|f| &f.name == name || f.name == base) else {
-                return err(format!("coordinators[{i}].flows[{k}]"), format!("no flow named '{name}'"));
+            let q = format!("coordinators[{i}].flows[{k}]");
+            // The flow itself (`name`, or a replicated flow's base name: all its copies), or
+            // one copy of a replicated flow (`name.j`, j < count).
+            let whole = flows.iter().find(|f| &f.name == name);
+            let copy = name.rsplit_once('.').and_then(|(b, j)| {
+                let j: u32 = j.parse().ok()?;
+                flows.iter().find(|f| f.name == b && f.count > 1 && j < f.count)
+            });
+            let (f, names) = match (whole, copy) {
+                (Some(f), _) => (f, if f.count > 1 { (0..f.count).map(|j| format!("{}.{j}", f.name)).collect() } else { vec![f.name.clone()] }),
+                (None, Some(f)) => (f, vec![name.clone()]),
+                (None, None) => {
+                    let hint = name.rsplit_once('.').and_then(|(b, _)| flows.iter().find(|f| f.name == b)).map_or(String::new(), |f| {
+                        if f.count > 1 {
+                            format!(" ('{}' has copies {}.0 … {}.{})", f.name, f.name, f.name, f.count - 1)
+                        } else {
+                            format!(" ('{}' is a single flow)", f.name)
+                        }
+                    });
+                    return err(q, format!("no flow named '{name}'{hint}"));
+                }
             };
-            if f.tcp().is_none() {
-                return err(format!("coordinators[{i}].flows[{k}]"), format!("'{name}' is not a TCP flow"));
+            if !matches!(f.traffic, Traffic::Tcp(_)) {
+                return err(q, format!("'{name}' is not a bulk TCP flow (kind = \"tcp\"); coordinators act on parallel TCP streams"));
             }
+            for n in names {
+                if members.contains(&n) {
+                    return err(q, format!("'{n}' is listed twice; each flow counts once in the mean"));
+                }
+                members.push(n);
+            }
+        }
+        if members.len() < 2 {
+            return err(p("flows"), format!("coordinate at least two flows (these name {})", members.len()));
         }
         let interval = c.interval.map_or(SimDuration::from_millis(300), |d| d.0);
         check_period(p("interval"), interval)?;
@@ -44,7 +73,7 @@ pub(super) fn resolve_coordinators(coordinators: &[CoordinatorSpec], flows: &[Re
         if !(0.0..=10.0).contains(&tolerance) {
             return err(p("tolerance"), format!("{tolerance} is out of range [0, 10]"));
         }
-        out.push(ResolvedCoordinator { kind: c.kind, flows: c.flows.clone(), interval: Dur(interval), tolerance });
+        out.push(ResolvedCoordinator { kind: c.kind, flows: c.flows.clone(), interval: Dur(interval), tolerance, members });
     }
     Ok(out)
 }

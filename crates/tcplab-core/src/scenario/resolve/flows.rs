@@ -159,6 +159,9 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         if f.name.trim().is_empty() {
             return err(p("name"), "must not be empty");
         }
+        if f.name.len() > super::MAX_NAME {
+            return err(p("name"), format!("{} bytes long; a name has at most {} bytes", f.name.len(), super::MAX_NAME));
+        }
         if flow_names.insert(f.name.clone(), i).is_some() {
             return err(p("name"), format!("another flow is already named '{}'", f.name));
         }
@@ -275,6 +278,19 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
                 Traffic::BlockRead(BlockReadTraffic { block_read: BlockRead { servers, sru, request, blocks }, tcp })
             }
         };
+        let start = f.start.map_or(SimDuration::ZERO, |d| d.0);
+        if let Some(stop) = f.stop.filter(|s| s.0 <= start) {
+            return err(
+                p("stop"),
+                format!("{} is not after the flow's start ({}): it would never send", crate::units::format_duration(stop.0), crate::units::format_duration(start)),
+            );
+        }
+        if let Some(d) = run.duration.filter(|d| start >= d.0) {
+            return err(
+                p("start"),
+                format!("{} is not before the run's end (run.duration = {}): the flow would never start", crate::units::format_duration(start), crate::units::format_duration(d.0)),
+            );
+        }
         let rule = if run.stop == StopSpec::Idle { "idle" } else { "flows-done" };
         let endless = run.stop != StopSpec::Duration && run.duration.is_none() && f.stop.is_none();
         if endless && matches!(&traffic, Traffic::Tcp(t) if t.bulk.bytes.is_none()) {

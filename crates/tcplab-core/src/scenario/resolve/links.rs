@@ -53,6 +53,23 @@ pub(super) fn check_queue(q: &QueueSpec, path: &str) -> Res<()> {
     } else if t.ecn_threshold.is_some() {
         return err(format!("{path}.ecn_threshold"), "an ATM port does not mark ECN");
     }
+    if t.cbr_unit.is_some() && t.cbr.is_none() {
+        return err(format!("{path}.cbr_unit"), "only applies with cbr (the unit of its rate)");
+    }
+    // A threshold at or above the limit never marks: the queue drops first.
+    if let (Some(k), Some(limit)) = (t.ecn_threshold, t.limit) {
+        let above = match (k.0, limit.0) {
+            (QueueLimit::Packets(k), QueueLimit::Packets(l)) => k > l,
+            (QueueLimit::Bytes(k), QueueLimit::Bytes(l)) => k > l,
+            _ => false,
+        };
+        if above {
+            return err(
+                format!("{path}.ecn_threshold"),
+                format!("{} is above the queue's limit ({}): no packet would ever be marked", crate::units::format_queue_limit(k.0), crate::units::format_queue_limit(limit.0)),
+            );
+        }
+    }
     Ok(())
 }
 
@@ -127,6 +144,8 @@ pub struct ResolvedLink {
 /// Resolve `[[links]]` with the scenario's `defaults.queue` and node names.
 pub(super) fn resolve_links(links: &[LinkSpec], default_queue: &QueueSpec, names: &Names) -> Res<Vec<ResolvedLink>> {
     let mut out = Vec::with_capacity(links.len());
+    // The pairs of nodes joined so far (a group's link joins each member), and by which link.
+    let mut joined: std::collections::HashMap<(String, String), usize> = std::collections::HashMap::new();
     for (i, l) in links.iter().enumerate() {
         for (k, n) in l.between.iter().enumerate() {
             if !names.contains_key(n) {
@@ -162,6 +181,20 @@ pub(super) fn resolve_links(links: &[LinkSpec], default_queue: &QueueSpec, names
             return err(format!("links[{i}].framing"), "AAL5 has its own overhead (the trailer, padding and cell headers); framing applies only to link_layer = \"ip\"");
         }
         let delay = l.delay.unwrap_or(Dur(SimDuration::ZERO));
+        // One link per pair of nodes: routes take one, and the queues of a second would share
+        // its names (A->B) and stay unused.
+        let (a, b) = (super::nodes::members(&l.between[0], names), super::nodes::members(&l.between[1], names));
+        for x in &a {
+            for y in &b {
+                let key = if x < y { (x.clone(), y.clone()) } else { (y.clone(), x.clone()) };
+                if let Some(j) = joined.insert(key, i) {
+                    return err(
+                        format!("links[{i}].between"),
+                        format!("links[{j}] already joins '{x}' and '{y}'; tcplab routes over one link per pair of nodes (give the link the rate of both)"),
+                    );
+                }
+            }
+        }
         out.push(ResolvedLink { between: l.between.clone(), rate: l.rate, delay, queue_a, queue_b, framing, link_layer });
     }
     Ok(out)

@@ -61,6 +61,10 @@ fn check_period(path: String, d: SimDuration) -> Res<()> {
     Ok(())
 }
 
+/// The longest name of a node, flow or tap, bytes (names are copied into every trace row's
+/// table and every summary).
+pub const MAX_NAME: usize = 256;
+
 /// The whole scenario, resolved. Serialized with the keys of `spec::Scenario`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ResolvedScenario {
@@ -122,6 +126,37 @@ pub fn resolve(sc: &Scenario) -> Res<ResolvedScenario> {
     let taps = observe::resolve_taps(&sc.taps, &links, &names)?;
     let coordinators = coordinators::resolve_coordinators(&sc.coordinators, &flows)?;
     let trace = observe::resolve_trace(&sc.trace, &run, total_flows)?;
+    // Without a duration only the simulated-time cap (10^6 s) ends a run: an agent acting more
+    // often than once a millisecond can make that cap days of work (AHTCP's client asking
+    // every 10 us keeps forcing timeouts), so such intervals need run.duration.
+    if run.duration.is_none() {
+        let fast = |d: SimDuration| d < SimDuration::from_millis(1);
+        for (i, f) in flows.iter().enumerate() {
+            if let Some(ResolvedVariant::Ahtcp { ahtcp }) = f.tcp().map(|t| &t.variant) {
+                if fast(ahtcp.interval.0) {
+                    let at = if sc.flows[i].tcp.ahtcp.interval.is_some() { format!("flows[{i}].tcp.ahtcp.interval") } else { "defaults.tcp.ahtcp.interval".to_string() };
+                    return err(
+                        at,
+                        format!(
+                            "{} without run.duration: an agent acting more often than every 1ms can keep a run going for days of work before the 1000000s cap; set run.duration",
+                            crate::units::format_duration(ahtcp.interval.0)
+                        ),
+                    );
+                }
+            }
+        }
+        for (i, c) in coordinators.iter().enumerate() {
+            if fast(c.interval.0) {
+                return err(
+                    format!("coordinators[{i}].interval"),
+                    format!(
+                        "{} without run.duration: an agent acting more often than every 1ms can keep a run going for days of work before the 1000000s cap; set run.duration",
+                        crate::units::format_duration(c.interval.0)
+                    ),
+                );
+            }
+        }
+    }
     // A run that stops when idle never idles while something recurs.
     if run.stop == StopSpec::Idle && run.duration.is_none() {
         if trace.throughput_interval.is_some() {

@@ -80,6 +80,13 @@ pub(super) fn node_names(sc: &Scenario) -> Res<Names> {
         if name.trim().is_empty() {
             return err(path, "must not be empty");
         }
+        if name.len() > super::MAX_NAME {
+            return err(path, format!("{} bytes long; a name has at most {} bytes", name.len(), super::MAX_NAME));
+        }
+        // Queues are named `A->B` and links addressed as `link(A,B)`, `queue(A->B)`.
+        if let Some(bad) = ["->", ",", "(", ")"].into_iter().find(|t| name.contains(t)) {
+            return err(path, format!("'{name}' contains '{bad}', which names queues (A->B) and links (link(A,B)); choose another name"));
+        }
         if let Some(k) = names.insert(name.clone(), kind) {
             return err(path, format!("'{name}' is already the name of a {}", k.name()));
         }

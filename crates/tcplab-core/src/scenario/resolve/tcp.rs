@@ -213,7 +213,7 @@ pub fn resolve_tcp(defaults: &TcpSpec, flow: &TcpSpec, path: &str) -> Res<Resolv
     }
     settings.check(path)?;
     cc.check(path, &settings.cc_context())?;
-    let variant = variant.select(path, settings.mss)?;
+    let variant = variant.select(path, settings.mss, settings.nagle)?;
     Ok(ResolvedTcp { profile, settings, cc: cc.select(), variant })
 }
 

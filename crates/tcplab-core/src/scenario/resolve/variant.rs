@@ -100,7 +100,7 @@ impl VariantLayers {
     }
 
     /// Check the table (even when unused) and select the variant; `path` is the `tcp` table's.
-    pub fn select(self, path: &str, mss: u32) -> Res<ResolvedVariant> {
+    pub fn select(self, path: &str, mss: u32, nagle: bool) -> Res<ResolvedVariant> {
         let g = |k: &str| format!("{path}.ahtcp.{k}");
         let a = &self.ahtcp;
         let interval = a.interval.unwrap_or(Dur(SimDuration::from_millis(1)));
@@ -128,23 +128,27 @@ impl VariantLayers {
             return err(g("peak_window"), format!("{} is out of range (from the sampling interval, {}, to 10s)", fmt(peak_window.0), fmt(interval.0)));
         }
         let rule = a.threshold_rule.unwrap_or_default();
+        if rule == ThresholdRuleName::Peak && a.threshold.is_some() {
+            return err(
+                g("threshold"),
+                "the peak rule sets the threshold from the measured peak (peak_fraction, peak_window); give threshold only with threshold_rule = \"fixed\"",
+            );
+        }
+        let align = a.align.unwrap_or(AlignName::All);
+        if self.name == Some(VariantName::Ahtcp) && align == AlignName::Restart && nagle {
+            return err(
+                g("align"),
+                "with align = \"restart\" the sender reads the held ACKs as they are, so the last segment of every write waits for an ACK that never comes under Nagle's algorithm (a transfer never completes); set nagle = false in this tcp table",
+            );
+        }
         Ok(match self.name.unwrap_or(VariantName::None) {
             VariantName::None => ResolvedVariant::None,
             VariantName::Ahtcp => {
-                match (rule, a.threshold) {
-                    (ThresholdRuleName::Fixed, None) => {
-                        return err(
-                            g("threshold"),
-                            "AHTCP needs the throughput below which the client asks for retransmissions (the paper gives no value; see scenarios/p1_incast/README.md), or threshold_rule = \"peak\"",
-                        );
-                    }
-                    (ThresholdRuleName::Peak, Some(_)) => {
-                        return err(
-                            g("threshold"),
-                            "the peak rule sets the threshold from the measured peak (peak_fraction, peak_window); give threshold only with threshold_rule = \"fixed\"",
-                        );
-                    }
-                    _ => {}
+                if rule == ThresholdRuleName::Fixed && a.threshold.is_none() {
+                    return err(
+                        g("threshold"),
+                        "AHTCP needs the throughput below which the client asks for retransmissions (the paper gives no value; see scenarios/p1_incast/README.md), or threshold_rule = \"peak\"",
+                    );
                 }
                 ResolvedVariant::Ahtcp {
                     ahtcp: ResolvedAhtcp {
@@ -157,7 +161,7 @@ impl VariantLayers {
                         hold,
                         restart: a.restart.unwrap_or(RestartName::Ceiling),
                         targets: a.targets.unwrap_or(TargetsName::Stalled),
-                        align: a.align.unwrap_or(AlignName::All),
+                        align,
                     },
                 }
             }
