@@ -12,6 +12,7 @@ unknowns in runs of their own, `map` (see each package's `__init__`). The shared
 | `figures` | `write_figures` (PNG and SVG per figure), `new_figure` |
 | `scenarios` | `study_dir`, `study_scenario`; `queue_override` (a buffer by queue name) |
 | `runner` | `run_points`: a study's points through the sweep runner (resumable, local or Dask) |
+| `output` | `check_out` (--out holds only what tcplab wrote) and `publish` (the report moved in whole) |
 
 A study package provides `reproduce(out, quick=False, progress=...) -> list[Check]` (see
 `Study`) and is registered in `STUDIES`, which `tcplab reproduce` offers. The study packages

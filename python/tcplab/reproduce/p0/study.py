@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tcplab.reproduce.findings import Check
+from tcplab.reproduce.output import check_out, publish
 from tcplab.reproduce.p0.checks import checks
 from tcplab.reproduce.p0.constants import CASES, SEGMENT_BYTES
 from tcplab.reproduce.p0.map import MapPlan, run_map
@@ -119,7 +120,10 @@ def write_report(data: dict[str, Any], out: Path, progress: Callable[[str], None
 def reproduce(out: str | Path, quick: bool = False, progress: Callable[[str], None] = lambda _: None, *,
               workers: int | None = None, cluster: Any = None) -> list[Check]:
     """Run study 000 and write figures and report.md into `out`; returns the checks. The map's
-    runs are kept in `out/runs/map/` (resumable stores)."""
-    out = Path(out)
-    data = experiment(Plan.make(quick), progress, out=out, workers=workers, cluster=cluster)
-    return write_report(data, out, progress)
+    runs are kept in `out/runs/map/` (resumable stores).
+    `out` may hold only what tcplab wrote there (an earlier report, `runs/`): anything else is
+    refused (an OSError naming it) before anything runs. The report is rendered aside and
+    moved into place when complete (`output.publish`)."""
+    target = check_out(out)
+    data = experiment(Plan.make(quick), progress, out=target, workers=workers, cluster=cluster)
+    return publish(target, lambda directory: write_report(data, directory, progress))

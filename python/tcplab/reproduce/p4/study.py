@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from tcplab.reproduce.findings import Check
+from tcplab.reproduce.output import check_out, publish
 from tcplab.reproduce.p4.atm import mss_freebsd
 from tcplab.reproduce.p4.checks import all_views, checks
 from tcplab.reproduce.p4.constants import FIG5_CELLS, KEYS, MTUS, TABLE2_CELLS, TABLE2_SOCKS_KIB
@@ -159,7 +160,10 @@ def write_report(data: dict[str, Any], out: Path) -> list[Check]:
 
 def reproduce(out: str | Path, quick: bool = False, progress: Callable[[str], None] = lambda _: None, *,
               workers: int | None = None, cluster: Any = None) -> list[Check]:
-    """Run study 004 and write figures and report.md into `out`; returns the checks."""
-    out = Path(out)
-    data = experiment(Plan.make(quick), progress, out=out, workers=workers, cluster=cluster)
-    return write_report(data, out)
+    """Run study 004 and write figures and report.md into `out`; returns the checks.
+    `out` may hold only what tcplab wrote there (an earlier report, `runs/`): anything else is
+    refused (an OSError naming it) before anything runs. The report is rendered aside and
+    moved into place when complete (`output.publish`)."""
+    target = check_out(out)
+    data = experiment(Plan.make(quick), progress, out=target, workers=workers, cluster=cluster)
+    return publish(target, lambda directory: write_report(data, directory))
