@@ -69,7 +69,7 @@ def test_staggered_start_fairness_is_judged_by_its_rule(verdicts):
     # windows and this finding no longer holds (scenarios/p0_parallel_bic/README.md, "The
     # staggered start is no longer fair"). Its verdict must still follow its rule, seed by
     # seed, from the values printed beside it.
-    from tcplab.reproduce.p0_runs import STAGGERED_RATE_MBPS
+    from tcplab.reproduce.p0.constants import STAGGERED_RATE_MBPS
 
     c = _check(verdicts, "Fig. 9", "fair")
     lo, hi = STAGGERED_RATE_MBPS

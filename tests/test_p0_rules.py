@@ -9,8 +9,10 @@ import math
 import polars as pl
 import pytest
 
-from tcplab.reproduce import p0_map
-from tcplab.reproduce.p0_checks import checks
+from tcplab.reproduce.p0 import map as p0_map
+from tcplab.reproduce.p0.checks import checks
+from tcplab.reproduce.p0.constants import ACK_POLICIES, FINDINGS
+from tcplab.reproduce.p0.runs import judge
 
 
 def _run(seed: int, **changes):
@@ -105,19 +107,19 @@ def test_staggered_and_remedy_checks_judge_rate_and_utilisation():
 
 def test_map_judges_runs_by_the_same_rules_and_counts_per_point():
     good = _run(1)
-    assert p0_map.judge(good, _fair(1)) == dict.fromkeys(p0_map.FINDINGS, True)
-    late = p0_map.judge(_run(1, first_loss_s=6.6, jain_end=0.97), _fair(1, util=0.9))
+    assert judge(good, _fair(1)) == dict.fromkeys(FINDINGS, True)
+    late = judge(_run(1, first_loss_s=6.6, jain_end=0.97), _fair(1, util=0.9))
     assert not late["first_loss"] and not late["persists"] and not late["shrinks"] and late["unfair"]
     assert not late["staggered_full"] and late["staggered_fair"]
-    assert not p0_map.judge(good, _fair(1, means_mbps=[280.0, 240.0, 240.0, 240.0]))["staggered_fair"]
+    assert not judge(good, _fair(1, means_mbps=[280.0, 240.0, 240.0, 240.0]))["staggered_fair"]
     rows = []
     for seed, stats in ((1, good), (2, good), (3, _run(3, exact_reverse=False))):
         rows.append({"ack": "every", "ssthresh": 0, "skew_s": 0.002, "buffer_pkts": 500, "seed": seed,
                      **{k: stats[k] for k in ("jain", "util", "first_loss_s")}, "staggered_jain": 0.999,
-                     "staggered_util": 0.99, **p0_map.judge(stats, _fair(seed))})
+                     "staggered_util": 0.99, **judge(stats, _fair(seed))})
     [point] = p0_map.map_table(rows)
     assert point["runs"] == 3 and point["exact_reverse"] == 2 and point["first_loss"] == 3
-    assert point["majority"] == len(p0_map.FINDINGS)
+    assert point["majority"] == len(FINDINGS)
     assert point["first_loss_s"] == pytest.approx(5.1)
 
 
@@ -125,12 +127,12 @@ def test_map_plans_cover_the_unknowns_the_issue_names():
     full = p0_map.MapPlan.make(False)
     assert min(full.buffers) == 100 and max(full.buffers) == 4000
     assert len(full.seeds) >= 10 and full.duration_s == 100.0
-    assert set(full.acks) == set(p0_map.ACK_POLICIES) and set(full.ssthresholds) == {0, 100}
+    assert set(full.acks) == set(ACK_POLICIES) and set(full.ssthresholds) == {0, 100}
     assert len(full.points()) == len(full.buffers) * (len(full.acks) * 2 + len(full.skews_s) - 1)
 
 
 def test_route_cache_keeps_the_ssthresh_linux_2_6_16_saves_at_close():
-    from tcplab.reproduce.p0_runs import cached_ssthresh
+    from tcplab.reproduce.p0.runs import cached_ssthresh
 
     # Congestion avoidance in the Open state: max(cwnd/2, ssthresh), whatever was cached.
     assert cached_ssthresh(1000, 400, True) == 500
@@ -147,7 +149,8 @@ def test_route_cache_keeps_the_ssthresh_linux_2_6_16_saves_at_close():
 
 
 def test_a_repeated_run_starts_each_stream_from_its_cached_ssthresh():
-    from tcplab.reproduce.p0_runs import SEGMENT_BYTES, repeated_run_overrides, run_p0
+    from tcplab.reproduce.p0.constants import SEGMENT_BYTES
+    from tcplab.reproduce.p0.runs import repeated_run_overrides, run_p0
 
     # At 8 s streams 1 and 2 are still recovering (not Open) and nothing was cached before,
     # so only streams 0 and 3 leave a metric; the others start the next run uncapped.

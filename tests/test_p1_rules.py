@@ -6,9 +6,10 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from tcplab.reproduce import p1_beyond, p1_runs
 from tcplab.reproduce.findings import missing_quotes
-from tcplab.reproduce.p1_checks import checks, timeout_bound_mbps
+from tcplab.reproduce.p1 import constants as p1_constants
+from tcplab.reproduce.p1 import runs as p1_runs
+from tcplab.reproduce.p1.checks import checks, timeout_bound_mbps
 
 NS = (16, 64, 256)
 
@@ -93,7 +94,7 @@ def test_the_papers_checks_at_reduced_size():
     runs = p1_runs.run_points("A", ["standard", "FGTCP", "LNRTCP", "AHTCP"], [2, 64], [1], workers=1)
     s = p1_runs.summarise(runs)
     m = {(r["scheme"], r["servers"]): r for r in s.iter_rows(named=True)}
-    ceiling = p1_runs.CEILING_MBPS["A"]
+    ceiling = p1_constants.CEILING_MBPS["A"]
     assert m[("standard", 64)]["goodput_mbps"] < 0.1 * ceiling
     assert m[("standard", 64)]["goodput_mbps"] <= timeout_bound_mbps(64, ceiling)
     assert m[("FGTCP", 64)]["goodput_mbps"] > 5 * m[("standard", 64)]["goodput_mbps"]
@@ -114,7 +115,7 @@ def _rules(per: dict[str, tuple[float, float]], condition: str = "c", servers: i
 
 
 def test_threshold_verdicts_pick_the_best_fixed_and_judge_each_rule_against_it():
-    from tcplab.reproduce.p1_beyond import threshold_verdicts
+    from tcplab.reproduce.p1.beyond import threshold_verdicts
 
     # 900 Mb/s has the top goodput but 500 Mb/s is within 2 % with a lower NIR: 500 is best.
     (v,) = threshold_verdicts(_rules({"100 Mb/s": (600, 1.5), "500 Mb/s": (890, 2.0), "900 Mb/s": (900, 3.0), "peak": (880, 2.1)}))
@@ -134,27 +135,45 @@ def test_the_remedies_and_conditions_are_valid_settings_of_the_shipped_models():
     """Each remedy's and each condition's overrides resolve in its model (a bad path or value
     would fail here, not an hour into a reproduction)."""
     from tcplab import _core
-    from tcplab.reproduce.p1_beyond import REMEDIES, conditions, remedy_overrides
-    from tcplab.reproduce.scenarios import study_scenario
+    from tcplab.reproduce.p1.beyond import conditions, remedy_overrides
+    from tcplab.reproduce.p1.constants import BOTTLENECKS, REMEDIES, SCHEMES
     from tcplab.scenario import apply_overrides, load_scenario, scenario_json
 
     def builds(model: str, over: dict) -> str:
-        path = study_scenario("p1_incast", p1_runs.MODELS[model]["scenario"])
+        path = p1_runs.model_path(model)
         return _core.Simulation(scenario_json(apply_overrides(load_scenario(path), over)), 1).resolved_toml()
 
     for model in ("A", "B"):
         for scheme, (base, _) in REMEDIES.items():
-            text = builds(model, {**p1_runs.SCHEMES[base], **remedy_overrides(model, scheme)})
+            text = builds(model, {**SCHEMES[base], **remedy_overrides(model, scheme)})
             if scheme.startswith("DCTCP"):
-                assert 'cc = "dctcp"' in text and text.count('ecn_threshold = "20pkts"') == len(p1_beyond.BOTTLENECKS[model])
+                assert 'cc = "dctcp"' in text and text.count('ecn_threshold = "20pkts"') == len(BOTTLENECKS[model])
             if scheme == "AHTCP-peak":
                 assert 'threshold_rule = "peak"' in text and "threshold = " not in text.replace("ecn_threshold", "")
     for label, (model, scheme, over) in conditions().items():
-        builds(model, {**p1_runs.SCHEMES[scheme], **over})
+        builds(model, {**SCHEMES[scheme], **over})
+    for label, over in p1_constants.SETTINGS.items():
+        builds("A", over)
+
+
+def test_the_maps_name_links_by_their_ends_and_reach_every_link():
+    """The base-RTT setting and the 10 Gb/s condition address links as `link(A,B)`: they set
+    every link of model A (the same scenario as the index paths they replace)."""
+    from tcplab.reproduce.p1.beyond import conditions
+    from tcplab.scenario import apply_overrides, load_scenario
+
+    shipped = load_scenario(p1_runs.model_path("A"))
+    assert [tuple(link["between"]) for link in shipped["links"]] == list(p1_constants.MODEL_A_LINKS)
+    rtt = p1_constants.SETTINGS["base RTT ≈ 400 µs (every link 95 µs)"]
+    assert all(path.startswith("link(") for path in rtt)
+    by_index = {f"links.{i}.delay": "95us" for i in range(len(shipped["links"]))}
+    assert apply_overrides(shipped, rtt) == apply_overrides(shipped, by_index)
+    _, _, ten = conditions()["A: 10 Gb/s links"]
+    assert apply_overrides(shipped, ten) == apply_overrides(shipped, {f"links.{i}.rate": "10Gbps" for i in range(len(shipped["links"]))})
 
 
 def test_other_fractions_of_the_peak_rule_are_shown_not_taken_for_fixed_thresholds():
-    from tcplab.reproduce.p1_beyond import threshold_verdicts
+    from tcplab.reproduce.p1.beyond import threshold_verdicts
 
     (v,) = threshold_verdicts(_rules({"500 Mb/s": (800, 2.0), "peak": (800, 2.0), "peak ×0.75": (900, 1.0)}))
     assert v["best_fixed"] == "500 Mb/s" and v["peak_vs_best"] == [1.0, 1.0]

@@ -11,33 +11,37 @@ import json
 import polars as pl
 import pytest
 
-from tcplab.reproduce import STUDY_NAMES, p4, p4_predictor, p4_runs
+from tcplab.reproduce import STUDY_NAMES, p4
 from tcplab.reproduce.findings import missing_quotes
-from tcplab.reproduce.p4_checks import View, checks, fit_slope, knee, least_socket
-from tcplab.reproduce.p4_runs import Spec
+from tcplab.reproduce.p4 import atm as p4_atm
+from tcplab.reproduce.p4 import constants as p4_constants
+from tcplab.reproduce.p4 import predictor as p4_predictor
+from tcplab.reproduce.p4 import runs as p4_runs
+from tcplab.reproduce.p4.checks import View, checks, fit_slope, knee, least_socket
+from tcplab.reproduce.p4.runs import Spec
 from tcplab.reproduce.scenarios import scenario_value, study_scenario
 
 
 def test_cell_arithmetic_and_the_deadlock_line():
-    assert [p4_runs.mss_freebsd(m) for m in p4_runs.MTUS] == [472, 1460, 4096, 6144, 8192]
-    assert p4_runs.mss_plain(9180) == 9140
-    assert [p4_runs.cells_per_packet(p4_runs.mss_freebsd(m)) for m in p4_runs.MTUS] == [11, 32, 87, 130, 172]
-    assert p4_runs.cells_per_packet(9140) == 192
+    assert [p4_atm.mss_freebsd(m) for m in p4_constants.MTUS] == [472, 1460, 4096, 6144, 8192]
+    assert p4_atm.mss_plain(9180) == 9140
+    assert [p4_atm.cells_per_packet(p4_atm.mss_freebsd(m)) for m in p4_constants.MTUS] == [11, 32, 87, 130, 172]
+    assert p4_atm.cells_per_packet(9140) == 192
     # CBR 60 Mb/s in 53-byte cells leaves 211,699 cells/s: 77.27 Mb/s of MSS-1460 payload.
-    assert p4_runs.LINE_CELLS_PER_S - p4_runs.cbr_cells_per_s(60) == pytest.approx(211_699, abs=1)
-    assert p4_runs.ceiling_mbps(60, 1460) == pytest.approx(77.27, abs=0.01)
-    assert p4_runs.deadlock_mbps(60, 1460) == pytest.approx(1.545, abs=0.001)
-    assert p4_runs.ceiling_mbps(60, 1460, "payload") < p4_runs.ceiling_mbps(60, 1460)
-    assert p4_runs.link_deadlock_mbps() == pytest.approx(2.995, abs=0.001)
-    assert p4_runs.window_bytes(25 * 1024, 1460) == 18 * 1460
-    assert p4_runs.window_bytes(6 * 1024, 8192) == 6 * 1024, "below one MSS the MSS shrinks to the buffer"
+    assert p4_constants.LINE_CELLS_PER_S - p4_atm.cbr_cells_per_s(60) == pytest.approx(211_699, abs=1)
+    assert p4_atm.ceiling_mbps(60, 1460) == pytest.approx(77.27, abs=0.01)
+    assert p4_atm.deadlock_mbps(60, 1460) == pytest.approx(1.545, abs=0.001)
+    assert p4_atm.ceiling_mbps(60, 1460, "payload") < p4_atm.ceiling_mbps(60, 1460)
+    assert p4_atm.link_deadlock_mbps() == pytest.approx(2.995, abs=0.001)
+    assert p4_atm.window_bytes(25 * 1024, 1460) == 18 * 1460
+    assert p4_atm.window_bytes(6 * 1024, 8192) == 6 * 1024, "below one MSS the MSS shrinks to the buffer"
     assert "p4" in STUDY_NAMES
 
 
 def test_the_shipped_scenarios_use_the_runs_host_profile():
     for name in ("atm", "tcp_vs_tcp"):
-        assert scenario_value(study_scenario("p4_atm", name), "defaults.tcp") == p4_runs.PROFILE, f"update {name}.toml's [defaults.tcp]"
-    assert scenario_value(study_scenario("p4_atm", "atm"), "links.1.queue_a") == {"cells": 1024, "cbr": "60Mbps"}
+        assert scenario_value(study_scenario("p4_atm", name), "defaults.tcp") == p4_constants.PROFILE, f"update {name}.toml's [defaults.tcp]"
+    assert scenario_value(study_scenario("p4_atm", "atm"), p4_constants.PORT) == {"cells": 1024, "cbr": "60Mbps"}
 
 
 def test_the_predictor_from_first_principles():
@@ -64,7 +68,7 @@ CELLS = [256, 512, 1024, 2048, 3072, 4096]
 
 def _fig2(share: dict[int, list[float]]) -> dict[int, list[dict]]:
     return {m: [{"cells": c, "mbps": 77 * s, "mbps_min": 77 * s, "mbps_max": 77 * s, "share": s, "dead": s <= 0.02}
-                for c, s in zip(CELLS, share[m], strict=True)] for m in p4_runs.MTUS}
+                for c, s in zip(CELLS, share[m], strict=True)] for m in p4_constants.MTUS}
 
 
 def _curve(start: int, slope: float, stair: int = 1) -> list[tuple[int, float, float | None]]:
@@ -87,7 +91,7 @@ def _paper_view() -> View:
     t2 = {25: {"mbps": 77.0, "share": 1.0, "dead": False}, 38: {"mbps": 1.0, "share": 0.013, "dead": True}}
     fig5 = {512: _curve(12, 10.0), 1024: _curve(24, 10.0), 1536: _curve(36, 10.0)}
     fig6 = {1500: _curve(24, 10.0), 9180: _curve(24, 10.0 * 1460 / 8192, stair=8)}
-    return View("paper", "deadlock", fig2, t2, fig5, fig6, {m: p4_runs.mss_freebsd(m) for m in p4_runs.MTUS})
+    return View("paper", "deadlock", fig2, t2, fig5, fig6, {m: p4_atm.mss_freebsd(m) for m in p4_constants.MTUS})
 
 
 DATA = {"plan": {"tol_mbps": 2.5, "fig2_cells": CELLS}}
@@ -216,7 +220,7 @@ def test_the_search_finds_the_collapse_boundary_the_predictor_derives():
     socks = [44 * 1024, 46 * 1024, 50 * 1024]
     crit, runs = p4.search_critical([((1460, 1024, "cell"), s) for s in socks], (1,), 10.0,
                                     lambda specs: p4_runs.run_specs(specs, [1], workers=2),
-                                    criteria={"collapse": p4_runs.CRITERIA["collapse"]})
+                                    criteria={"collapse": p4_constants.CRITERIA["collapse"]})
     found = {s // 1024: crit[((1460, 1024, "cell"), s, "collapse")][1] for s in socks}
     assert found[44] is None and found[50] is not None and found[50] <= 10
     assert found[46] is not None and abs(found[46] - p4_predictor.critical_cbr_mbps(46 * 1024, 1460, 1024)) <= 20

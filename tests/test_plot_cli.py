@@ -58,7 +58,7 @@ def test_plot_with_a_capture_draws_sequence_graphs(smoke_path, tmp_path):
     figures = tmp_path / "figures"
     proc = tcplab("plot", out, "--out", figures, "--format", "png", "--bin", "0.2", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    names = {p.name for p in figures.iterdir()}
+    names = {p.name for p in figures.iterdir()} - {".tcplab-output.json"}  # the figures' manifest
     # Both TCP flows lose packets in smoke: a full and a zoomed graph each; none for UDP.
     for stem in ["sequence-bulk.0", "sequence-bulk.1"]:
         assert f"{stem}.png" in names
@@ -85,3 +85,64 @@ def test_plot_errors(tmp_path):
     proc = tcplab("plot", empty, "--format", "gif", cwd=tmp_path)
     assert proc.returncode == 2
     assert "formats must be among" in proc.stderr
+
+
+MINE = b"my own figure"
+
+
+def _saved_run(smoke_path, tmp_path):
+    out = tmp_path / "run"
+    proc = tcplab("run", smoke_path, "--quiet", "--out", out, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_plot_refuses_an_output_directory_holding_user_files(smoke_path, tmp_path):
+    """`tcplab plot RES --out figs` with a user's figs/throughput.png, and the default
+    `tcplab plot RES` with a user's RES/plots/throughput.png: exit 2 naming the file, before
+    anything is drawn, and the file untouched."""
+    run = _saved_run(smoke_path, tmp_path)
+    figs = tmp_path / "figs"
+    figs.mkdir()
+    (figs / "throughput.png").write_bytes(MINE)
+    proc = tcplab("plot", run, "--out", figs, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (
+        f"error: out: {figs}: holds 'throughput.png', which tcplab did not write; choose another "
+        "output directory or remove it (tcplab only replaces its own earlier output)\n"
+    )
+    assert proc.stdout == ""
+    assert sorted(p.name for p in figs.iterdir()) == ["throughput.png"]
+    assert (figs / "throughput.png").read_bytes() == MINE
+
+    (run / "plots").mkdir()
+    (run / "plots" / "throughput.png").write_bytes(MINE)
+    proc = tcplab("plot", run, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "holds 'throughput.png', which tcplab did not write" in proc.stderr
+    assert sorted(p.name for p in (run / "plots").iterdir()) == ["throughput.png"]
+    assert (run / "plots" / "throughput.png").read_bytes() == MINE
+    assert not [p for p in run.iterdir() if p.name.startswith(".plots.")]  # no staging left
+
+
+def test_plot_replaces_its_own_figures_only(smoke_path, tmp_path):
+    """A second plot into the same directory replaces the figures the first one wrote (one
+    format less: the old SVGs go); a file the user adds meanwhile makes it refuse."""
+    run = _saved_run(smoke_path, tmp_path)
+    figs = tmp_path / "figs"
+    assert tcplab("plot", run, "--out", figs, cwd=tmp_path).returncode == 0
+    assert (figs / "throughput.svg").is_file()
+    proc = tcplab("plot", run, "--out", figs, "--format", "png", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    names = sorted(p.name for p in figs.iterdir())
+    assert names == sorted([".tcplab-output.json", "cwnd.png", "events.png", "queue.png", "throughput.png"])
+    assert_png(figs / "throughput.png")
+    (figs / "notes.txt").write_text("mine")
+    proc = tcplab("plot", run, "--out", figs, cwd=tmp_path)
+    assert proc.returncode == 2 and "holds 'notes.txt'" in proc.stderr
+    assert (figs / "notes.txt").read_text() == "mine" and not (figs / "throughput.svg").exists()
+    # The saved run is tcplab's too, but not figures: plotting into it would replace it.
+    saved = sorted(p.name for p in run.iterdir())
+    proc = tcplab("plot", run, "--out", run, cwd=tmp_path)
+    assert proc.returncode == 2 and "which tcplab did not write" in proc.stderr
+    assert sorted(p.name for p in run.iterdir()) == saved

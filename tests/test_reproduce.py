@@ -1,6 +1,7 @@
 """The framework the study reproductions share: checks and verdicts, report.md and
 results.json, figures, and finding a study's scenarios and a queue's buffer by name."""
 
+import argparse
 import json
 
 import pytest
@@ -135,3 +136,80 @@ def test_the_command_line_starts_without_the_study_modules():
     code = "import sys, tcplab.cli; print(sorted(m for m in sys.modules if m.startswith(('tcplab.reproduce.p', 'matplotlib'))))"
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
     assert out == "[]", out
+
+
+# --------------------------------------------------------------------------------------------
+# --out: tcplab replaces only what it wrote; the report is published whole
+
+
+def _tcplab(*args, cwd):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "tcplab", *map(str, args)], cwd=cwd, capture_output=True, text=True,
+                          timeout=600, check=False)
+
+
+@pytest.mark.parametrize("paper", ["p4", "p0", "p1"])
+def test_reproduce_refuses_an_output_directory_holding_user_files(tmp_path, paper):
+    """`mkdir r2; echo mine > r2/report.md; tcplab reproduce p4 --quick --out r2`: exit 2 naming
+    report.md before anything runs, and r2 as it was."""
+    out = tmp_path / "r2"
+    out.mkdir()
+    (out / "report.md").write_text("mine\n")
+    proc = _tcplab("reproduce", paper, "--quick", "--out", "r2", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (
+        f"error: out: {out}: holds 'report.md', which tcplab did not write; choose another "
+        "output directory or remove it (tcplab only replaces its own earlier output)\n"
+    )
+    assert sorted(p.name for p in out.iterdir()) == ["report.md"]  # nothing ran: no runs/
+    assert (out / "report.md").read_text() == "mine\n"
+
+
+TINY_P4 = dict(seeds=(1,), fig2_cells=(512, 1024, 3072), table2_cells=(768, 1024), socks_kib=(22, 46, 50), tol_mbps=35.0,
+               spot_points=((1024, 46),), spot_cbrs=(60.0,), trace_seeds=(1,), bursts=(64,))
+"""The plan of test_p4's tiny reproduction."""
+
+
+def _executions(out):
+    """Runs executed into the reproduction's stores (one runs.log line each)."""
+    return sum(len(log.read_text().splitlines()) for log in (out / "runs").rglob("runs.log"))
+
+
+def test_a_reproduction_resumes_into_its_directory_and_publishes_its_report_whole(tmp_path, monkeypatch):
+    """A reproduction killed after its runs (only runs/ there) resumes into the same --out
+    without running them again; a failure while the report is rendered (as a kill would)
+    leaves the earlier report, figures and results.json as they were; a rerun replaces them."""
+    from tcplab.cli.reproduce import _cmd
+    from tcplab.reproduce.p4 import study
+
+    monkeypatch.setattr(study.Plan, "make", staticmethod(lambda quick: study.Plan(**TINY_P4)))
+    out = tmp_path / "out"
+    study.experiment(study.Plan(**TINY_P4), out=out, workers=2)  # the runs, then "killed"
+    ran = _executions(out)
+    assert ran > 0 and sorted(p.name for p in out.iterdir()) == ["runs"]
+    assert _cmd(argparse.Namespace(paper="p4", out=str(out), quick=True)) in (0, 3)
+    assert _executions(out) == ran, "the stored runs are reused, not run again"
+    report = (out / "report.md").read_text()
+    results = (out / "results.json").read_bytes()
+    figures = {p.name: p.read_bytes() for p in out.glob("*.png")}
+    assert "fig2_throughput_vs_cells.png" in figures
+
+    def killed(data, views, tables, directory):
+        (directory / "fig2_throughput_vs_cells.png").write_bytes(b"half-written")
+        raise RuntimeError("killed while writing the figures")
+
+    monkeypatch.setattr(study, "write_figures_p4", killed)
+    with pytest.raises(RuntimeError, match="killed"):
+        study.reproduce(out, quick=True)
+    assert (out / "report.md").read_text() == report and (out / "results.json").read_bytes() == results
+    assert {p.name: p.read_bytes() for p in out.glob("*.png")} == figures
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [".tcplab-output.json"]
+
+    monkeypatch.undo()
+    monkeypatch.setattr(study.Plan, "make", staticmethod(lambda quick: study.Plan(**TINY_P4)))
+    (out / "report.md").unlink()  # the user may delete what tcplab wrote
+    study.reproduce(out, quick=True)
+    assert (out / "report.md").read_text().split("\n", 3)[:2] == report.split("\n", 3)[:2]
+    assert _executions(out) == ran

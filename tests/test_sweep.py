@@ -458,6 +458,73 @@ def test_python_call_traces_and_duplicate_scenarios(smoke_path, tmp_path):
 
 
 # --------------------------------------------------------------------------------------------
+# Per-run metric hooks: columns computed from each run's Result (its traces) in the worker
+
+
+def loss_events(result, kinds):
+    """A hook: per flow, the number of trace events of `kinds`, and the largest cwnd (bytes);
+    neither is in the run summary."""
+    events = result.trace("events").filter(pl.col("kind_name").is_in(kinds))
+    cwnd = result.trace("cwnd").group_by("flow").agg(pl.col("cwnd_bytes").max()).sort("flow")
+    return {
+        "loss_events": events.height,
+        "max_cwnd": cwnd["cwnd_bytes"].to_list(),
+        "first_loss_s": float(events["time_s"].min()) if events.height else float("nan"),
+    }
+
+
+def test_a_hook_adds_columns_from_each_runs_traces_and_resumes(smoke_path, tmp_path):
+    out = tmp_path / "out"
+    kinds = ["fast_retransmit", "timeout"]
+    args = dict(axes={"links.1.queue_a": ["10pkts", "40pkts"]}, seeds=[1, 2], metrics=["events"],
+                overrides={"emulators.0.loss": 0.001})
+    table = tcplab.sweep(smoke_path, **args, workers=2, out=out, hook=loss_events, hook_args={"kinds": kinds})
+    assert table.columns[-4:] == ["events", "loss_events", "max_cwnd", "first_loss_s"]
+    assert table["max_cwnd"].dtype == pl.List(pl.Int64)
+    # The same values as the hook on a run of one's own.
+    for row in table.iter_rows(named=True):
+        result = tcplab.run(smoke_path, seed=row["seed"], overrides={"emulators.0.loss": 0.001,
+                                                                      "links.1.queue_a": row["links.1.queue_a"]})
+        assert {k: row[k] for k in ("loss_events", "max_cwnd")} == {
+            k: v for k, v in loss_events(result, kinds).items() if k != "first_loss_s"}
+    assert table["loss_events"].n_unique() > 1, "points and seeds must differ"
+    assert json.loads((out / "sweep.json").read_text())["hook"] == {
+        "name": "test_sweep:loss_events", "args": {"kinds": kinds}}
+
+    # Resumed from the store: nothing runs again, the columns come back from the run files.
+    again = run_sweep(build_sweep(smoke_path, **args, hook="test_sweep.loss_events", hook_args={"kinds": kinds}),
+                      workers=1, out=out)
+    assert (again.executed, again.reused) == (0, 4)
+    assert_frame_equal(comparable(again.table), comparable(table))
+    # Other arguments, or no hook before: the runs are run again to compute the columns.
+    other = run_sweep(build_sweep(smoke_path, **args, hook=loss_events, hook_args={"kinds": ["timeout"]}),
+                      workers=1, out=out)
+    assert (other.executed, other.reused) == (4, 0)
+    bare = tmp_path / "bare"
+    run_sweep(build_sweep(smoke_path, **args), workers=1, out=bare)
+    hooked = run_sweep(build_sweep(smoke_path, **args, hook=loss_events, hook_args={"kinds": kinds}),
+                       workers=1, out=bare)
+    assert (hooked.executed, hooked.reused) == (4, 0)
+    assert_frame_equal(comparable(hooked.table), comparable(table))
+
+
+def failing_hook(result):
+    raise ValueError("no such trace")
+
+
+def test_hooks_that_cannot_be_imported_are_refused_and_a_failing_one_is_recorded(smoke_path):
+    with pytest.raises(SweepError, match="cannot be imported by name"):
+        build_sweep(smoke_path, hook=lambda result: {})
+    with pytest.raises(SweepError, match="hook: test_sweep:no_such_function"):
+        build_sweep(smoke_path, hook="test_sweep:no_such_function")
+    with pytest.raises(SweepError, match="hook_args: not JSON-plain"):
+        build_sweep(smoke_path, hook=loss_events, hook_args={"kinds": {1, 2}})
+    table = tcplab.sweep(smoke_path, metrics=["events"], workers=1, hook=failing_hook)
+    assert table["error"][0] == "ValueError: no such trace"
+    assert table["events"][0] is None
+
+
+# --------------------------------------------------------------------------------------------
 # Metrics, aggregation, plot
 
 

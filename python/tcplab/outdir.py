@@ -1,12 +1,14 @@
-"""Output directories of `Result.save` and `tcplab run --out`: what may be replaced, staging
-beside the target, and the cleaning of what a killed save left behind.
+"""Output directories of `Result.save`, `tcplab run --out`, `tcplab plot --out` and `tcplab
+reproduce --out`: what may be replaced, staging beside the target, and the cleaning of what a
+killed save left behind.
 
 The rule: never delete what tcplab did not write. An existing output is replaced only when
-every entry in it is a file that `Result.save` writes (`summary.json`, `scenario.toml`,
-`metadata.json`, and the `<trace>.parquet` and `<tap>.pcapng` files its metadata.json lists).
-Staging directories are hidden siblings named `.NAME.tmp-<pid>-<hex>` (an earlier output moved
-aside: `.NAME.old-<pid>-<hex>`), so a later save can tell those of a dead process and remove
-them.
+every entry in it is a file tcplab wrote there: for a saved run, a file `Result.save` writes
+(`summary.json`, `scenario.toml`, `metadata.json`, and the `<trace>.parquet` and `<tap>.pcapng`
+files its metadata.json lists); for figures and reports, a file the directory's manifest
+(`.tcplab-output.json`, written with them) lists. Staging directories are hidden siblings named
+`.NAME.tmp-<pid>-<hex>` (an earlier output moved aside: `.NAME.old-<pid>-<hex>`), so a later
+save can tell those of a dead process and remove them.
 """
 
 from __future__ import annotations
@@ -17,12 +19,20 @@ import re
 import secrets
 import shutil
 import stat
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["check_output", "make_staging", "move_into_place", "output_path"]
+__all__ = [
+    "MANIFEST", "check_output", "is_staging", "make_staging", "manifest_files", "move_into_place", "output_path",
+    "write_manifest",
+]
 
 FIXED_FILES = ("metadata.json", "scenario.toml", "summary.json")
 """Files every saved output holds."""
+
+MANIFEST = ".tcplab-output.json"
+"""The file that lists what tcplab wrote in a directory of figures or a report (relative paths):
+what a later write there may replace."""
 
 _SIBLING = re.compile(r"\.(?P<name>.+)\.(?P<tag>tmp|old)-(?P<pid>[0-9]+)-[0-9a-f]{12}")
 
@@ -33,10 +43,11 @@ def output_path(directory: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(os.path.abspath(directory)))
 
 
-def check_output(target: Path) -> None:
-    """Raise an OSError unless `target` may receive a save: absent, an empty directory, or an
-    earlier output holding only files tcplab's save writes. The message names the first
-    foreign entry and what to do."""
+def check_output(target: Path, keep: Callable[[Path], bool] | None = None, kind: str = "run") -> None:
+    """Raise an OSError unless `target` may receive an output of `kind` ("run": a saved run;
+    "plot", "reproduce": one with a manifest): absent, an empty directory, or an earlier output
+    of that kind holding only files tcplab wrote there (and entries `keep` accepts). The message
+    names the first foreign entry and what to do."""
     try:
         mode = target.lstat().st_mode
     except FileNotFoundError:
@@ -45,7 +56,7 @@ def check_output(target: Path) -> None:
         raise FileExistsError(
             f"{target}: exists and is not a directory; choose another output directory"
         )
-    foreign = _foreign_entries(target)
+    foreign = _foreign_entries(target, keep, kind)
     if foreign:
         raise FileExistsError(
             f"{target}: holds {foreign[0]!r}, which tcplab did not write; choose another "
@@ -53,22 +64,114 @@ def check_output(target: Path) -> None:
         )
 
 
-def _foreign_entries(directory: Path) -> list[str]:
-    """Entries of `directory` (sorted) that are not files a save writes; all of them when its
-    metadata.json is not tcplab's."""
+def _foreign_entries(directory: Path, keep: Callable[[Path], bool] | None = None, kind: str | None = "run") -> list[str]:
+    """Entries of `directory` (sorted; in a subdirectory, the first foreign path in it) that
+    are not files tcplab wrote there as an output of `kind` (None: of any kind) nor accepted by
+    `keep`; all of them when it holds no such output."""
     entries = sorted(os.listdir(directory))
     if not entries:
         return []
-    own = set(FIXED_FILES)
+    own = _owned_files(directory, kind)
+    foreign = []
+    for entry in entries:
+        path = directory / entry
+        if keep is not None and keep(path):
+            continue
+        if entry in own:
+            if _is_regular(path):
+                continue
+        elif _is_directory(path) and any(f.startswith(f"{entry}/") for f in own):
+            inner = _foreign_inside(path, entry, own)
+            if inner is None:
+                continue
+            entry = inner
+        foreign.append(entry)
+    return foreign
+
+
+def _owned_files(directory: Path, kind: str | None) -> set[str]:
+    """The relative paths of the files tcplab wrote in `directory` as an output of `kind`
+    (None: any): a saved run's ("run", from its metadata.json), or those its manifest lists
+    (and the manifest itself) when the manifest is of that kind."""
+    own: set[str] = set()
+    if kind not in (None, "run"):
+        listed = manifest_files(directory, kind)
+        return set() if listed is None else listed | {MANIFEST}
     try:
         metadata = json.loads((directory / "metadata.json").read_text(encoding="utf-8"))
         if metadata.get("created_by") != "tcplab":
             raise ValueError
+        own |= set(FIXED_FILES)
         own |= {f"{name}.parquet" for name in metadata["traces"] if isinstance(name, str)}
         own |= {f"{name}.pcapng" for name in metadata["captures"] if isinstance(name, str)}
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        return entries
-    return [e for e in entries if e not in own or not _is_regular(directory / e)]
+        pass
+    listed = manifest_files(directory) if kind is None else None
+    if listed is not None:
+        own |= listed | {MANIFEST}
+    return own
+
+
+def _foreign_inside(path: Path, prefix: str, own: set[str]) -> str | None:
+    """The first entry under directory `path` (as `prefix/…`) that is not an owned file or a
+    directory holding only such; None when there is none."""
+    for entry in sorted(os.listdir(path)):
+        rel = f"{prefix}/{entry}"
+        if rel in own and _is_regular(path / entry):
+            continue
+        if _is_directory(path / entry) and any(f.startswith(f"{rel}/") for f in own):
+            inner = _foreign_inside(path / entry, rel, own)
+            if inner is None:
+                continue
+            return inner
+        return rel
+    return None
+
+
+def manifest_files(directory: Path, kind: str | None = None) -> set[str] | None:
+    """The files `directory`'s manifest lists (relative paths), or None without a readable
+    tcplab manifest (of `kind`, when given)."""
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+        if manifest.get("created_by") != "tcplab" or (kind is not None and manifest.get("kind") != kind):
+            return None
+        files = manifest["files"]
+        return {f for f in files if isinstance(f, str) and _relative(f)}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _relative(name: str) -> bool:
+    """Whether `name` is a plain relative path inside the directory (no `..`, not absolute)."""
+    parts = name.split("/")
+    return bool(name) and not name.startswith("/") and all(p not in ("", ".", "..") for p in parts)
+
+
+def write_manifest(directory: Path, kind: str, files: Iterable[str]) -> None:
+    """Write `directory`'s manifest (through a temporary file and a rename): the files tcplab
+    wrote there (relative paths), for a later write's check."""
+    text = json.dumps({"created_by": "tcplab", "kind": kind, "files": sorted(set(files))}, indent=1) + "\n"
+    temporary = directory / f".{MANIFEST}.tmp-{os.getpid()}-{secrets.token_hex(6)}"
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, directory / MANIFEST)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def is_staging(path: Path, name: str) -> bool:
+    """Whether `path` is a staging directory tcplab makes for `name` (`.NAME.tmp-…`, `.NAME.old-…`)."""
+    m = _SIBLING.fullmatch(path.name)
+    return m is not None and m["name"] == name and _is_directory(path)
+
+
+def _is_directory(path: Path) -> bool:
+    """Whether `path` is a directory (not a link to one)."""
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def _is_regular(path: Path) -> bool:
@@ -143,10 +246,17 @@ def _remove_output(directory: Path) -> None:
     """Delete the files of an earlier output in `directory`, then the directory if that
     emptied it (anything else found there is left where it is)."""
     try:
-        foreign = set(_foreign_entries(directory))
-        for entry in os.listdir(directory):
-            if entry not in foreign:
-                (directory / entry).unlink()
+        own = _owned_files(directory, None)
+        for rel in sorted(own, key=lambda f: (f == MANIFEST, f)):  # the manifest last
+            path = directory / rel
+            if _is_regular(path):
+                path.unlink()
+        parents = {"/".join(f.split("/")[:i]) for f in own for i in range(1, f.count("/") + 1)}
+        for rel in sorted(parents, key=len, reverse=True):
+            try:
+                (directory / rel).rmdir()
+            except OSError:
+                pass
         directory.rmdir()
     except OSError:
         pass

@@ -5,7 +5,9 @@ Usage:
     tcplab plot RESULT_DIR [--out DIR] [--format png,svg] [--bin SECONDS]
 
 Exit status: 0 when the figures were written, 1 when nothing could be plotted or written, 2 for
-a directory that is not a tcplab result or a bad option.
+a directory that is not a tcplab result, a bad option, or an output directory holding something
+tcplab did not write (named; checked before anything is drawn: tcplab replaces only the figures
+it wrote there).
 """
 
 from __future__ import annotations
@@ -78,9 +80,18 @@ def _positive_seconds(text: str) -> float:
 
 def _cmd_plot(args: argparse.Namespace) -> int:
     """`tcplab plot`: build the standard figures and write them."""
+    from tcplab.outdir import check_output, output_path
     from tcplab.plots import save_figures, standard_figures
 
     result_dir = Path(args.result_dir)
+    out = Path(args.out) if args.out is not None else result_dir / "plots"
+    try:
+        # Before drawing anything: tcplab replaces only what it wrote there (run --out's rule).
+        check_output(output_path(out), kind="plot")
+    except OSError as e:
+        reason = f"cannot use {e.filename}: {e.strerror}" if e.filename else str(e)
+        print(f"error: out: {reason}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         figures = standard_figures(result_dir, bin_s=args.bin_s)
     except ValueError as e:
@@ -92,7 +103,6 @@ def _cmd_plot(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILURE
-    out = Path(args.out) if args.out is not None else result_dir / "plots"
     try:
         written = save_figures(figures, out, args.formats)
     except OSError as e:

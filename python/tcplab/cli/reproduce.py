@@ -2,8 +2,9 @@
 
 Exit status: 0 when the report is written and every finding of the paper holds; 3 when the
 report is written and one or more findings do not hold (report.md lists them, measured values
-and all); 1 when the reproduction could not finish. Comparisons beyond the paper are reported
-but do not decide.
+and all); 1 when the reproduction could not finish; 2, before anything runs, when --out holds
+something tcplab did not write (the message names it). Comparisons beyond the paper are
+reported but do not decide.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 from rich.console import Console
 
 from tcplab.scenario import ScenarioError
-from tcplab.cli.common import EXIT_FAILURE, EXIT_FINDINGS_DIFFER, error
+from tcplab.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_FINDINGS_DIFFER, error
 from tcplab.reproduce import STUDY_NAMES, verdict
 
 __all__ = ["add_parser"]
@@ -39,8 +40,16 @@ def _cmd(args: argparse.Namespace) -> int:
     complete but some do not (an error on the way raises, exit 1). Comparisons beyond the
     paper are printed and written to the report but do not decide."""
     from tcplab.reproduce import STUDIES  # the study modules, only when one runs
+    from tcplab.reproduce.output import check_out
 
     out = args.out or f"out/{args.paper}"
+    try:
+        # Before anything runs: tcplab replaces only what it wrote there (run --out's rule).
+        check_out(out)
+    except OSError as e:
+        reason = f"cannot use {e.filename}: {e.strerror}" if e.filename else str(e)
+        error(f"out: {reason}")
+        return EXIT_BAD_INPUT
     console = Console(stderr=True)
     started = time.perf_counter()
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from matplotlib.figure import Figure
 
 from tcplab.analysis._frames import is_tcp
 from tcplab.analysis.tcpevents import retransmissions
+from tcplab.outdir import check_output, make_staging, move_into_place, output_path, write_manifest
 from tcplab.plots._cwnd import cwnd
 from tcplab.plots._events import event_raster
 from tcplab.plots._queue import queue
@@ -126,16 +128,31 @@ def save_figures(
     *,
     dpi: int = 150,
 ) -> list[Path]:
-    """Write each figure as `<out_dir>/<stem>.<format>`; returns the paths written."""
-    directory = Path(out_dir)
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    for stem, fig in figures.items():
-        for fmt in formats:
-            path = directory / f"{stem}.{fmt}"
-            fig.savefig(path, format=fmt, dpi=dpi)
-            written.append(path)
-    return written
+    """Write each figure as `<out_dir>/<stem>.<format>`; returns the paths written.
+
+    The figures are written to a hidden staging directory beside `out_dir` with a manifest
+    listing them (`tcplab.outdir.MANIFEST`) and renamed into place as a whole. An existing
+    `out_dir` is replaced only if it is empty or holds nothing but figures tcplab wrote there
+    (else FileExistsError naming the first other entry: tcplab never deletes what it did not
+    write), and is left as it was if writing fails.
+    """
+    target = output_path(out_dir)
+    check_output(target, kind="plot")
+    staging = make_staging(target)
+    names = []
+    try:
+        for stem, fig in figures.items():
+            for fmt in formats:
+                name = f"{stem}.{fmt}"
+                fig.savefig(staging / name, format=fmt, dpi=dpi)
+                names.append(name)
+        write_manifest(staging, "plot", names)
+        check_output(target, kind="plot")  # again: the user may have added files meanwhile
+        move_into_place(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return [Path(out_dir) / name for name in names]
 
 
 def _tag(fig: Figure, tag: str) -> None:

@@ -1,7 +1,9 @@
 """Reproductions of the studies tcplab was built for, and the framework they share.
 
-One module per study (`p0`, `p1`, …) runs the study's shipped scenarios (`scenarios/pN_*/`, found
-in the installed package) and writes figures and a report. The shared pieces:
+One package per study (`p0`, `p1`, `p4`) runs the study's shipped scenarios (`scenarios/pN_*/`,
+found in the installed package) and writes figures and a report; each is split into
+`constants`, `runs`, `checks`, `report`, the orchestrator `study` and, where the study maps its
+unknowns in runs of their own, `map` (see each package's `__init__`). The shared pieces:
 
 | module | what it gives a study |
 |---|---|
@@ -9,9 +11,11 @@ in the installed package) and writes figures and a report. The shared pieces:
 | `report` | `Report`, a Markdown builder for report.md; `write_results_json` |
 | `figures` | `write_figures` (PNG and SVG per figure), `new_figure` |
 | `scenarios` | `study_dir`, `study_scenario`; `queue_override` (a buffer by queue name) |
+| `runner` | `run_points`: a study's points through the sweep runner (resumable, local or Dask) |
+| `output` | `check_out` (--out holds only what tcplab wrote) and `publish` (the report moved in whole) |
 
-A study module provides `reproduce(out, quick=False, progress=...) -> list[Check]` (see
-`Study`) and is registered in `STUDIES`, which `tcplab reproduce` offers. The study modules
+A study package provides `reproduce(out, quick=False, progress=...) -> list[Check]` (see
+`Study`) and is registered in `STUDIES`, which `tcplab reproduce` offers. The study packages
 (and their plotting) are imported on first use: the command line, and every sweep worker that
 re-imports it, start without them.
 """
@@ -32,7 +36,7 @@ STUDY_NAMES = ("p0", "p1", "p4")
 
 
 class Study(Protocol):
-    """What `tcplab reproduce` needs of a study module."""
+    """What `tcplab reproduce` needs of a study package."""
 
     def reproduce(
         self, out: str | Path, quick: bool = False, progress: Callable[[str], None] = ...
@@ -43,8 +47,8 @@ class Study(Protocol):
 
 
 def __getattr__(name: str) -> Any:
-    """`STUDIES` (study name → module with `reproduce(out, quick=False, progress=...)`) and the
-    study modules, imported when first asked for."""
+    """`STUDIES` (study name → package with `reproduce(out, quick=False, progress=...)`) and the
+    study packages, imported when first asked for."""
     if name == "STUDIES":
         studies = {n: importlib.import_module(f"tcplab.reproduce.{n}") for n in STUDY_NAMES}
         globals()["STUDIES"] = studies

@@ -3,8 +3,10 @@ part of a scenario picked by name rather than by position.
 
 A study's scenarios live in `tcplab/scenarios/<study>/` (the source tree's `scenarios/<study>/`):
 `study_dir("p0_parallel_bic")` finds them from any working directory, installed or not.
-Overrides address arrays by index (`links.6.queue_a`); `queue_override` finds the index of the
-link that carries a named queue, so that a study keeps working when links are added before it.
+Overrides may address arrays by index (`links.6.queue_a`); the studies name links and queues
+instead (`link(A,B).delay`, `queue(A->B)`, resolved when the overrides are applied), so that a
+study keeps working when links are added before the one it means; `queue_override` checks that
+exactly one link carries a named queue.
 """
 
 from __future__ import annotations

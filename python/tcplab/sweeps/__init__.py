@@ -12,6 +12,7 @@ finished run, so rerunning a sweep skips what is done. See `tcplab docs sweeps`
 | `spec` | the `Sweep` description: loading a sweep file, validating, `build_sweep` |
 | `axes` | one axis's values: lists, ranges with units, zipped paths |
 | `metrics` | metric expressions that pick one number out of a run summary |
+| `hooks` | per-run metric hooks: extra columns computed from each run's Result in the worker |
 | `plan` | one row per (axis point, seed), each with its run key |
 | `records` | one run's record, as a worker returns it (`execute`) |
 | `pool` | the local process pool, and what a worker's death means |

@@ -20,6 +20,7 @@ import polars as pl
 
 from tcplab import _core
 from tcplab.run import run
+from tcplab.sweeps.hooks import encode_values
 
 __all__ = ["RECORD_SCHEMA", "describe", "execute", "failure"]
 
@@ -31,20 +32,25 @@ RECORD_SCHEMA = {
     "error": pl.String,
     "wall_time_s": pl.Float64,
     "summary": pl.String,
+    "hook": pl.String,
+    "extra": pl.String,
     "overrides": pl.String,
     "exec_id": pl.String,
     "host": pl.String,
     "pid": pl.Int64,
     "finished_at": pl.Float64,
 }
-"""Columns of a run file `runs/<key>.parquet` (one row)."""
+"""Columns of a run file `runs/<key>.parquet` (one row). `hook` is the identity of the per-run
+metric hook that computed `extra` (its columns, as JSON), both null without a hook."""
 
 
 def execute(task: dict[str, Any], runner: Callable[..., Any] | None = None) -> dict[str, Any]:
     """Run one task and return its run record; every failure is recorded, never raised.
 
     A ScenarioError, a Python exception, or a panic in the core (pyo3's PanicException, a
-    BaseException) becomes the record's `error`. Only KeyboardInterrupt and SystemExit pass.
+    BaseException) becomes the record's `error`, and so does an exception of the task's
+    per-run metric hook (`task["hook"]`, a `RunHook` or None), which gets the run's Result
+    before it is dropped. Only KeyboardInterrupt and SystemExit pass.
     """
     runner = run if runner is None else runner
     started = time.perf_counter()
@@ -56,6 +62,8 @@ def execute(task: dict[str, Any], runner: Callable[..., Any] | None = None) -> d
         "error": None,
         "wall_time_s": None,
         "summary": None,
+        "hook": None,
+        "extra": None,
         "exec_id": uuid.uuid4().hex,
         "host": socket.gethostname(),
         "pid": os.getpid(),
@@ -64,6 +72,8 @@ def execute(task: dict[str, Any], runner: Callable[..., Any] | None = None) -> d
         result = runner(task["spec"], seed=task["seed"])
         summary = result.summary
         text = json.dumps(summary, allow_nan=False)
+        hook = task.get("hook")
+        extra = None if hook is None else encode_values(hook(result))
         if task["traces"]:
             # Capture files live in the worker's temporary directory (perhaps on another
             # machine): ship their bytes with the result.
@@ -80,6 +90,8 @@ def execute(task: dict[str, Any], runner: Callable[..., Any] | None = None) -> d
     else:
         record["wall_time_s"] = summary["wall_time_s"]
         record["summary"] = text
+        if hook is not None:
+            record["hook"], record["extra"] = hook.identity, extra
         record["scenario_hash"] = summary["scenario_hash"]  # checked by the sweep
     record["finished_at"] = time.time()
     return record
@@ -101,6 +113,8 @@ def failure(task: dict[str, Any], message: str) -> dict[str, Any]:
         "error": message,
         "wall_time_s": None,
         "summary": None,
+        "hook": None,
+        "extra": None,
         "exec_id": uuid.uuid4().hex,
         "host": None,
         "pid": None,

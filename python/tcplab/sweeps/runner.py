@@ -84,6 +84,7 @@ def run_sweep(
                 raise SweepError(f"metrics: {e}") from None
     if out is not None:
         Store.check(out)
+    hook = sweep.hook
     executor: LocalPool | DaskCluster = (
         DaskCluster(cluster) if cluster is not None else LocalPool(workers)
     )
@@ -101,6 +102,7 @@ def run_sweep(
                 and stored["version"] == version  # the key has it too
                 and (not traces or stored["error"] is not None or store.has_traces(row.key))
                 and not (retry_failed and stored["error"] is not None)
+                and (hook is None or stored["error"] is not None or stored.get("hook") == hook.identity)
             ):
                 records[row.key] = stored
                 continue
@@ -110,6 +112,7 @@ def run_sweep(
                 "seed": row.seed,
                 "spec": row.spec,
                 "traces": traces,
+                "hook": hook,
                 "overrides": json.dumps(row.overrides, sort_keys=True),
             }
         tasks = list(scheduled.values())
@@ -170,6 +173,8 @@ def sweep(
     retry_failed: bool = False,
     progress: bool = False,
     name: str = "sweep",
+    hook: str | Callable[..., Any] | None = None,
+    hook_args: Mapping[str, Any] | None = None,
 ) -> pl.DataFrame:
     """Run a sweep and return its table (a polars DataFrame, one row per run).
 
@@ -185,15 +190,21 @@ def sweep(
     Dask cluster `cluster` (scheduler address, Client or cluster object). With `out`, finished
     runs are stored there and a rerun skips them (failed ones too, unless `retry_failed`);
     `traces` saves each run's traces in `out/traces/<key>/`. Failed runs have their message in
-    the `error` column. Raises SweepError for an invalid description.
+    the `error` column. `hook` is a per-run metric hook (`tcplab.sweeps.hooks`): a
+    module-level function, or its import path `"package.module:function"`, called in the
+    worker as `hook(result, **hook_args)` with each run's Result; the mapping it returns adds
+    one table column per key (after the metrics), stored with the run so a resumed sweep
+    reuses it. Raises SweepError for an invalid description.
     """
     if isinstance(base, Sweep):
-        if axes is not None or metrics is not None or overrides is not None or seeds != 1:
-            raise ValueError("pass either a Sweep or base, axes, seeds, metrics and overrides")
+        if (axes is not None or metrics is not None or overrides is not None or seeds != 1
+                or hook is not None or hook_args is not None):
+            raise ValueError("pass either a Sweep or base, axes, seeds, metrics, overrides and hook")
         spec = base
     else:
         spec = build_sweep(
-            base, axes, seeds, metrics, overrides=overrides, traces=traces, name=name
+            base, axes, seeds, metrics, overrides=overrides, traces=traces, name=name,
+            hook=hook, hook_args=hook_args,
         )
     outcome = run_sweep(
         spec,

@@ -11,7 +11,7 @@ import itertools
 import math
 import os
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 from tcplab.scenario import MAX_SEED, ScenarioError, check_seed, check_toml_depth, load_scenario
 from tcplab.sweeps.axes import Axis, check_path, check_plain, path_axis, quote, zip_axis
 from tcplab.sweeps.errors import SweepError
+from tcplab.sweeps.hooks import RunHook, run_hook
 from tcplab.sweeps.metrics import DEFAULT_METRICS, Metric, MetricError, parse_metric
 
 __all__ = ["RESERVED_COLUMNS", "Sweep", "build_sweep", "load_sweep"]
@@ -62,6 +63,9 @@ class Sweep:
     """The sweep file, when the sweep came from one."""
     source_text: str | None = None
     """The sweep file's text (copied into the store as sweep.toml)."""
+    hook: RunHook | None = None
+    """A per-run metric hook (`tcplab.sweeps.hooks`): extra columns computed from each run's
+    Result in the worker."""
 
     @property
     def columns(self) -> list[str]:
@@ -104,6 +108,7 @@ class Sweep:
             "seeds": list(self.seeds),
             "metrics": {m.name: m.expr for m in self.metrics},
             "traces": self.traces,
+            "hook": None if self.hook is None else self.hook.to_json(),
         }
 
 
@@ -164,6 +169,7 @@ def _build(
     description: Any = "",
     source_path: str | None = None,
     source_text: str | None = None,
+    hook: RunHook | None = None,
 ) -> Sweep:
     """Validate the parts of a sweep and assemble it."""
     base_path = None if isinstance(base, Mapping) else os.fspath(base)
@@ -219,6 +225,7 @@ def _build(
         base_path=base_path,
         source_path=source_path,
         source_text=source_text,
+        hook=hook,
     )
 
 
@@ -231,6 +238,8 @@ def build_sweep(
     overrides: Mapping[str, Any] | None = None,
     traces: bool = False,
     name: str = "sweep",
+    hook: str | Callable[..., Any] | None = None,
+    hook_args: Mapping[str, Any] | None = None,
 ) -> Sweep:
     """A validated Sweep from the arguments of `sweep` (raises SweepError)."""
     if axes is not None and not isinstance(axes, Mapping):
@@ -246,6 +255,7 @@ def build_sweep(
         overrides=overrides or {},
         traces=traces,
         name=name,
+        hook=run_hook(hook, hook_args),
     )
 
 

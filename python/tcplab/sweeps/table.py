@@ -8,6 +8,8 @@ from typing import Any
 
 import polars as pl
 
+from tcplab.sweeps.errors import SweepError
+from tcplab.sweeps.hooks import decode_values
 from tcplab.sweeps.plan import Row
 from tcplab.sweeps.spec import RESERVED_COLUMNS, Sweep
 
@@ -20,13 +22,17 @@ def build_table(
     """The sweep table: one row per (point, seed) in sweep order.
 
     Columns: `point`, the axis columns, `seed`, `key`, `scenario_hash`, `wall_time_s`, `error`,
-    then one column per metric.
+    then one column per metric, then, with a per-run metric hook, one column per name the hook
+    returned (in the order first seen; null where a run failed or returned no such name).
+    Raises SweepError if a hook's column has the name of another column.
     """
     summaries: dict[str, dict[str, Any] | None] = {}
+    extras: dict[str, dict[str, Any]] = {}
     columns: dict[str, list[Any]] = {
         name: [] for name in ["point", *sweep.columns, *RESERVED_COLUMNS[1:]]
     }
     metric_values: dict[str, list[Any]] = {m.name: [] for m in sweep.metrics}
+    hook_values: dict[str, list[Any]] = {}
     for row in rows:
         columns["point"].append(row.point)
         for path in sweep.columns:
@@ -49,6 +55,12 @@ def build_table(
         columns["error"].append(error)
         for metric in sweep.metrics:
             metric_values[metric.name].append(None if summary is None else metric.evaluate(summary))
+        if sweep.hook is not None:
+            extra = _extra(records, row, extras)
+            for name in extra:
+                hook_values.setdefault(name, [None] * (len(columns["point"]) - 1))
+            for name, values in hook_values.items():
+                values.append(extra.get(name))
     series = [_series("point", columns["point"], pl.Int64)]
     series += [_series(path, columns[path]) for path in sweep.columns]
     series += [
@@ -59,7 +71,35 @@ def build_table(
         _series("error", columns["error"], pl.String),
     ]
     series += [_series(name, values) for name, values in metric_values.items()]
+    taken = {s.name for s in series}
+    for name, values in hook_values.items():
+        if name in taken:
+            raise SweepError(f"hook {sweep.hook.name}: its column {name!r} clashes with another table column")  # type: ignore[union-attr]
+        series.append(_hook_series(name, values))
     return pl.DataFrame(series)
+
+
+def _extra(records: Mapping[str, Mapping[str, Any]], row: Row, cache: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The hook's columns of one row's run ({} for an invalid point or a failed run)."""
+    if row.error is not None:
+        return {}
+    if row.key not in cache:
+        record = records[row.key]
+        text = record.get("extra")
+        cache[row.key] = decode_values(text) if text is not None and record["error"] is None else {}
+    return cache[row.key]
+
+
+def _hook_series(name: str, values: list[Any]) -> pl.Series:
+    """A hook's column: as a metric's (`_series`), except that lists and tables become
+    polars list and struct columns when their values have one type (else JSON text)."""
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, (list, dict)) for v in present):
+        try:
+            return pl.Series(name, values, strict=True)
+        except (TypeError, ValueError, pl.exceptions.PolarsError):
+            pass
+    return _series(name, values)
 
 
 def _series(name: str, values: list[Any], dtype: Any = None) -> pl.Series:

@@ -1,13 +1,13 @@
-"""Study 004's readings of its unknowns and the paper's grids, shared by the runs, the checks
-and the report (scenarios/p4_atm/README.md gives each value's evidence)."""
+"""Study 004's readings of its unknowns, shared by the orchestrator, the checks and the report
+(scenarios/p4_atm/README.md gives each value's evidence)."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from tcplab.reproduce.p4_runs import mss_freebsd, mss_plain
+from tcplab.reproduce.p4.atm import mss_freebsd, mss_plain
 
-__all__ = ["FIG5_CELLS", "TABLE2_CELLS", "TABLE2_SOCKS_KIB", "VARIANTS", "Variant"]
+__all__ = ["VARIANTS", "Variant"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,8 +38,3 @@ VARIANTS = (
 )
 """The shipped reading first; each other changes one unknown."""
 
-FIG5_CELLS = (512, 1024, 1536)
-"""Fig. 5's cell buffers, 0.5K/1K/1.5K cells (§4.1 L130; K = 1024, README A7)."""
-TABLE2_SOCKS_KIB = (25, 38)
-TABLE2_CELLS = 1024
-"""Table 2's cell buffer: not given; 1K cells as Fig. 6's and L75's (README A10)."""

@@ -36,7 +36,12 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from tcplab.reproduce.p4_runs import CBR_TOP_MBPS, LINE_CELLS_PER_S, cbr_cells_per_s, cells_per_packet
+import polars as pl
+
+from tcplab.reproduce.findings import Check
+from tcplab.reproduce.p4.atm import cbr_cells_per_s, cells_per_packet, mss_freebsd
+from tcplab.reproduce.p4.constants import CBR_TOP_MBPS, CRITERIA, LINE_CELLS_PER_S, MTUS
+from tcplab.reproduce.p4.runs import summarise
 
 __all__ = ["ACK_CELLS", "LATTICE_CBRS", "beyond", "classify", "score_view", "critical_cbr_mbps", "peak_queue_cells", "predicts_deadlock", "turnaround_s"]
 
@@ -139,11 +144,6 @@ def beyond(data: dict[str, Any], views: dict[str, Any]) -> tuple[list[Any], dict
     """The comparisons beyond the paper (not counted in its verdict): the predictor's score,
     the search's monotonicity at the spot checks, EPD/PPD against tail drop, TCP against TCP.
     Returns the checks and the tables the report prints."""
-    import polars as pl
-
-    from tcplab.reproduce.findings import Check
-    from tcplab.reproduce.p4_runs import CRITERIA, MTUS, summarise
-
     out, tables = [], {}
     scores = {name: score_view(v) for name, v in views.items() if v.f in (1.0, 0.5) and ("payload" not in name and "MTU − 40" not in name)}
     tables["predictor"] = scores
@@ -205,6 +205,4 @@ def beyond(data: dict[str, Any], views: dict[str, Any]) -> tuple[list[Any], dict
 
 def mss_for(mtu: int) -> int:
     """The shipped MSS of an MTU (FreeBSD's rule)."""
-    from tcplab.reproduce.p4_runs import mss_freebsd
-
     return mss_freebsd(mtu)

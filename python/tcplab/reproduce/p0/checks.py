@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 
 from tcplab.reproduce.findings import Check
-from tcplab.reproduce.p0_runs import FIRST_LOSS_PAPER_S, FIRST_LOSS_TOLERANCE_S, STAGGERED_RATE_MBPS, judge
+from tcplab.reproduce.p0.constants import FIRST_LOSS_PAPER_S, FIRST_LOSS_TOLERANCE_S, STAGGERED_RATE_MBPS
+from tcplab.reproduce.p0.runs import judge
 
-__all__ = ["GAP_GROWTH", "STAGGERED_RATE_MBPS", "checks", "remedy_check"]
+__all__ = ["GAP_GROWTH", "checks", "remedy_check"]
 
 GAP_GROWTH = 3.0
 """Fig. 8: the gap must grow at least this many times from the first round to the last one

@@ -1,13 +1,7 @@
-"""Reproduce study 004 (TCP over a congested ATM switch: the throughput "deadlock" of UBR TCP
-under CBR, Nakanishi et al., c. 1999).
-
-`reproduce(out, quick=False)` runs the shipped `scenarios/p4_atm/` on the sweep runner: Fig. 2
-(throughput against the cell buffer for five MTUs), Table 2 and Figs. 3–4 (25 KB against 38 KB,
-with the sender's trace), Figs. 5–6 (the least CBR that deadlocks, found per socket buffer by
-bisection), the unknowns mapped (an effective UBR buffer, the CBR unit, the MSS rule), and
-beyond the paper a first-principles predictor of the boundary, EPD/PPD, and TCP against TCP.
-It writes the figures, `results.json` and `report.md` (each statement of the paper quoted
-beside the measured values, pass or FAIL). The runs are kept in `out/runs/` (resumable).
+"""Reproduce study 004: the orchestrator. `reproduce(out, quick=False)` runs Fig. 2, Table 2,
+the Figs. 5–6 search (`search`), the unknowns mapped and the comparisons beyond the paper,
+writes the figures, `results.json` and `report.md`, and returns the checks. The runs are kept
+in `out/runs/` (resumable stores).
 """
 
 from __future__ import annotations
@@ -21,14 +15,18 @@ from typing import Any
 import polars as pl
 
 from tcplab.reproduce.findings import Check
-from tcplab.reproduce.p4_checks import all_views, checks
-from tcplab.reproduce.p4_predictor import beyond
-from tcplab.reproduce.p4_report import report, write_figures_p4
-from tcplab.reproduce.p4_runs import CBR_TOP_MBPS, CRITERIA, KEYS, MTUS, Spec, cells_through, mss_freebsd, run_specs, summarise, table2_traces
-from tcplab.reproduce.p4_study import FIG5_CELLS, TABLE2_CELLS, TABLE2_SOCKS_KIB, VARIANTS, Variant
+from tcplab.reproduce.output import check_out, publish
+from tcplab.reproduce.p4.atm import mss_freebsd
+from tcplab.reproduce.p4.checks import all_views, checks
+from tcplab.reproduce.p4.constants import FIG5_CELLS, KEYS, MTUS, TABLE2_CELLS, TABLE2_SOCKS_KIB
+from tcplab.reproduce.p4.predictor import beyond
+from tcplab.reproduce.p4.report import report, write_figures_p4
+from tcplab.reproduce.p4.runs import Spec, cells_through, run_specs, summarise, table2_traces
+from tcplab.reproduce.p4.search import search_critical
+from tcplab.reproduce.p4.variants import VARIANTS
 from tcplab.reproduce.report import write_results_json
 
-__all__ = ["Plan", "Variant", "VARIANTS", "experiment", "reproduce", "search_critical", "write_report"]
+__all__ = ["Plan", "experiment", "reproduce", "search_points", "write_report"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,44 +61,6 @@ class Plan:
         return Plan(seeds=(1, 2, 3, 4, 5), fig2_cells=grid, table2_cells=(384, 448, 512, 576, 640, 704, 768, 832, 896, 960, 1024, 1280),
                     socks_kib=tuple(range(6, 65)), tol_mbps=2.5, spot_points=((1024, 44), (1024, 46), (1024, 48), (1024, 50), (512, 32), (512, 64)),
                     spot_cbrs=(10, 30, 50, 70, 90, 110, 130), trace_seeds=(1, 2, 3, 4, 5))
-
-
-def search_critical(points: list[tuple[tuple[int, int, str], int]], seeds: tuple[int, ...], tol: float,
-                    run: Callable[[list[Spec]], pl.DataFrame], progress: Callable[[str], None] = lambda _: None,
-                    criteria: dict[str, Callable[[dict[str, Any]], bool]] = CRITERIA) -> tuple[dict[Any, Any], pl.DataFrame]:
-    """The least CBR meeting each criterion per (curve, socket buffer), by bisection over
-    (0, 140] Mb/s. A curve is (MSS, cells, CBR unit); `points` are (curve, socket bytes).
-
-    Each point is first run at 140 Mb/s: a criterion not met there is "none" (the paper's
-    plotted 140). Otherwise its bracket (lo, hi] = (0, 140] is halved until at most `tol`
-    wide (monotone in the CBR, assumed: the spot checks test it). The criteria share the runs
-    of the points they probe alike. Returns {(curve, sock, criterion): (lo, hi or None)} and
-    every run (one row per seed)."""
-    state: dict[Any, list[Any]] = {(c, s, k): [0.0, CBR_TOP_MBPS] for c, s in points for k in criteria}
-    probe = {key: CBR_TOP_MBPS for key in state}
-    tested = []
-    rounds = 0
-    while probe:
-        rounds += 1
-        specs = {key: Spec(mss=key[0][0], sock=key[1], cells=key[0][1], cbr_mbps=round(c, 4), unit=key[0][2]) for key, c in probe.items()}
-        progress(f"Figs. 5–6 search, round {rounds}: {len(set(specs.values()))} points × {len(seeds)} seeds")
-        raw = run(list(set(specs.values())))
-        tested.append(raw)
-        rows = {(r["mss"], r["sock"], r["cells"], r["cbr_mbps"], r["unit"]): r for r in summarise(raw).iter_rows(named=True)}
-        nxt = {}
-        for key, spec in specs.items():
-            met = criteria[key[2]](rows[(spec.mss, spec.sock, spec.cells, spec.cbr_mbps, spec.unit)])
-            lo, hi = state[key]
-            if spec.cbr_mbps == CBR_TOP_MBPS and not met:
-                state[key] = [lo, None]
-                continue
-            if spec.cbr_mbps < CBR_TOP_MBPS:
-                state[key] = [lo, spec.cbr_mbps] if met else [spec.cbr_mbps, hi]
-            lo, hi = state[key]
-            if hi - lo > tol:
-                nxt[key] = (lo + hi) / 2
-        probe = nxt
-    return {key: tuple(v) for key, v in state.items()}, pl.concat(tested, how="diagonal_relaxed")
 
 
 def search_points(plan: Plan) -> list[tuple[tuple[int, int, str], int]]:
@@ -200,7 +160,10 @@ def write_report(data: dict[str, Any], out: Path) -> list[Check]:
 
 def reproduce(out: str | Path, quick: bool = False, progress: Callable[[str], None] = lambda _: None, *,
               workers: int | None = None, cluster: Any = None) -> list[Check]:
-    """Run study 004 and write figures and report.md into `out`; returns the checks."""
-    out = Path(out)
-    data = experiment(Plan.make(quick), progress, out=out, workers=workers, cluster=cluster)
-    return write_report(data, out)
+    """Run study 004 and write figures and report.md into `out`; returns the checks.
+    `out` may hold only what tcplab wrote there (an earlier report, `runs/`): anything else is
+    refused (an OSError naming it) before anything runs. The report is rendered aside and
+    moved into place when complete (`output.publish`)."""
+    target = check_out(out)
+    data = experiment(Plan.make(quick), progress, out=target, workers=workers, cluster=cluster)
+    return publish(target, lambda directory: write_report(data, directory))

@@ -1,5 +1,5 @@
-"""Study 004's runs: the ATM arithmetic (cells per packet, the bandwidth UBR has left, the 2 %
-deadlock line), the host profile, and the sweeps that run a set of points on the sweep runner.
+"""Study 004's runs: the points (`Spec`), run through the shared runner on the sweep runner,
+their summary, and the traced runs at the sender (Table 2 and Figs. 3–4).
 
 A point (`Spec`) is one setting of the shipped `atm.toml` (or `tcp_vs_tcp.toml`): MSS, socket
 buffer, the UBR cell buffer the port gets, the CBR rate and unit, the discard policy. Points
@@ -11,113 +11,32 @@ configured buffer f·B). A run's throughput is netperf's: bytes delivered in the
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from tcplab.reproduce.p4.atm import cells_per_packet, ceiling_mbps, deadlock_mbps, link_deadlock_mbps, window_bytes
+from tcplab.reproduce.p4.constants import (
+    CRITERIA,
+    DEADLOCK_FRACTION,
+    DURATION_S,
+    KEYS,
+    METRICS,
+    PORT,
+    PORT_NAME,
+    PROFILE,
+    SENDER_TCP,
+    STALL_S,
+    STUDY,
+    TRACE_OVERRIDES,
+    WARMUP_S,
+)
+from tcplab.reproduce.runner import run_points
 from tcplab.reproduce.scenarios import study_scenario
-from tcplab.sweeps.runner import sweep
 
-__all__ = [
-    "CRITERIA", "DEADLOCK_FRACTION", "DURATION_S", "LINE_CELLS_PER_S", "LINK_MBPS", "MTUS", "PROFILE", "Spec",
-    "cbr_cells_per_s", "ceiling_mbps", "cells_per_packet", "deadlock_mbps", "link_deadlock_mbps",
-    "mss_freebsd", "mss_plain", "run_specs", "summarise", "window_bytes",
-]
-
-STUDY = "p4_atm"
-
-PROFILE: dict[str, Any] = {"profile": "freebsd-3.2"}
-"""The FreeBSD 3.2 host (README A6): the `[defaults.tcp]` table of every run (it replaces the
-scenario's; a test keeps the shipped scenarios' table equal to it). The profile rounds the
-socket buffers as BSD's `tcp_mss` does."""
-
-LINE_CELLS_PER_S = 353_208
-"""OC-3c: 149.76 Mb/s of 53-byte cells (README A1)."""
-LINK_MBPS = 149.76
-DURATION_S = 10.0
-"""netperf -l 10 (§2.2 L67)."""
-DEADLOCK_FRACTION = 0.02
-"""Deadlock: throughput at most 2 % of 有効帯域 ("2% 以下", §3.1 L86)."""
-MTUS = (512, 1500, 4352, 6500, 9180)
-"""Fig. 2's MTUs (§3.1 L75)."""
-CBR_TOP_MBPS = 140.0
-"""Figs. 5–6: 140 Mb/s is plotted where no CBR up to it deadlocks (§4.1 L130)."""
-
-COLLAPSE_TIMEOUTS = 2.0
-CRITERIA: dict[str, Callable[[Mapping[str, Any]], bool]] = {
-    "deadlock": lambda r: bool(r["deadlock"]),
-    "deadlock (link)": lambda r: bool(r["deadlock_link"]),
-    "collapse": lambda r: bool(r["timeouts"] >= COLLAPSE_TIMEOUTS),
-}
-"""What a point is judged by, on its means over the seeds: the paper's deadlock (≤ 2 % of the
-bandwidth left to UBR, the shipped reading), the same against the link (≤ 2 % of 149.76 Mb/s,
-有効帯域's other sense, README A9), and beyond the paper the collapse — the flow lives on
-retransmission timeouts (at least 2 in the 10 s, each ≥ 1 s idle) — the regime whose onset the
-predictor derives, whatever the depth the throughput falls to."""
-
-PORT = "queue(sw->b)"
-METRICS = {
-    "delivered": "sum(flows[kind=tcp].bytes_delivered)",
-    "least_delivered": "min(flows[kind=tcp].bytes_delivered)",
-    "segments": "sum(flows[kind=tcp].segments_sent)",
-    "retransmits": "sum(flows[kind=tcp].retransmits)",
-    "timeouts": "sum(flows[kind=tcp].timeouts)",
-    "fast_retransmits": "sum(flows[kind=tcp].fast_retransmits)",
-    "cells_dropped": "queues[sw->b].cells_dropped",
-    "cells_discarded": "queues[sw->b].cells_discarded",
-    "frames_damaged": "queues[sw->b].frames_damaged",
-    "frames_discarded": "queues[sw->b].frames_discarded",
-    "events": "events",
-}
-
-
-def mss_freebsd(mtu: int) -> int:
-    """FreeBSD's MSS for an interface MTU (README A5): MTU − 40, and above MCLBYTES (2048)
-    rounded down to a multiple of 2048 (9180 → 8192, 6500 → 6144, 4352 → 4096)."""
-    m = mtu - 40
-    return m if m <= 2048 else m // 2048 * 2048
-
-
-def mss_plain(mtu: int) -> int:
-    """The MSS without BSD's cluster rounding: MTU − 40 (9180 → 9140)."""
-    return mtu - 40
-
-
-def cells_per_packet(mss: int) -> int:
-    """53-byte cells of one full segment over AAL5 with LLC/SNAP: ⌈(MSS + 40 + 8 + 8)/48⌉."""
-    return math.ceil((mss + 40 + 8 + 8) / 48)
-
-
-def window_bytes(sock: int, mss: int) -> int:
-    """The window a socket buffer of `sock` bytes gives (BSD `tcp_mss()`, README A6): rounded
-    up to whole MSS, or, below one MSS, the buffer itself (the MSS shrinks to it)."""
-    if sock < mss:
-        return sock
-    return math.ceil(sock / mss) * mss
-
-
-def cbr_cells_per_s(cbr_mbps: float, unit: str = "cell") -> float:
-    """Cells per second CBR takes: its rate counted in 53-byte cells, or in 48-byte payload."""
-    return cbr_mbps * 1e6 / 8 / (53 if unit == "cell" else 48)
-
-
-def ceiling_mbps(cbr_mbps: float, mss: int, unit: str = "cell") -> float:
-    """The bandwidth left to UBR as TCP payload (Mb/s): the cells CBR leaves × MSS / cells per
-    packet (the paper's 有効帯域 in its second sense, §3.1 L77; README A9)."""
-    return (LINE_CELLS_PER_S - cbr_cells_per_s(cbr_mbps, unit)) * mss / cells_per_packet(mss) * 8 / 1e6
-
-
-def deadlock_mbps(cbr_mbps: float, mss: int, unit: str = "cell") -> float:
-    """The deadlock line: 2 % of `ceiling_mbps`."""
-    return DEADLOCK_FRACTION * ceiling_mbps(cbr_mbps, mss, unit)
-
-
-def link_deadlock_mbps() -> float:
-    """The link-based variant of the line: 2 % of 149.76 Mb/s (有効帯域 as the link, L67)."""
-    return DEADLOCK_FRACTION * LINK_MBPS
+__all__ = ["Spec", "analyse_trace", "cells_through", "key", "lookup", "run_specs", "summarise", "table2_traces", "traced_run"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,7 +62,7 @@ class Spec:
         # The profile applies BSD's rule (rounded up to whole MSS; below one MSS, the MSS
         # shrinks to the buffer).
         buf = self.sock
-        o: dict[str, Any] = {"flows.0.tcp.mss": self.mss, "flows.0.tcp.sndbuf": f"{buf}B", "flows.0.tcp.rcvbuf": f"{buf}B",
+        o: dict[str, Any] = {f"{SENDER_TCP}.mss": self.mss, f"{SENDER_TCP}.sndbuf": f"{buf}B", f"{SENDER_TCP}.rcvbuf": f"{buf}B",
                              f"{PORT}.cells": self.cells}
         if self.scenario == "atm":
             o[f"{PORT}.cbr"] = f"{round(self.cbr_mbps, 4):g}Mbps"
@@ -165,40 +84,21 @@ class Spec:
 
 def run_specs(specs: Iterable[Spec], seeds: Sequence[int], *, out: Path | None = None, workers: int | None = None,
               cluster: Any = None, name: str = "p4") -> pl.DataFrame:
-    """Run every point over `seeds` on the sweep runner; one row per (point, seed) with the
-    point's fields, `throughput_mbps` (all flows), the counters of `METRICS` and `wall_time_s`.
-    Points that resolve to the same overrides run once. Raises RuntimeError if a run failed."""
+    """Run every point over `seeds` through the shared runner (stores in `out/<scenario>/`);
+    one row per (point, seed) with the point's fields, `throughput_mbps` (all flows), the
+    counters of `METRICS` and `wall_time_s`. Points that resolve to the same overrides run
+    once. Raises RuntimeError if a run failed."""
     unique = list(dict.fromkeys(specs))
-    groups: dict[tuple[str, tuple[str, ...]], list[Spec]] = {}
-    for s in unique:
-        groups.setdefault((s.scenario, tuple(s.overrides())), []).append(s)
-    frames = []
-    for (scenario, paths), members in groups.items():
-        values = [tuple(s.overrides()[p] for p in paths) for s in members]
-        by_values: dict[tuple[Any, ...], list[Spec]] = {}
-        for v, s in zip(values, members, strict=True):
-            by_values.setdefault(v, []).append(s)
-        axes = {paths: list(by_values)}
-        overrides = {"defaults.tcp": dict(PROFILE), "trace": {}}
-        table = sweep(str(study_scenario(STUDY, scenario)), axes=axes, seeds=list(seeds), metrics=METRICS, overrides=overrides,
-                      out=(out / scenario) if out is not None else None, workers=workers, cluster=cluster, name=name)
-        failed = table.filter(pl.col("error").is_not_null())
-        if failed.height:
-            raise RuntimeError(f"{failed.height} runs of {name} failed: {failed['error'][0]}")
-        rows = []
-        for r in table.iter_rows(named=True):
-            for s in by_values[tuple(r[p] for p in paths)]:
-                rows.append({**dataclasses.asdict(s), "seed": r["seed"], "wall_time_s": r["wall_time_s"],
-                             **{k: r[k] for k in METRICS}})
-        frames.append(pl.DataFrame(rows))
-    if not frames:
+    if not unique:
         return pl.DataFrame()
-    t = pl.concat(frames, how="diagonal_relaxed")
+    points = [(study_scenario(STUDY, s.scenario), s.overrides()) for s in unique]
+    table = run_points(points, seeds, overrides={"defaults.tcp": dict(PROFILE), "trace": {}}, metrics=METRICS, out=out,
+                       workers=workers, cluster=cluster, name=name)
+    at = [unique[i] for i in table["index"]]
+    fields = pl.DataFrame({f.name: [getattr(s, f.name) for s in at] for f in dataclasses.fields(Spec)})
+    t = fields.hstack(table.select(pl.col("seed").cast(pl.Int64), "wall_time_s", *METRICS))
     return t.with_columns((pl.col("delivered") * 8 / DURATION_S / 1e6).alias("throughput_mbps"),
                           (pl.col("least_delivered") * 8 / DURATION_S / 1e6).alias("least_flow_mbps"))
-
-
-KEYS = ("scenario", "mss", "sock", "cells", "cbr_mbps", "unit", "discard", "epd", "burst")
 
 
 def summarise(table: pl.DataFrame, by: Sequence[str] = KEYS) -> pl.DataFrame:
@@ -241,19 +141,6 @@ def cells_through(table: pl.DataFrame) -> float:
 
 # ---- Table 2 and Figs. 3–4: traced runs at the sender ----------------------------------------
 
-TRACE_OVERRIDES: dict[str, Any] = {
-    "taps": [{"name": "sender", "link": ["a", "sw"], "pcap": False, "trace": True}],
-    "trace": {"cwnd": True, "events": True, "queues": ["sw->b"]},
-}
-"""A header capture on the sender's link (the paper's tcpdump at the sender, README A11) and the
-sender's window and loss events."""
-STALL_S = 0.3
-"""A stall: nothing on the sender's link, either way, for at least this long — longer than the
-200 ms delayed-ACK timer, so nothing can be left in flight (a segment in the network would have
-drawn an ACK)."""
-WARMUP_S = 0.01
-"""Sends in the first 10 ms (the initial window's burst) are left out of the per-ACK counts."""
-
 
 def traced_run(spec: Spec, seed: int) -> dict[str, Any]:
     """Run one point with the sender's capture and analyse it (`analyse_trace`)."""
@@ -264,7 +151,7 @@ def traced_run(spec: Spec, seed: int) -> dict[str, Any]:
     events = r.trace("events")
     names = events["kind_name"].to_list() if events.height else []
     flow = r.flows.row(0, named=True)
-    port = r.queues.filter(pl.col("name") == "sw->b").row(0, named=True)
+    port = r.queues.filter(pl.col("name") == PORT_NAME).row(0, named=True)
     queue = r.trace("queue").filter(pl.col("queue") == port["id"]).sort("time_s")
     out = analyse_trace(r.trace("capture"), [t for t, k in zip(events["time_s"].to_list(), names, strict=True) if k == "timeout"],
                         window_bytes(spec.sock, spec.mss), spec.mss, (queue["time_s"].to_list(), queue["packets"].to_list()))

@@ -1,4 +1,4 @@
-"""Study 000's figures and report.md, from the data `p0.experiment` returns."""
+"""Study 000's figures and report.md, from the data `study.experiment` returns."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ import numpy as np
 import polars as pl
 
 from tcplab import analysis, plots
-from tcplab.reproduce import p0_map
 from tcplab.reproduce.figures import new_figure, write_figures
 from tcplab.reproduce.findings import Check
-from tcplab.reproduce.p0_runs import RTT_S, shipped_buffer
+from tcplab.reproduce.p0.constants import FINDINGS, RTT_S
+from tcplab.reproduce.p0.map import map_figure, map_table, point_label
+from tcplab.reproduce.p0.runs import judge, shipped_buffer
 from tcplab.reproduce.report import Report
 
 __all__ = ["report", "write_figures_p0"]
@@ -76,7 +77,7 @@ def write_figures_p0(data: dict[str, Any], out: Path) -> dict[str, Any]:
     figs["fig10_first_rtt_staggered"] = _figure_first_rtt(
         data["staggered_capture"].trace("capture"), "Fig. 10: staggered start, bursts within the RTT"
     )
-    figs["map_findings"] = p0_map.map_figure(p0_map.map_table(data["map"]))
+    figs["map_findings"] = map_figure(map_table(data["map"]))
     write_figures(figs, out)
     return figs
 
@@ -135,8 +136,8 @@ def _repeated_section(rep: Report, data: dict[str, Any]) -> None:
     rows = []
     for k, (sim, stag) in enumerate(zip(data["simultaneous"], data["staggered"], strict=True)):
         wsim, wstag = data["simultaneous_repeated"][k], data["staggered_repeated"][k]
-        verdicts["first run"].append(p0_map.judge(sim, stag))
-        verdicts["repeated run"].append(p0_map.judge(wsim, wstag))
+        verdicts["first run"].append(judge(sim, stag))
+        verdicts["repeated run"].append(judge(wsim, wstag))
         rows.append((
             sim["seed"], f"{sim['jain']:.3f} → {wsim['jain']:.3f}", f"{_t(sim['first_loss_s'])} → {_t(wsim['first_loss_s'])}",
             f"{''.join(map(str, sim['first_loss_order']))} → {''.join(map(str, wsim['first_loss_order']))}",
@@ -146,15 +147,15 @@ def _repeated_section(rep: Report, data: dict[str, Any]) -> None:
     rep.table(("seed", "simultaneous Jain", "first loss (s)", "loss order", "staggered Jain", "staggered util",
                "staggered first loss (s)"), rows)
     counts = [
-        (run, *(f"{sum(v[key] for v in vs)}/{len(vs)}" for key in p0_map.FINDINGS)) for run, vs in verdicts.items()
+        (run, *(f"{sum(v[key] for v in vs)}/{len(vs)}" for key in FINDINGS)) for run, vs in verdicts.items()
     ]
-    rep.table(("", *p0_map.FINDINGS.values()), counts)
+    rep.table(("", *FINDINGS.values()), counts)
 
 
 def _map_section(rep: Report, data: dict[str, Any]) -> None:
     """The map of the unknowns: what was swept, where each finding holds, the full table."""
     mp = data["plan"]["map"]
-    table = p0_map.map_table(data["map"])
+    table = map_table(data["map"])
     rep.heading("Where each finding holds: the map of the unknowns")
     rep.paragraph(
         f"The simultaneous and the staggered start over bottleneck buffers {', '.join(map(str, mp['buffers']))} packets × receiver ACK "
@@ -169,23 +170,23 @@ def _map_section(rep: Report, data: dict[str, Any]) -> None:
         "`delayed` = every second segment from the start (no window growth). See `map_findings.png`."
     )
     lines = []
-    for key, meaning in p0_map.FINDINGS.items():
+    for key, meaning in FINDINGS.items():
         where = [p for p in table if 2 * p[key] > p["runs"]]
         lines.append(f"**{meaning}**: " + ("; ".join(
-            f"{p0_map.point_label(p['ack'], p['ssthresh'], p['skew_s'])}, {p['buffer_pkts']} pkts ({p[key]}/{p['runs']})" for p in where
+            f"{point_label(p['ack'], p['ssthresh'], p['skew_s'])}, {p['buffer_pkts']} pkts ({p[key]}/{p['runs']})" for p in where
         ) if where else "at no point of the map"))
     rep.bullets(lines)
     best = max(p["majority"] for p in table)
     tops = [p for p in table if p["majority"] == best]
     rep.paragraph(
-        f"Most findings held at one point: {best} of {len(p0_map.FINDINGS)}, at "
-        + "; ".join(f"{p0_map.point_label(p['ack'], p['ssthresh'], p['skew_s'])}, {p['buffer_pkts']} pkts" for p in tops) + "."
+        f"Most findings held at one point: {best} of {len(FINDINGS)}, at "
+        + "; ".join(f"{point_label(p['ack'], p['ssthresh'], p['skew_s'])}, {p['buffer_pkts']} pkts" for p in tops) + "."
     )
-    header = ("ACKs", "ssthresh", "skew (ms)", "buffer", *p0_map.FINDINGS, "majority", "Jain", "util", "first loss (s)",
+    header = ("ACKs", "ssthresh", "skew (ms)", "buffer", *FINDINGS, "majority", "Jain", "util", "first loss (s)",
               "staggered Jain", "staggered util")
     rows = [
         (p["ack"], p["ssthresh"] or "none", f"{p['skew_s'] * 1e3:g}", p["buffer_pkts"],
-         *(f"{p[k]}/{p['runs']}" for k in p0_map.FINDINGS), p["majority"], f"{p['jain']:.3f}", f"{p['util']:.3f}",
+         *(f"{p[k]}/{p['runs']}" for k in FINDINGS), p["majority"], f"{p['jain']:.3f}", f"{p['util']:.3f}",
          _t(p["first_loss_s"]), f"{p['staggered_jain']:.3f}", f"{p['staggered_util']:.3f}")
         for p in table
     ]

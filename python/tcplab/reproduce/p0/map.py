@@ -4,8 +4,10 @@ The paper gives neither the bottleneck buffer, nor the receivers' ACK behaviour 
 follows from `tcp_rmem` and the NIC's receive buffers, see EVIDENCE.md §4), nor BIC's
 `initial_ssthresh` as it took effect, nor how far apart the four iperf processes started.
 `run_map` runs the simultaneous and the staggered start over a grid of these, `MapPlan.seeds` seeds
-per point, and judges each run by the same rules as the reproduction (`p0_runs.judge`);
-`map_table` counts, per point, the seeds in which each finding holds.
+per point, on the sweep runner (a local process pool or a Dask cluster; with a store, a rerun
+resumes), each run measured in its worker (`runs.map_stats`), and judges each seed by the same
+rules as the reproduction (`runs.judge`); `map_table` counts, per point, the seeds in which
+each finding holds.
 """
 
 from __future__ import annotations
@@ -14,35 +16,18 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from tcplab.reproduce.figures import new_figure
-from tcplab.reproduce.p0_runs import (
-    FINDINGS,
-    bottleneck_buffer_path,
-    judge,
-    run_p0,
-    run_stats,
-)
+from tcplab.reproduce.p0.constants import ACK_POLICIES, FINDINGS, MAP_STARTS, SCENARIOS
+from tcplab.reproduce.p0.runs import bottleneck_buffer_path, judge, map_stats, run_overrides
+from tcplab.reproduce.runner import run_points
 
-__all__ = ["ACK_POLICIES", "FINDINGS", "MapPlan", "judge", "map_figure", "map_table", "point_label", "run_map"]
-
-ACK_POLICIES: dict[str, dict[str, Any]] = {
-    # tcp_rmem[2] large enough that the growth target never stops (the shipped model): every
-    # data segment grows the window and is ACKed at once until rcv_ssthresh reaches the buffer.
-    "every": {"defaults.tcp.rx_truesize": 16564, "defaults.tcp.tcp_rmem_max": 0},
-    # tcp_rmem[2] = 256 MB (as large as iperf's -w): quick ACKs until rcv_ssthresh passes
-    # 3/8 of it (≈ 96 MB, a few seconds after the first loss), delayed ACKs after.
-    "every→delayed": {"defaults.tcp.rx_truesize": 16564, "defaults.tcp.tcp_rmem_max": 256 << 20},
-    # No window growth (a receiver that offers its whole buffer at once, as a TCP offload
-    # engine or Linux 6.10+ would): delayed ACKs, every second segment, from the start.
-    "delayed": {"defaults.tcp.rcv_window_growth": False, "defaults.tcp.rx_truesize": 0, "defaults.tcp.tcp_rmem_max": 0},
-}
-"""The receivers' ACK behaviour, by name: scenario overrides."""
-
+__all__ = ["MapPlan", "map_figure", "map_table", "point_label", "run_map"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,24 +72,28 @@ def _overrides(name: str, ack: str, ssthresh: int, skew_s: float, buffer: int) -
     return o
 
 
-def run_map(plan: MapPlan, progress: Callable[[str], None] = lambda _: None) -> list[dict[str, Any]]:
-    """Run every point of the grid for every seed, both starts; one row per (point, seed):
-    the point (ack, ssthresh, skew_s, buffer_pkts), the seed, the simultaneous run's Jain,
-    utilisation and loss orders, the staggered run's Jain and utilisation, and the verdicts of
-    `judge`."""
+def run_map(plan: MapPlan, progress: Callable[[str], None] = lambda _: None, *, out: Path | None = None,
+            workers: int | None = None, cluster: Any = None) -> list[dict[str, Any]]:
+    """Run every point of the grid for every seed, both starts, on the sweep runner (stores in
+    `out/<start>/` when `out` is given); one row per (point, seed): the point (ack, ssthresh,
+    skew_s, buffer_pkts), the seed, the simultaneous run's Jain, utilisation and loss orders,
+    the staggered run's Jain and utilisation, and the verdicts of `judge`."""
+    points = plan.points()
+    stats: dict[str, dict[tuple[int, int], dict[str, Any]]] = {}
+    for name in MAP_STARTS:
+        progress(f"map: {name} start, {len(points)} points × {len(plan.seeds)} seeds")
+        table = run_points([(SCENARIOS / f"{name}.toml", _overrides(name, *p)) for p in points], plan.seeds,
+                           overrides=run_overrides(plan.duration_s), hook=map_stats, hook_args={"window": list(plan.window)},
+                           out=out, workers=workers, cluster=cluster, name=f"p0-map-{name}")
+        stats[name] = {(r["index"], r["seed"]): r for r in table.iter_rows(named=True)}
     rows = []
-    for ack, ssthresh, skew, buffer in plan.points():
+    for i, (ack, ssthresh, skew, buffer) in enumerate(points):
         for seed in plan.seeds:
-            progress(f"map: ACKs {ack}, ssthresh {ssthresh}, skew {skew * 1e3:g} ms, buffer {buffer}, seed {seed}")
-            st = {}
-            for name in ("simultaneous", "staggered"):
-                r = run_p0(name, seed, plan.duration_s, _overrides(name, ack, ssthresh, skew, buffer))
-                st[name] = run_stats(r, plan.window)
-            sim = st["simultaneous"]
+            sim, stag = (stats[name][(i, seed)] for name in MAP_STARTS)
             row = {"ack": ack, "ssthresh": ssthresh, "skew_s": skew, "buffer_pkts": buffer, "seed": seed}
             row.update({k: sim[k] for k in ("jain", "util", "first_loss_s", "first_loss_order", "start_order")})
-            row.update(staggered_jain=st["staggered"]["jain"], staggered_util=st["staggered"]["util"])
-            row.update(judge(sim, st["staggered"]))
+            row.update(staggered_jain=stag["jain"], staggered_util=stag["util"])
+            row.update(judge(sim, stag))
             rows.append(row)
     return rows
 

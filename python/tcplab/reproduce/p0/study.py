@@ -1,10 +1,6 @@
-"""Reproduce study 000 (parallel BIC streams on a long fat pipe, and the staggered start).
-
-`reproduce(out, quick=False)` runs the shipped scenarios of `scenarios/p0_parallel_bic/`
-over several seeds and the map of the unknowns (`p0_map`), writes the equivalents of the
-paper's Figs. 4–10, the map's figure, one pcapng header capture per case, `results.json` and
-`out/report.md`, which sets each finding of the paper (quoted) beside the measured result with
-pass or FAIL. `p0_checks.checks(...)` gives the same verdicts for tests.
+"""Reproduce study 000: the orchestrator. `reproduce(out, quick=False)` runs the shipped
+scenarios over several seeds and the map of the unknowns (`map`), writes the figures, the
+captures, `results.json` and `report.md`, and returns the checks.
 """
 
 from __future__ import annotations
@@ -15,29 +11,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tcplab.reproduce import p0_map
 from tcplab.reproduce.findings import Check
-from tcplab.reproduce.p0_checks import checks
-from tcplab.reproduce.p0_report import report, write_figures_p0
-from tcplab.reproduce.p0_runs import (
-    BOTTLENECK,
-    RTT_S,
-    SCENARIOS,
-    SEGMENT_BYTES,
-    bottleneck_buffer_path,
-    repeated_run_overrides,
-    round_stats,
-    run_p0,
-    run_stats,
-    shipped_buffer,
-)
+from tcplab.reproduce.output import check_out, publish
+from tcplab.reproduce.p0.checks import checks
+from tcplab.reproduce.p0.constants import CASES, SEGMENT_BYTES
+from tcplab.reproduce.p0.map import MapPlan, run_map
+from tcplab.reproduce.p0.report import report, write_figures_p0
+from tcplab.reproduce.p0.runs import repeated_run_overrides, round_stats, run_p0, run_stats
 from tcplab.reproduce.report import write_results_json
 
-__all__ = ["BOTTLENECK", "CASES", "RTT_S", "SCENARIOS", "Check", "Plan", "bottleneck_buffer_path",
-           "checks", "experiment", "reproduce", "shipped_buffer", "write_report"]
-
-CASES = ("simultaneous", "staggered", "decp", "harmonizer")
-"""The shipped scenarios the reproduction runs, each over every seed."""
+__all__ = ["Plan", "experiment", "reproduce", "write_report"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,20 +32,23 @@ class Plan:
     duration_s: float
     window: tuple[float, float]
     capture_s: float
-    map: p0_map.MapPlan
+    map: MapPlan
 
     @staticmethod
     def make(quick: bool) -> Plan:
         """The full plan (the paper's 100 s, 10 seeds) or the quick one (30 s, 3 seeds)."""
         if quick:
-            return Plan((1, 2, 3), 30.0, (9.9, 29.7), 6.0, p0_map.MapPlan.make(True))
-        return Plan(tuple(range(1, 11)), 100.0, (9.9, 99.9), 8.0, p0_map.MapPlan.make(False))
+            return Plan((1, 2, 3), 30.0, (9.9, 29.7), 6.0, MapPlan.make(True))
+        return Plan(tuple(range(1, 11)), 100.0, (9.9, 99.9), 8.0, MapPlan.make(False))
 
 
-def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, out: Path | None = None,
+               workers: int | None = None, cluster: Any = None) -> dict[str, Any]:
     """Run everything the report needs; returns plain data (per-run stats, the map's rows)
-    and the Results the figures draw (the first seed's)."""
-    out: dict[str, Any] = {"plan": dataclasses.asdict(plan)}
+    and the Results the figures draw (the first seed's). The map runs on the sweep runner
+    (`workers` processes, or the Dask cluster `cluster`), its runs stored in
+    `out/runs/map/` when `out` is given, so a rerun resumes them."""
+    data: dict[str, Any] = {"plan": dataclasses.asdict(plan)}
     for name in CASES:
         rows, rounds, repeated = [], [], []
         for seed in plan.seeds:
@@ -82,12 +68,12 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None) -> 
                 w = run_p0(name, seed, plan.duration_s, repeated_run_overrides(r, SEGMENT_BYTES))
                 repeated.append(run_stats(w, plan.window) | {"seed": seed})
             if seed == plan.seeds[0]:
-                out[f"{name}_result"] = r
-        out[name] = rows
+                data[f"{name}_result"] = r
+        data[name] = rows
         if repeated:
-            out[f"{name}_repeated"] = repeated
+            data[f"{name}_repeated"] = repeated
         if rounds:
-            out["simultaneous_rounds"] = rounds
+            data["simultaneous_rounds"] = rounds
     rows = []
     for seed in plan.seeds:
         progress(f"staggered CUBIC seed {seed}")
@@ -95,12 +81,12 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None) -> 
         st = run_stats(r, plan.window)
         st["seed"] = seed
         rows.append(st)
-    out["cubic_staggered"] = rows
+    data["cubic_staggered"] = rows
     # The first seconds of the staggered start's header trace (Fig. 10).
     progress("staggered capture")
-    out["staggered_capture"] = run_p0("staggered", plan.seeds[0], plan.capture_s, {"taps.0.trace": True})
-    out["map"] = p0_map.run_map(plan.map, progress)
-    return out
+    data["staggered_capture"] = run_p0("staggered", plan.seeds[0], plan.capture_s, {"taps.0.trace": True})
+    data["map"] = run_map(plan.map, progress, out=out / "runs" / "map" if out is not None else None, workers=workers, cluster=cluster)
+    return data
 
 
 def _keep_captures(plan: dict[str, Any], out: Path, progress: Callable[[str], None]) -> list[Path]:
@@ -131,7 +117,13 @@ def write_report(data: dict[str, Any], out: Path, progress: Callable[[str], None
     return result
 
 
-def reproduce(out: str | Path, quick: bool = False, progress: Callable[[str], None] = lambda _: None) -> list[Check]:
-    """Run study 000 and write figures and report.md into `out`; returns the checks."""
-    data = experiment(Plan.make(quick), progress)
-    return write_report(data, Path(out), progress)
+def reproduce(out: str | Path, quick: bool = False, progress: Callable[[str], None] = lambda _: None, *,
+              workers: int | None = None, cluster: Any = None) -> list[Check]:
+    """Run study 000 and write figures and report.md into `out`; returns the checks. The map's
+    runs are kept in `out/runs/map/` (resumable stores).
+    `out` may hold only what tcplab wrote there (an earlier report, `runs/`): anything else is
+    refused (an OSError naming it) before anything runs. The report is rendered aside and
+    moved into place when complete (`output.publish`)."""
+    target = check_out(out)
+    data = experiment(Plan.make(quick), progress, out=target, workers=workers, cluster=cluster)
+    return publish(target, lambda directory: write_report(data, directory, progress))

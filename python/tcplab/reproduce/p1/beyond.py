@@ -4,7 +4,7 @@ both models, and AHTCP's threshold set dynamically (the peak rule, the paper's f
 against fixed thresholds where a fixed one is out of place: a 10 Gb/s network, a deeper port
 buffer, heavy background load, and model B's shared bottleneck.
 
-Every run goes through `p1_runs.run_points` (the sweep runner), so a cluster runs these too.
+Every run goes through `runs.run_points` (the sweep runner), so a cluster runs these too.
 """
 
 from __future__ import annotations
@@ -17,48 +17,25 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from tcplab.reproduce.figures import new_figure
-from tcplab.reproduce.p1_runs import MODELS, run_points, summarise
-from tcplab.reproduce.scenarios import queue_override, scenario_value, study_scenario
+from tcplab.reproduce.p1.constants import BOTTLENECKS, DCTCP_K, REMEDIES, flow_path
+from tcplab.reproduce.p1.runs import model_path, run_points, summarise
+from tcplab.reproduce.scenarios import queue_override, scenario_value
 from tcplab.scenario import load_scenario
 
-__all__ = ["BOTTLENECKS", "DCTCP_K", "PEAK_FRACTIONS", "REMEDIES", "conditions", "remedy_overrides", "run_beyond", "threshold_verdicts"]
-
-DCTCP_K = {"1Gbps": "20pkts", "10Gbps": "65pkts"}
-"""DCTCP's marking threshold K: 20 packets at 1 Gb/s and 65 at 10 Gb/s (Alizadeh et al.,
-SIGCOMM 2010, §4.1: the values their switches used)."""
-
-BOTTLENECKS = {"A": ("sw->client",), "B": ("s0->s1", "s0->s2")}
-"""The 40-packet bottleneck ports of each model (where DCTCP's switch marks)."""
-
-REMEDIES: dict[str, tuple[str, str]] = {
-    "FGTCP+rand": ("FGTCP", "FGTCP with each timer randomised to RTO·(1 + U[0, 0.5)) (Vasudevan et al.)"),
-    "DCTCP": ("standard", "DCTCP, ECN marking at K at the bottleneck ports, RTOmin 200 ms"),
-    "DCTCP+FG": ("FGTCP", "DCTCP with FGTCP's 200 µs RTOmin"),
-    "AHTCP-peak": ("AHTCP", "AHTCP with the peak threshold: half the highest moving average of the last 50 ms"),
-}
-"""The schemes added here: (the scheme of the main sweep they start from, what they change)."""
-
-
-def _model_path(model: str) -> Path:
-    return study_scenario("p1_incast", MODELS[model]["scenario"])
-
+__all__ = ["conditions", "marking", "peak_rule", "remedies_figure", "remedy_overrides", "run_beyond", "threshold_verdicts"]
 
 def marking(model: str, rate: str = "1Gbps", buffer: str = "40pkts") -> dict[str, Any]:
     """The overrides that make `model`'s bottleneck ports mark ECN at DCTCP's K."""
-    return {queue_override(_model_path(model), q): {"limit": buffer, "ecn_threshold": DCTCP_K[rate]} for q in BOTTLENECKS[model]}
+    return {queue_override(model_path(model), q): {"limit": buffer, "ecn_threshold": DCTCP_K[rate]} for q in BOTTLENECKS[model]}
 
 
 def peak_rule(model: str, fraction: float | None = None) -> dict[str, Any]:
     """The shipped `[defaults.tcp.ahtcp]` table with the peak rule in place of its threshold
     (at its default fraction, 0.5, unless `fraction` is given)."""
-    table = dict(scenario_value(_model_path(model), "defaults.tcp.ahtcp"))
+    table = dict(scenario_value(model_path(model), "defaults.tcp.ahtcp"))
     table.pop("threshold", None)
     extra = {} if fraction is None else {"peak_fraction": fraction}
     return {"defaults.tcp.ahtcp": {**table, "threshold_rule": "peak", **extra}}
-
-
-PEAK_FRACTIONS = (0.25, 0.75)
-"""The peak rule's fraction mapped around its default 0.5 (an unknown of the rule itself)."""
 
 
 def remedy_overrides(model: str, scheme: str) -> dict[str, Any]:
@@ -75,13 +52,13 @@ def remedy_overrides(model: str, scheme: str) -> dict[str, Any]:
 def conditions() -> dict[str, tuple[str, str, dict[str, Any]]]:
     """The networks of the threshold map: label → (model, the AHTCP scheme it runs — over
     FGTCP's or the standard RTOmin — and the overrides of the shipped model)."""
-    a = _model_path("A")
+    a = model_path("A")
     spec = load_scenario(a)
     udp = next(i for i, f in enumerate(spec["flows"]) if f.get("kind") == "udp-cbr")
-    ten = {f"links.{i}.rate": "10Gbps" for i in range(len(spec["links"]))}
+    ten = {f"link({a},{b}).rate": "10Gbps" for a, b in (link["between"] for link in spec["links"])}
     return {
         "A: 1 Gb/s, 10 Mb/s UDP (the paper's)": ("A", "AHTCP", {}),
-        "A: 1 Gb/s, 600 Mb/s UDP": ("A", "AHTCP", {f"flows.{udp}.cbr.rate": "600Mbps"}),
+        "A: 1 Gb/s, 600 Mb/s UDP": ("A", "AHTCP", {flow_path(udp, "rate"): "600Mbps"}),
         "A: 1 Gb/s, 100-packet port": ("A", "AHTCP", {queue_override(a, "sw->client"): "100pkts"}),
         "A: 10 Gb/s links": ("A", "AHTCP", ten),
         # Over FGTCP's 200 µs timer a 10 Gb/s server recovers before a 5 ms quiet spell ends,

@@ -9,12 +9,13 @@ from matplotlib.figure import Figure
 
 from tcplab.reproduce.figures import new_figure, write_figures
 from tcplab.reproduce.findings import Check
-from tcplab.reproduce.p4_checks import View, checks, fit_slope, knee, least_socket
-from tcplab.reproduce.p4_predictor import critical_cbr_mbps, peak_queue_cells, slope_mbps_per_kib
-from tcplab.reproduce.p4_runs import (
-    CBR_TOP_MBPS, LINE_CELLS_PER_S, MTUS, PROFILE, cbr_cells_per_s, ceiling_mbps, cells_per_packet,
-    deadlock_mbps, link_deadlock_mbps, mss_freebsd, summarise,
+from tcplab.reproduce.p4.atm import (
+    cbr_cells_per_s, ceiling_mbps, cells_per_packet, deadlock_mbps, link_deadlock_mbps, mss_freebsd,
 )
+from tcplab.reproduce.p4.checks import View, checks, fit_slope, knee, least_socket
+from tcplab.reproduce.p4.constants import CBR_TOP_MBPS, LINE_CELLS_PER_S, MTUS, PROFILE
+from tcplab.reproduce.p4.predictor import critical_cbr_mbps, peak_queue_cells, slope_mbps_per_kib
+from tcplab.reproduce.p4.runs import summarise
 from tcplab.reproduce.report import Report
 
 __all__ = ["report", "write_figures_p4"]
@@ -214,7 +215,7 @@ def report(data: dict[str, Any], views: dict[str, View], result: list[Check], ta
     burst_section(rep, data)
 
     rep.heading("The predictor (the paper's future work)")
-    rep.paragraph("Derived in `tcplab/reproduce/p4_predictor.py` (nothing fitted to the simulated boundary): a window of N segments of S cells "
+    rep.paragraph("Derived in `tcplab/reproduce/p4/predictor.py` (nothing fitted to the simulated boundary): a window of N segments of S cells "
                   "peaks in the UBR queue at N·S − (L − C)·(T + 2S/L), L the line's cells/s, C CBR's, T the ACK's turnaround; loss — and, the "
                   "sender being held at its socket buffer, loss on every ACK and a life on timeouts — when that exceeds the buffer B. The "
                   f"lattice: every searched socket buffer × CBR {min(tables['predictor_cbrs'])}–{max(tables['predictor_cbrs'])} Mb/s.")

@@ -19,8 +19,10 @@ from typing import Any
 import polars as pl
 
 from tcplab.reproduce.findings import Check
-from tcplab.reproduce.p4_runs import CRITERIA, MTUS, cells_per_packet, summarise
-from tcplab.reproduce.p4_study import FIG5_CELLS, TABLE2_CELLS, VARIANTS
+from tcplab.reproduce.p4.atm import cells_per_packet
+from tcplab.reproduce.p4.constants import CRITERIA, FIG5_CELLS, MTUS, TABLE2_CELLS
+from tcplab.reproduce.p4.runs import summarise
+from tcplab.reproduce.p4.variants import VARIANTS
 
 __all__ = ["View", "all_views", "checks", "fit_slope", "least_socket"]
 

@@ -2,84 +2,48 @@
 findings are about (first loss time and order, fairness and utilisation, the gaps' persistence
 and shrinking, the first loser's rate, the send order and its gap per round).
 
-`p0` (the reproduction) and `p0_map` (the map of the unknowns) share these, so both judge a
-run by the same rules.
+The reproduction (`study`) and the map of the unknowns (`map`) share these, so both judge a
+run by the same rules; the map's runs measure through `map_stats`, a per-run metric hook of the
+sweep runner.
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from tcplab import analysis
-from tcplab.reproduce.scenarios import queue_override, scenario_value, study_dir
+from tcplab.reproduce.p0.constants import (
+    BOTTLENECK,
+    FIRST_LOSS_PAPER_S,
+    FIRST_LOSS_TOLERANCE_S,
+    INFINITE_SSTHRESH_SEGMENTS,
+    ROUND_IDLE_S,
+    RTT_S,
+    SCENARIOS,
+    STAGGERED_RATE_MBPS,
+)
+from tcplab.reproduce.scenarios import queue_override, scenario_value
 from tcplab.result import Result
 from tcplab.run import run
 
 __all__ = [
-    "BOTTLENECK",
-    "FINDINGS",
-    "FIRST_LOSS_PAPER_S",
-    "FIRST_LOSS_TOLERANCE_S",
-    "RTT_S",
-    "SCENARIOS",
-    "STAGGERED_RATE_MBPS",
     "bottleneck_buffer_path",
+    "cached_ssthresh",
     "first_loss_order",
     "first_loss_s",
     "judge",
-    "round_stats",
-    "cached_ssthresh",
+    "map_stats",
     "repeated_run_overrides",
+    "round_stats",
+    "run_overrides",
     "run_p0",
     "run_stats",
     "shipped_buffer",
     "start_order",
 ]
-
-SCENARIOS: Path = study_dir("p0_parallel_bic")
-"""The shipped scenario directory (inside the installed package)."""
-
-RTT_S = 0.300
-"""Base round-trip time of the testbed (2 × 150 ms), seconds."""
-
-BOTTLENECK = "sw_recv->sw_1g"
-"""Name of the bottleneck queue (the 1 Gb/s egress towards the receivers)."""
-
-FIRST_LOSS_PAPER_S = 5.0
-"""§4.1 ¶1: the streams carry the same rate "until about 5 s" (5秒付近まで), s."""
-
-FIRST_LOSS_TOLERANCE_S = 1.5
-"""How far from 5 s the first loss may come and still be "about 5 s", s: five RTTs, since the
-paper reads the time off Fig. 4, whose points are 300 ms (one RTT) averages, and says only
-"付近" (about)."""
-
-SEGMENT_BYTES = 9088
-"""Payload bytes per segment (iperf -M 9100 less the 12-byte timestamp option): the unit of
-the cwnd trace's segments."""
-
-STAGGERED_RATE_MBPS = (225.0, 275.0)
-"""Fig. 9: "ほぼ 250Mbps" read as 250 Mb/s ± 10 % for every stream."""
-
-FINDINGS: dict[str, str] = {
-    "first_loss": f"first loss within {FIRST_LOSS_PAPER_S:g} ± {FIRST_LOSS_TOLERANCE_S:g} s",
-    "exact_reverse": "losses in exactly the reverse send order",
-    "unfair": "unfair over the window (Jain < 0.95)",
-    "persists": "still unfair in the last 10 s (Jain < 0.95)",
-    "shrinks": "gaps persist and shrink (spread late < early)",
-    "first_loser_slowest": "first loser slowest",
-    "staggered_fair": "staggered: fair, every stream 225–275 Mb/s",
-    "staggered_full": "staggered: link ≥ 95 % used",
-}
-"""The findings a seed is judged on (`judge`), by key: what each means. The reproduction's
-checks and the map both use them."""
-
-ROUND_IDLE_S = 0.010
-"""A pause longer than this (s) ends a flow's round (`analysis.send_rounds`): 9 KB segments
-leave 0.07–0.15 ms apart within a burst, and bursts are one RTT (300 ms) apart."""
 
 
 def bottleneck_buffer_path(name: str = "simultaneous") -> str:
@@ -93,9 +57,14 @@ def shipped_buffer() -> str:
     return str(scenario_value(SCENARIOS / "simultaneous.toml", bottleneck_buffer_path()))
 
 
+def run_overrides(duration_s: float) -> dict[str, Any]:
+    """The overrides of every run of the study: its simulated duration, and no pcap files."""
+    return {"run.duration": f"{duration_s:g}s", "taps.0.pcap": False}
+
+
 def run_p0(name: str, seed: int, duration_s: float, overrides: dict[str, Any] | None = None) -> Result:
     """Run shipped p0 scenario `name` for `duration_s` with `overrides` (no pcap files)."""
-    o: dict[str, Any] = {"run.duration": f"{duration_s:g}s", "taps.0.pcap": False}
+    o = run_overrides(duration_s)
     o.update(overrides or {})
     return run(SCENARIOS / f"{name}.toml", seed=seed, overrides=o)
 
@@ -178,6 +147,14 @@ def run_stats(result: Result, window: tuple[float, float]) -> dict[str, Any]:
     }
 
 
+def map_stats(result: Result, window: list[float]) -> dict[str, Any]:
+    """`run_stats` over `window` as a per-run metric hook of the sweep runner: the map's runs
+    measure in the worker, from the traces, and the sweep store keeps the measures (so the
+    map resumes, on a local pool or a Dask cluster)."""
+    w0, w1 = window
+    return run_stats(result, (w0, w1))
+
+
 def judge(stats: dict[str, Any], staggered: dict[str, Any]) -> dict[str, bool]:
     """Which findings a seed bears out (keys of `FINDINGS`), from the stats of its
     simultaneous and its staggered run."""
@@ -220,9 +197,6 @@ def round_stats(result: Result) -> dict[str, Any]:
     }
 
 
-INFINITE_SSTHRESH_SEGMENTS = 0xFFFF
-"""Linux 2.6.16 `tcp_update_metrics` treats ssthresh ≥ 0xFFFF segments as "slow start still
-did not finish"."""
 
 
 def cached_ssthresh(cwnd: int, ssthresh: int, ca_open: bool, cached: int = 0, backoff: int = 0) -> int:

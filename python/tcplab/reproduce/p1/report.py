@@ -9,9 +9,10 @@ from matplotlib.figure import Figure
 
 from tcplab.reproduce.figures import new_figure, write_figures
 from tcplab.reproduce.findings import Check
-from tcplab.reproduce.p1_beyond import DCTCP_K, REMEDIES, remedies_figure
-from tcplab.reproduce.p1_checks import LARGE, timeout_bound_mbps
-from tcplab.reproduce.p1_runs import CEILING_MBPS, RUN_CAP_S, SCHEME_ORDER, summarise
+from tcplab.reproduce.p1.beyond import remedies_figure
+from tcplab.reproduce.p1.checks import LARGE, timeout_bound_mbps
+from tcplab.reproduce.p1.constants import CEILING_MBPS, DCTCP_K, REMEDIES, RUN_CAP_S, SCHEME_ORDER
+from tcplab.reproduce.p1.runs import summarise
 from tcplab.reproduce.report import Report
 
 __all__ = ["report", "write_figures_p1"]

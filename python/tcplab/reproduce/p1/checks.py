@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from tcplab.reproduce.findings import Check
-from tcplab.reproduce.p1_runs import CEILING_MBPS
+from tcplab.reproduce.p1.constants import CEILING_MBPS
 
 __all__ = ["LARGE", "checks", "findings_at", "timeout_bound_mbps"]
 
