@@ -29,6 +29,8 @@ _STOP_NOTES = {
     "time-limit": "the run stopped at the simulated-time limit (1000000 s) before its flows "
     "finished; give run.duration",
     "idle": "nothing more could happen, yet not every flow finished",
+    "trace-memory": "the run stopped early: its traces reached run.trace_memory (default 2GiB); "
+    "trace less (longer throughput bins, fewer traces) or raise run.trace_memory",
 }
 """What the CLI tells the user when a run ended before its flows finished, by stop reason."""
 

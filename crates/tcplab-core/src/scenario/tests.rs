@@ -508,7 +508,7 @@ fn limits_are_field_errors_naming_the_limit() {
         (format!("{dur}[trace]\nthroughput_interval = \"1ns\""), "trace.throughput_interval: 1ns is shorter than the shortest period tcplab allows (1us)"),
         (
             "[run]\nduration = \"100000s\"\n[trace]\nthroughput_interval = \"1us\"".to_string(),
-            "trace.throughput_interval: 100000000000 bins of 1 flows make 100000000000 rows; at most 200000000",
+            "trace.throughput_interval: 100000000000 bins of 1 flows make 100000000000 rows; at most 76695844 (28 bytes a row within run.trace_memory = 2GiB",
         ),
         (
             "[[flows]]\nname = \"many\"\nsrc = \"a\"\ndst = \"b\"\nbulk = { bytes = \"1KB\" }\ncount = 10000000".into(),
@@ -831,4 +831,28 @@ fn an_aal5_frame_above_65535_bytes_is_refused() {
     let got = error_of(&text("aal5"));
     assert!(got.contains("flows[0].tcp.mss: 65535-byte IP packets plus 8 bytes of encapsulation exceed the largest AAL5 frame"), "{got}");
     Run::from_toml(&text("aal5-vc-mux"), None).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn traces_stop_a_run_at_their_memory_budget() {
+    // 20 s of a 100 Mb/s transfer with its window traced: a 1 MiB budget is reached early (the
+    // cwnd trace takes 44 bytes a row, about one row per ACK), and the run says so; without
+    // the trace the same run goes to its end.
+    let text = |trace: &str| {
+        format!("{TINY}\n[run]\nduration = \"20s\"\ntrace_memory = \"1MiB\"\n{trace}")
+            .replace("bulk = { bytes = \"100KB\" }", "")
+            .replace("rate = \"10Mbps\"", "rate = \"100Mbps\"")
+    };
+    let r = run(&text("[trace]\ncwnd = true\n"), 1);
+    let s = r.sim.summary();
+    assert_eq!(s.stop_reason, crate::sim::StopReason::TraceMemory);
+    assert!(s.sim_time_s < 20.0, "stopped early at {} s", s.sim_time_s);
+    let held = r.sim.traces.heap_bytes();
+    assert!(held > 1 << 20 && held < 4 << 20, "the traces hold {held} bytes, about the budget");
+    let r = run(&text(""), 1);
+    assert_eq!(r.sim.summary().stop_reason, crate::sim::StopReason::Duration);
+    // A throughput trace that cannot fit is refused before the run.
+    let e = error_of(&format!("{TINY}\n[run]\nduration = \"100s\"\ntrace_memory = \"1MiB\"\n[trace]\nthroughput_interval = \"1ms\"\n"));
+    assert!(e.contains("trace.throughput_interval: 100000 bins of 1 flows make 100000 rows; at most 37449"), "{e}");
+    assert!(error_of(&format!("{TINY}\n[run]\ntrace_memory = \"1KB\"\n")).contains("run.trace_memory: 1KB is out of range (1MiB..=1TiB)"));
 }

@@ -89,10 +89,18 @@ macro_rules! trace {
             /// The trace's table name.
             pub const NAME: &'static str = $table;
 
+            /// Bytes one row takes in the columns.
+            pub const ROW_BYTES: usize = 0 $(+ std::mem::size_of::<$ty>())+;
+
             /// Append one row (every column grows by one).
             #[inline]
             pub fn push(&mut self, r: $row) {
                 $(self.$field.push(r.$field);)+
+            }
+
+            /// Heap bytes its columns hold (their capacity).
+            pub fn heap_bytes(&self) -> u64 {
+                0 $(+ (self.$field.capacity() * std::mem::size_of::<$ty>()) as u64)+
             }
 
             /// The columns, named, in declaration order.
@@ -231,6 +239,16 @@ pub struct Traces {
 pub type Table<'a> = (&'static str, Vec<(&'static str, Column<'a>)>);
 
 impl Traces {
+    /// Heap bytes the recorded traces hold.
+    pub fn heap_bytes(&self) -> u64 {
+        self.throughput.as_ref().map_or(0, |t| t.heap_bytes())
+            + self.cwnd.as_ref().map_or(0, |t| t.heap_bytes())
+            + self.queue.as_ref().map_or(0, |t| t.heap_bytes())
+            + self.events.as_ref().map_or(0, |t| t.heap_bytes())
+            + self.capture.as_ref().map_or(0, |t| t.heap_bytes())
+            + self.milestones.as_ref().map_or(0, |t| t.heap_bytes())
+    }
+
     /// Every recorded trace as named columns.
     pub fn tables(&self) -> Vec<Table<'_>> {
         let mut t = Vec::new();

@@ -103,11 +103,19 @@ pub(super) fn resolve_trace(t: &TraceSpec, run: &ResolvedRun, flows: u64) -> Res
     };
     if let Some(d) = t.throughput_interval {
         check_period("trace.throughput_interval".into(), d.0)?;
-        if let Some(run) = run.duration {
-            let bins = run.0.as_ps() / d.0.as_ps();
+        if let Some(duration) = run.duration {
+            let bins = duration.0.as_ps() / d.0.as_ps();
             let rows = bins as u128 * flows as u128;
-            if rows > MAX_THROUGHPUT_ROWS as u128 {
-                return err("trace.throughput_interval", format!("{bins} bins of {flows} flows make {rows} rows; at most {MAX_THROUGHPUT_ROWS} (take longer bins)"));
+            let row = crate::trace::ThroughputTrace::ROW_BYTES as u128;
+            let most = (run.trace_memory.0 as u128 / row).min(MAX_THROUGHPUT_ROWS as u128);
+            if rows > most {
+                return err(
+                    "trace.throughput_interval",
+                    format!(
+                        "{bins} bins of {flows} flows make {rows} rows; at most {most} ({row} bytes a row within run.trace_memory = {}; take longer bins or raise it)",
+                        crate::units::format_size(run.trace_memory.0)
+                    ),
+                );
             }
         }
     }

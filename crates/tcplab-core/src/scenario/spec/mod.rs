@@ -220,6 +220,10 @@ pub struct RunSpec {
     /// Default seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Memory the traces may take (default 2GiB): a throughput trace that would need more is
+    /// refused at load; a run whose traces reach it stops (`stop_reason = "trace-memory"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_memory: Option<Size>,
 }
 
 /// `[defaults]`.
