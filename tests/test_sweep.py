@@ -2,6 +2,7 @@
 two workers as separate processes) giving identical tables, resuming after a kill, failures
 recorded, aggregation and the sweep plot."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ import tcplab
 from polars.testing import assert_frame_equal
 from tcplab.analysis.stats import t_quantile
 from tcplab.sweeps.metrics import parse_metric
+from tcplab.sweeps.plan import plan
 from tcplab.sweeps.stats import sweep_summary
 from tcplab.sweeps import (
     CRASH_MESSAGE,
@@ -349,6 +351,10 @@ def test_a_worker_with_another_build_stops_the_sweep(smoke_path, tmp_path):
             'axes."links.1.rate": also set in overrides',
         ),
         ('traces = "yes"\n', "traces: expected true or false"),
+        (  # beyond a 64-bit integer (tomllib reads it): was an OverflowError
+            f'[axes]\n"x" = {{ start = 1, stop = {2**1100}, factor = 2 }}\n',
+            "axes.x.stop: expected a number",
+        ),
     ],
 )
 def test_bad_sweep_files_name_the_key(smoke_path, tmp_path, body, message):
@@ -372,6 +378,56 @@ def test_bad_sweep_file_exits_2_without_output(smoke_path, tmp_path):
     assert proc.returncode == 2
     assert "not a tcplab sweep store" in proc.stderr
     assert os.listdir(tmp_path / "full") == ["precious.txt"]
+
+
+# Sweep size: points × seeds is checked arithmetically before anything is materialised.
+
+TWO_BIG_AXES = """
+[axes]
+"a.x" = { start = 1, stop = 100000, step = 1 }
+"a.y" = { start = 1, stop = 100000, num = 100000 }
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("seeds = 100000000\n", "seeds: 100,000,000 seeds; a sweep may have at most 1,000,000 runs"),
+        (TWO_BIG_AXES, "axes: 10,000,000,000 points (100,000 × 100,000); a sweep may have at most"),
+        (
+            'seeds = 20\n[axes]\n"a.x" = { start = 1, stop = 100000, step = 1 }\n',
+            "seeds: 20 seeds × 100,000 points = 2,000,000 runs; a sweep may have at most 1,000,000",
+        ),
+    ],
+)
+def test_sweep_size_is_limited_before_planning(smoke_path, tmp_path, body, message):
+    started = time.monotonic()
+    with pytest.raises(SweepError) as error:
+        load_sweep(write_sweep(tmp_path, smoke_path, body))
+    assert message in str(error.value)
+    assert time.monotonic() - started < 10
+
+
+def test_sweep_size_limit_python_api_and_cli(smoke_path, tmp_path):
+    with pytest.raises(SweepError, match="seeds: 100,000,000 seeds"):
+        build_sweep(smoke_path, seeds=100_000_000)
+    with pytest.raises(SweepError, match="seeds: 1,000,001 seeds"):
+        build_sweep(smoke_path, seeds=list(range(1_000_001)))
+    at_limit = build_sweep(smoke_path, axes={"a.x": {"start": 1, "stop": 10, "num": 10}},
+                           seeds=100_000)
+    assert at_limit.runs == 1_000_000
+    # A Sweep assembled by hand is checked by plan() before it plans a single point.
+    big = at_limit.axes[0].__class__(("a.x",), ((1,),) * 100_000, ((1,),) * 100_000)
+    huge = dataclasses.replace(at_limit, axes=(big, dataclasses.replace(big, paths=("a.y",))))
+    with pytest.raises(SweepError, match="axes: 10,000,000,000 points"):
+        plan(huge, "test")
+
+    sweep_path = write_sweep(tmp_path, smoke_path, "seeds = 100000000\n")
+    proc = tcplab_cli("sweep", sweep_path, "--out", tmp_path / "out", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+    assert "seeds: 100,000,000 seeds" in proc.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_ranges_seeds_and_zip(smoke_path, tmp_path):
