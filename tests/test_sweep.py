@@ -667,6 +667,40 @@ def test_a_store_of_another_version_is_not_reused(smoke_path, tmp_path, monkeypa
     assert versions == {tcplab.__version__, "0.0.0-other"}
 
 
+def test_store_housekeeping_removes_only_its_own_temporary_files(smoke_path, tmp_path):
+    sweep_path = write_sweep(tmp_path, smoke_path, 'metrics = ["events"]\n')
+    out = tmp_path / "out"
+    command = ("sweep", sweep_path, "--out", out, "--workers", "1", "--quiet")
+    assert tcplab_cli(*command, cwd=tmp_path).returncode == 0
+    key = run_files(out)[0].stem
+    # What a killed sweep leaves: tcplab's temporary names (a dot, the file, .tmp-, 12 hex).
+    own = [
+        out / ".results.parquet.tmp-0123456789ab",
+        out / ".sweep.json.tmp-abcdef012345",
+        out / "runs" / f".{key}.parquet.tmp-0123456789ab",
+    ]
+    # The user's files and folders of a similar shape.
+    user = [
+        out / ".notes.tmp-1",
+        out / ".results.parquet.tmp-mine",
+        out / "runs" / ".draft.tmp-x",
+        out / "runs" / f".{key}.parquet.tmp-0123456789abcdef",
+    ]
+    folders = [out / ".results.parquet.tmp-0123456789ac", out / "runs" / ".cache.tmp-1"]
+    for path in own + user:
+        path.write_text("x")
+    for folder in folders:
+        folder.mkdir()
+        (folder / "data").write_text("keep")
+
+    proc = tcplab_cli(*command, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "0 executed, 1 reused" in proc.stdout
+    assert [path for path in own if path.exists()] == []
+    assert [path for path in user if not path.is_file()] == []
+    assert all((folder / "data").read_text() == "keep" for folder in folders)
+
+
 # --------------------------------------------------------------------------------------------
 # Dask is an optional extra
 
