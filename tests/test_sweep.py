@@ -243,6 +243,78 @@ def test_resume_after_kill_skips_finished_runs(smoke_path, tmp_path):
     assert resumed["error"].null_count() == 9
 
 
+# Orphans: kill -9 of the sweep ends its workers and releases its stdout and stderr.
+
+
+def marked_processes(marker):
+    """Ids of the live (not zombie) processes whose environment holds `marker`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read()
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in environ.split(b"\0") and state != b"Z":
+            found.append(int(entry))
+    return found
+
+
+def read_to_eof(stream, timeout):
+    """Whether `stream` reaches end of file within `timeout` seconds."""
+    import threading
+
+    reader = threading.Thread(target=stream.read, daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return not reader.is_alive()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_killed_sweep_leaves_no_worker_behind(smoke_path, tmp_path):
+    import uuid
+
+    marker = f"TCPLAB_ORPHAN_TEST={uuid.uuid4().hex}".encode()
+    name, value = marker.decode().split("=")
+    sweep_path = write_sweep(tmp_path, smoke_path, SLOW)
+    store = tmp_path / "store"
+    victim = subprocess.Popen(
+        [sys.executable, "-m", "tcplab", "sweep", str(sweep_path), "--out", str(store),
+         "--workers", "2", "--quiet"],
+        cwd=tmp_path,
+        env={**os.environ, name: value},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (store.exists() and run_files(store)):  # the workers are running
+            assert victim.poll() is None, "the sweep ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        workers = set(marked_processes(marker)) - {victim.pid}
+        assert len(workers) >= 2  # two workers (and the resource tracker)
+        victim.kill()
+        victim.wait()
+        assert read_to_eof(victim.stdout, 15), "stdout still open 15 s after the kill"
+        assert read_to_eof(victim.stderr, 15), "stderr still open 15 s after the kill"
+        deadline = time.monotonic() + 15
+        while marked_processes(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert marked_processes(marker) == [], "processes of the killed sweep survive"
+    finally:
+        victim.kill()
+        for pid in marked_processes(marker):  # what the sweep started, if it survived
+            os.kill(pid, signal.SIGKILL)
+        victim.wait()
+        victim.stdout.close()
+        victim.stderr.close()
+
+
 # --------------------------------------------------------------------------------------------
 # Failures: an invalid point, a panic in a worker, a worker process that dies
 
