@@ -19,7 +19,7 @@ MEMORY_LIMIT = 3 << 30
 class Guard:
     """The parent's end: `call(kind, payload, timeout)` -> (outcome, detail).
 
-    Outcomes: "ok", "ScenarioError", "OSError", "exit" (CLI status and stderr), "other"
+    Outcomes: "ok", "ScenarioError", "SweepError", "OSError", "exit" (CLI status and stderr), "other"
     (another exception, with its traceback), "hang" (no answer within `timeout`; the worker
     is killed) and "crash" (the worker died; its exit code).
     """
@@ -74,7 +74,8 @@ def serve(conn: Any) -> None:
 
 
 def _one(kind: str, payload: Any) -> tuple[str, Any]:
-    """Build a scenario (JSON text, seed), run one with tcplab.run, or run the CLI (argv)."""
+    """Build a scenario (JSON text, seed), run one with tcplab.run, run the CLI (argv), or load
+    a sweep file (its path; the answer is its number of runs)."""
     import tcplab
     from tcplab import _core
     from tcplab.cli import main
@@ -99,9 +100,15 @@ def _one(kind: str, payload: Any) -> tuple[str, Any]:
                 except SystemExit as e:  # argparse's usage errors
                     status = e.code
             return "exit", (status, err.getvalue())
+        if kind == "sweep":
+            from tcplab.sweeps import load_sweep
+
+            return "ok", load_sweep(payload).runs
         raise ValueError(f"unknown case kind {kind!r}")
     except tcplab.ScenarioError as e:
         return "ScenarioError", str(e)
+    except tcplab.SweepError as e:
+        return "SweepError", str(e)
     except OSError as e:
         return "OSError", str(e)
     except BaseException as e:  # a panic in the core is a BaseException

@@ -46,6 +46,44 @@ def test_run_writes_the_output_directory(smoke_path, tmp_path):
     assert os.listdir(tmp_path) == ["out"]
 
 
+def test_a_long_flow_table_shows_its_ends_and_where_the_rest_is(smoke_path, tmp_path):
+    out = tmp_path / "out"
+    short = ("--set", 'run.duration="1ms"', "--set", 'run.stop="duration"')
+    many = ("--set", "flows.0.count=199", *short)
+    proc = tcplab("run", smoke_path, "--quiet", "--out", out, *many, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout.splitlines()) < 80
+    shown = [line.split("│")[1].strip() for line in proc.stdout.splitlines()
+             if line.startswith("│ bulk.") or line.startswith("│ cbr")]
+    assert shown == [f"bulk.{i}" for i in range(30)] + [f"bulk.{i}" for i in range(190, 199)] + [
+        "cbr"
+    ]
+    assert "│ all 200 " in proc.stdout  # the totals row
+    assert f"… 160 more flows; the full table is in {out / 'summary.json'}" in proc.stdout
+    assert len(json.loads((out / "summary.json").read_text())["flows"]) == 200
+
+    proc = tcplab("run", smoke_path, "--quiet", *many, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "… 160 more flows; give --out DIR to keep the full table (DIR/summary.json)" in (
+        proc.stdout
+    )
+
+    # Up to 40 flows: the whole table, no totals row.
+    proc = tcplab("run", smoke_path, "--quiet", "--set", "flows.0.count=39", *short, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "│ bulk.38 " in proc.stdout and "…" not in proc.stdout and "│ all " not in proc.stdout
+
+
+def test_a_long_queue_table_is_cut_the_same_way():
+    from tcplab.cli.run import _queue_table
+
+    queues = [{"name": f"q{i}", "enqueued": i, "dropped": 0, "max_packets": 1} for i in range(100)]
+    table, omitted = _queue_table(queues)
+    assert omitted == 60
+    assert table.row_count == 30 + 1 + 10
+    assert _queue_table(queues[:40])[1] == 0
+
+
 def test_set_and_seed(smoke_path, tmp_path):
     out = tmp_path / "out"
     proc = tcplab(

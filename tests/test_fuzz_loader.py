@@ -541,3 +541,76 @@ def test_cli_set_strings(guard, sets):
     assert status in (0, 2), stderr
     if status == 2:
         assert stderr.startswith(("error: ", "usage: ")), stderr
+
+
+# Sweep sizes: seed counts and axis lengths whose product passes the limit are refused before
+# anything is materialised, naming `seeds` or `axes`; never a MemoryError or a long silence.
+# Loaded in the guarded worker (3 GB address space): a sweep is only loaded, never run.
+
+SWEEP_TIMEOUT_S = 30.0
+SWEEP_MAX_RUNS = 1_000_000
+"""The documented limit on points × seeds (docs/sweeps.md)."""
+SEED_COUNTS = [1, 2, 10, 1000, 10**5, 10**6, 10**6 + 1, 10**8, 10**9, 2**62, 2**63 - 1, 0, -1]
+AXIS_LENGTHS = [1, 2, 10, 100, 1000, 10**4, 10**5, 10**5 + 1, 10**6]
+
+
+@st.composite
+def sweep_axes(draw) -> str:
+    """A range or a list of one axis, its length drawn from AXIS_LENGTHS (or any)."""
+    n = draw(st.sampled_from(AXIS_LENGTHS) | st.integers(min_value=1, max_value=200_000))
+    form = draw(st.sampled_from(["step", "num", "factor", "list"]))
+    if form == "step":
+        return f"{{ start = 1, stop = {n}, step = 1 }}"
+    if form == "num":
+        return f"{{ start = 0, stop = 1, num = {n} }}"
+    if form == "factor":
+        return f"{{ start = 1, stop = {2 ** min(n, 62)}, factor = 2 }}"
+    return "[" + ", ".join(map(str, range(min(n, 2000)))) + "]"
+
+
+@st.composite
+def sweep_texts(draw) -> str:
+    """A sweep file over the smoke scenario with a seed count (or list) and up to three axes
+    (one of them perhaps a [[zip]])."""
+    if draw(st.integers(0, 4)):
+        seeds = str(draw(st.sampled_from(SEED_COUNTS) | st.integers(min_value=-3, max_value=10**7)))
+    else:
+        seeds = "[" + ", ".join(map(str, range(draw(st.integers(1, 3000))))) + "]"
+    lines = [f"base = {json.dumps(str(SMOKE))}", f"seeds = {seeds}", "[axes]"]
+    for i in range(draw(st.integers(0, 3))):
+        lines.append(f'"x.a{i}" = {draw(sweep_axes())}')
+    if draw(st.booleans()):
+        axis = draw(sweep_axes())
+        lines += ["[[zip]]", f'"y.a" = {axis}', f'"y.b" = {axis}']
+    return "\n".join(lines) + "\n"
+
+
+@fuzz_settings(60)
+@given(sweep_texts())
+@example(f'base = {json.dumps(str(SMOKE))}\nseeds = 100000000\n')
+@example(f'base = {json.dumps(str(SMOKE))}\n[axes]\n"x.a" = {{ start = 1, stop = 100000, step = 1 }}\n'
+         f'"x.b" = {{ start = 0, stop = 1, num = 100000 }}\n')
+@example(f'base = {json.dumps(str(SMOKE))}\n[axes]\n"x.a" = {{ start = 1, stop = {2**1100}, '
+         'factor = 2 }\n')  # an integer beyond float range: was an OverflowError
+def test_sweep_sizes(guard, tmp_path_factory, text):
+    path = tmp_path_factory.getbasetemp() / "sweep-size.toml"
+    path.write_text(text, encoding="utf-8")
+    kind, detail = guard.call("sweep", str(path), SWEEP_TIMEOUT_S)
+    event(f"sweep: {kind}")
+    assert kind in ("ok", "SweepError"), f"{kind} for {text:.500}:\n{detail}"
+    if kind == "ok":
+        assert detail <= SWEEP_MAX_RUNS
+    elif "a sweep may have at most" in detail:
+        assert detail.startswith((f"{path}: seeds: ", f"{path}: axes: ")), detail
+
+
+@pytest.mark.parametrize("body", ["seeds = 100000000\n",
+                                  '[axes]\n"x.a" = { start = 1, stop = 100000, step = 1 }\n'
+                                  '"x.b" = { start = 1, stop = 100000, step = 1 }\n'])
+def test_cli_sweep_too_large(guard, tmp_path, body):
+    path = tmp_path / "sweep.toml"
+    path.write_text(f"base = {json.dumps(str(SMOKE))}\n{body}", encoding="utf-8")
+    status, stderr = cli(guard, ["sweep", str(path), "--quiet", "--out", str(tmp_path / "out")])
+    assert status == 2, stderr
+    assert stderr.startswith(f"error: {path}: ") and ("seeds: " in stderr or "axes: " in stderr)
+    assert not (tmp_path / "out").exists()

@@ -289,3 +289,69 @@ def test_capture_directory_is_removed_with_the_result(smoke_path, private_tmp):
     del result
     gc.collect()
     assert list(private_tmp.iterdir()) == []
+
+
+def _dead_pid() -> int:
+    """The id of a process that has ended."""
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-c", ""])
+    process.wait()
+    return process.pid
+
+
+def test_stale_capture_directories_of_dead_processes_are_removed(smoke_path, private_tmp):
+    import os
+    import re
+
+    dead = _dead_pid()
+    stale = private_tmp / f"tcplab-capture-{dead}-0123456789ab"
+    stale.mkdir()
+    (stale / "sender.pcapng").write_bytes(b"\0" * 4096)
+    kept = [
+        private_tmp / f"tcplab-capture-{os.getpid()}-0123456789ab",  # a live process's (this one)
+        private_tmp / "tcplab-capture-1-0123456789ab",  # pid 1 is alive
+        private_tmp / "tcplab-capture-k3j_x9q0",  # not tcplab's pid-named shape
+        private_tmp / f"tcplab-capture-{dead}-notes",
+    ]
+    for folder in kept:
+        folder.mkdir()
+    not_a_folder = private_tmp / f"tcplab-capture-{dead}-0123456789ac"
+    not_a_folder.write_text("mine")
+
+    result = tcplab.run(smoke_path)
+    assert not stale.exists()
+    assert all(folder.is_dir() for folder in kept)
+    assert not_a_folder.read_text() == "mine"
+    own = result.captures["sender"].parent
+    assert own.parent == private_tmp
+    assert re.fullmatch(rf"tcplab-capture-{os.getpid()}-[0-9a-f]{{12}}", own.name)
+
+
+def test_the_next_run_removes_what_a_killed_run_left(smoke_path, private_tmp):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    # A long run with a capture tap in another process, killed while it streams its capture.
+    script = (
+        "import tcplab, sys; tcplab.run(sys.argv[1], overrides={"
+        "'flows.0.bulk.bytes': '10GB', 'run.duration': '1000s', 'run.stop': 'duration'})"
+    )
+    victim = subprocess.Popen(
+        [sys.executable, "-c", script, str(smoke_path)], env={**os.environ, "TMPDIR": str(private_tmp)}
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not list(private_tmp.glob("tcplab-capture-*/*.pcapng")):
+            assert victim.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        victim.kill()
+        victim.wait()
+    assert len(list(private_tmp.iterdir())) == 1  # left behind by the kill
+
+    result = tcplab.run(smoke_path)
+    assert list(private_tmp.iterdir()) == [result.captures["sender"].parent]

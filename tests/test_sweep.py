@@ -2,6 +2,7 @@
 two workers as separate processes) giving identical tables, resuming after a kill, failures
 recorded, aggregation and the sweep plot."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ import tcplab
 from polars.testing import assert_frame_equal
 from tcplab.analysis.stats import t_quantile
 from tcplab.sweeps.metrics import parse_metric
+from tcplab.sweeps.plan import plan
 from tcplab.sweeps.stats import sweep_summary
 from tcplab.sweeps import (
     CRASH_MESSAGE,
@@ -241,6 +243,78 @@ def test_resume_after_kill_skips_finished_runs(smoke_path, tmp_path):
     assert resumed["error"].null_count() == 9
 
 
+# Orphans: kill -9 of the sweep ends its workers and releases its stdout and stderr.
+
+
+def marked_processes(marker):
+    """Ids of the live (not zombie) processes whose environment holds `marker`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read()
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in environ.split(b"\0") and state != b"Z":
+            found.append(int(entry))
+    return found
+
+
+def read_to_eof(stream, timeout):
+    """Whether `stream` reaches end of file within `timeout` seconds."""
+    import threading
+
+    reader = threading.Thread(target=stream.read, daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return not reader.is_alive()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_killed_sweep_leaves_no_worker_behind(smoke_path, tmp_path):
+    import uuid
+
+    marker = f"TCPLAB_ORPHAN_TEST={uuid.uuid4().hex}".encode()
+    name, value = marker.decode().split("=")
+    sweep_path = write_sweep(tmp_path, smoke_path, SLOW)
+    store = tmp_path / "store"
+    victim = subprocess.Popen(
+        [sys.executable, "-m", "tcplab", "sweep", str(sweep_path), "--out", str(store),
+         "--workers", "2", "--quiet"],
+        cwd=tmp_path,
+        env={**os.environ, name: value},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (store.exists() and run_files(store)):  # the workers are running
+            assert victim.poll() is None, "the sweep ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        workers = set(marked_processes(marker)) - {victim.pid}
+        assert len(workers) >= 2  # two workers (and the resource tracker)
+        victim.kill()
+        victim.wait()
+        assert read_to_eof(victim.stdout, 15), "stdout still open 15 s after the kill"
+        assert read_to_eof(victim.stderr, 15), "stderr still open 15 s after the kill"
+        deadline = time.monotonic() + 15
+        while marked_processes(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert marked_processes(marker) == [], "processes of the killed sweep survive"
+    finally:
+        victim.kill()
+        for pid in marked_processes(marker):  # what the sweep started, if it survived
+            os.kill(pid, signal.SIGKILL)
+        victim.wait()
+        victim.stdout.close()
+        victim.stderr.close()
+
+
 # --------------------------------------------------------------------------------------------
 # Failures: an invalid point, a panic in a worker, a worker process that dies
 
@@ -349,6 +423,10 @@ def test_a_worker_with_another_build_stops_the_sweep(smoke_path, tmp_path):
             'axes."links.1.rate": also set in overrides',
         ),
         ('traces = "yes"\n', "traces: expected true or false"),
+        (  # beyond a 64-bit integer (tomllib reads it): was an OverflowError
+            f'[axes]\n"x" = {{ start = 1, stop = {2**1100}, factor = 2 }}\n',
+            "axes.x.stop: expected a number",
+        ),
     ],
 )
 def test_bad_sweep_files_name_the_key(smoke_path, tmp_path, body, message):
@@ -372,6 +450,56 @@ def test_bad_sweep_file_exits_2_without_output(smoke_path, tmp_path):
     assert proc.returncode == 2
     assert "not a tcplab sweep store" in proc.stderr
     assert os.listdir(tmp_path / "full") == ["precious.txt"]
+
+
+# Sweep size: points × seeds is checked arithmetically before anything is materialised.
+
+TWO_BIG_AXES = """
+[axes]
+"a.x" = { start = 1, stop = 100000, step = 1 }
+"a.y" = { start = 1, stop = 100000, num = 100000 }
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("seeds = 100000000\n", "seeds: 100,000,000 seeds; a sweep may have at most 1,000,000 runs"),
+        (TWO_BIG_AXES, "axes: 10,000,000,000 points (100,000 × 100,000); a sweep may have at most"),
+        (
+            'seeds = 20\n[axes]\n"a.x" = { start = 1, stop = 100000, step = 1 }\n',
+            "seeds: 20 seeds × 100,000 points = 2,000,000 runs; a sweep may have at most 1,000,000",
+        ),
+    ],
+)
+def test_sweep_size_is_limited_before_planning(smoke_path, tmp_path, body, message):
+    started = time.monotonic()
+    with pytest.raises(SweepError) as error:
+        load_sweep(write_sweep(tmp_path, smoke_path, body))
+    assert message in str(error.value)
+    assert time.monotonic() - started < 10
+
+
+def test_sweep_size_limit_python_api_and_cli(smoke_path, tmp_path):
+    with pytest.raises(SweepError, match="seeds: 100,000,000 seeds"):
+        build_sweep(smoke_path, seeds=100_000_000)
+    with pytest.raises(SweepError, match="seeds: 1,000,001 seeds"):
+        build_sweep(smoke_path, seeds=list(range(1_000_001)))
+    at_limit = build_sweep(smoke_path, axes={"a.x": {"start": 1, "stop": 10, "num": 10}},
+                           seeds=100_000)
+    assert at_limit.runs == 1_000_000
+    # A Sweep assembled by hand is checked by plan() before it plans a single point.
+    big = at_limit.axes[0].__class__(("a.x",), ((1,),) * 100_000, ((1,),) * 100_000)
+    huge = dataclasses.replace(at_limit, axes=(big, dataclasses.replace(big, paths=("a.y",))))
+    with pytest.raises(SweepError, match="axes: 10,000,000,000 points"):
+        plan(huge, "test")
+
+    sweep_path = write_sweep(tmp_path, smoke_path, "seeds = 100000000\n")
+    proc = tcplab_cli("sweep", sweep_path, "--out", tmp_path / "out", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+    assert "seeds: 100,000,000 seeds" in proc.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_ranges_seeds_and_zip(smoke_path, tmp_path):
@@ -676,6 +804,40 @@ def test_a_store_of_another_version_is_not_reused(smoke_path, tmp_path, monkeypa
     assert len(run_files(out)) == 4
     versions = {pl.read_parquet(p)["version"][0] for p in run_files(out)}
     assert versions == {tcplab.__version__, "0.0.0-other"}
+
+
+def test_store_housekeeping_removes_only_its_own_temporary_files(smoke_path, tmp_path):
+    sweep_path = write_sweep(tmp_path, smoke_path, 'metrics = ["events"]\n')
+    out = tmp_path / "out"
+    command = ("sweep", sweep_path, "--out", out, "--workers", "1", "--quiet")
+    assert tcplab_cli(*command, cwd=tmp_path).returncode == 0
+    key = run_files(out)[0].stem
+    # What a killed sweep leaves: tcplab's temporary names (a dot, the file, .tmp-, 12 hex).
+    own = [
+        out / ".results.parquet.tmp-0123456789ab",
+        out / ".sweep.json.tmp-abcdef012345",
+        out / "runs" / f".{key}.parquet.tmp-0123456789ab",
+    ]
+    # The user's files and folders of a similar shape.
+    user = [
+        out / ".notes.tmp-1",
+        out / ".results.parquet.tmp-mine",
+        out / "runs" / ".draft.tmp-x",
+        out / "runs" / f".{key}.parquet.tmp-0123456789abcdef",
+    ]
+    folders = [out / ".results.parquet.tmp-0123456789ac", out / "runs" / ".cache.tmp-1"]
+    for path in own + user:
+        path.write_text("x")
+    for folder in folders:
+        folder.mkdir()
+        (folder / "data").write_text("keep")
+
+    proc = tcplab_cli(*command, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "0 executed, 1 reused" in proc.stdout
+    assert [path for path in own if path.exists()] == []
+    assert [path for path in user if not path.is_file()] == []
+    assert all((folder / "data").read_text() == "keep" for folder in folders)
 
 
 # --------------------------------------------------------------------------------------------

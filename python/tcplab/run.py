@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import secrets
 import shutil
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -40,6 +43,10 @@ _OPEN_ENDED_CHUNK_S = 0.1
 _PROGRESS_DELAY_S = 1.0
 """Wall seconds before the progress bar appears (short runs never show one)."""
 
+_CAPTURE_DIR = re.compile(r"tcplab-capture-(?P<pid>[0-9]+)-[0-9a-f]{12}")
+"""The name of a run's private capture directory in the system temporary directory: the id of
+the process that owns it and 12 hex digits."""
+
 
 def run(
     scenario: str | os.PathLike[str] | Mapping[str, Any],
@@ -55,8 +62,10 @@ def run(
     `tcplab.scenario.apply_overrides`). With `progress=True` a progress bar over simulated time
     is drawn on stderr once the run has taken more than a second of wall time. Raises
     ScenarioError for an invalid scenario (a seed outside [0, 2^63) included). Capture files
-    go to a temporary directory removed with the Result, or to `capture_dir` (an existing
-    directory the caller owns and cleans, e.g. the staging directory of an output).
+    go to a temporary directory removed with the Result (`tcplab-capture-<pid>-<hex>` in the
+    system temporary directory; one whose process was killed is removed by the next run that
+    captures), or to `capture_dir` (an existing directory the caller owns and cleans, e.g. the
+    staging directory of an output).
     """
     spec = load_scenario(scenario)
     if overrides:
@@ -75,7 +84,7 @@ def run(
     # exception (KeyboardInterrupt and a panic in the core included) removes it.
     own_dir = capture_dir is None and bool(spec.get("taps"))
     if own_dir:
-        capture_dir = tempfile.mkdtemp(prefix="tcplab-capture-")
+        capture_dir = _make_capture_dir()
     try:
         taps_dir = os.fspath(capture_dir) if spec.get("taps") else None
         sim = _core.Simulation(spec_json, seed, taps_dir)
@@ -107,6 +116,53 @@ def run(
         if own_dir:
             shutil.rmtree(capture_dir, ignore_errors=True)
         raise
+
+
+def _make_capture_dir() -> str:
+    """Create a private capture directory `tcplab-capture-<pid>-<12 hex>` in the system
+    temporary directory, after removing those a killed process left there."""
+    temp = tempfile.gettempdir()
+    _remove_stale_capture_dirs(temp)
+    while True:
+        path = os.path.join(temp, f"tcplab-capture-{os.getpid()}-{secrets.token_hex(6)}")
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        return path
+
+
+def _remove_stale_capture_dirs(temp: str) -> None:
+    """Remove the capture directories in `temp` whose process has ended: only directories (not
+    links) of this user whose whole name is tcplab's (`_CAPTURE_DIR`)."""
+    try:
+        entries = list(os.scandir(temp))
+    except OSError:
+        return
+    uid = os.getuid()
+    for entry in entries:
+        m = _CAPTURE_DIR.fullmatch(entry.name)
+        if m is None or _alive(int(m["pid"])):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == uid:
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process `pid` exists (this one included; another user's counts)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 class _LazyProgress:

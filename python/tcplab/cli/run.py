@@ -10,16 +10,18 @@ cannot be used (checked before the run).
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 
 from tcplab.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, error, stdout_console
 from tcplab.outdir import check_output, make_staging, output_path
-from tcplab.result import Result
 from tcplab.run import run
 from tcplab.scenario import ScenarioError
 
@@ -33,6 +35,14 @@ _STOP_NOTES = {
     "trace less (longer throughput bins, fewer traces) or raise run.trace_memory",
 }
 """What the CLI tells the user when a run ended before its flows finished, by stop reason."""
+
+
+MAX_ROWS_SHOWN = 40
+"""Flows (and queues) printed in full. A longer table shows its first HEAD_ROWS and last
+TAIL_ROWS rows, a totals row and a line saying where the rest is (summary.json)."""
+
+HEAD_ROWS = 30
+TAIL_ROWS = 10
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -109,9 +119,17 @@ def _run_and_report(args: argparse.Namespace, staging: Path | None) -> int:
         return EXIT_BAD_INPUT
 
     console = stdout_console()
-    console.print(_flow_table(result))
-    console.print(_queue_table(result))
     summary = result.summary
+    if args.out is not None:
+        full = f"the full table is in {Path(os.path.abspath(args.out)) / 'summary.json'}"
+    else:
+        full = "give --out DIR to keep the full table (DIR/summary.json)"
+    for table, omitted in (_flow_table(summary["flows"]), _queue_table(summary["queues"])):
+        console.print(table)
+        if omitted:
+            what = table.title
+            console.print(f"… {omitted:,} more {what}; {full}", highlight=False, markup=False,
+                          soft_wrap=True)
     wall = summary["wall_time_s"]
     rate = f", {summary['events'] / wall:,.0f} events/s" if wall > 0 else ""
     console.print(
@@ -137,8 +155,20 @@ def _run_and_report(args: argparse.Namespace, staging: Path | None) -> int:
     return 0
 
 
-def _flow_table(result: Result) -> Table:
-    """Per-flow summary: endpoints, congestion control, goodput and loss-recovery counters."""
+def _cut(rows: Sequence[Any]) -> tuple[list[Any], int, list[Any]]:
+    """(first rows, number left out, last rows) of a table of `rows`, cut to MAX_ROWS_SHOWN."""
+    if len(rows) <= MAX_ROWS_SHOWN:
+        return list(rows), 0, []
+    return list(rows[:HEAD_ROWS]), len(rows) - HEAD_ROWS - TAIL_ROWS, list(rows[-TAIL_ROWS:])
+
+
+_FLOW_COUNTERS = ("segments_sent", "retransmits", "timeouts", "fast_retransmits")
+"""The flow table's integer columns, after goodput and delivered."""
+
+
+def _flow_table(flows: Sequence[dict[str, Any]]) -> tuple[Table, int]:
+    """Per-flow summary (endpoints, congestion control, goodput and loss-recovery counters),
+    cut to MAX_ROWS_SHOWN rows with a totals row; and the number of flows left out."""
     table = Table(title="flows", title_justify="left")
     table.add_column("flow")
     table.add_column("from→to")
@@ -152,30 +182,49 @@ def _flow_table(result: Result) -> Table:
         "fast\nretx",
     ]:
         table.add_column(heading, justify="right")
-    for f in result.summary["flows"]:
+    head, omitted, tail = _cut(flows)
+    for f in head:
+        table.add_row(*_flow_cells(f))
+    if omitted:
+        table.add_row(*(["…"] * len(table.columns)))
+        for i, f in enumerate(tail, 1):
+            table.add_row(*_flow_cells(f), end_section=i == len(tail))
         table.add_row(
-            Text(f["name"]),
-            # A block read's connection is opened by its client (src) and carries data from dst.
-            Text(f"{f['dst']}→{f['src']}" if f.get("download") else f"{f['src']}→{f['dst']}"),
-            Text(f["cc"]),
-            f"{f['goodput_bps'] / 1e6:,.3f}",
-            f"{f['bytes_delivered'] / 1e6:,.3f}",
-            f"{f['segments_sent']:,}",
-            f"{f['retransmits']:,}",
-            f"{f['timeouts']:,}",
-            f"{f['fast_retransmits']:,}",
+            Text(f"all {len(flows):,}"),
+            "",
+            "",
+            f"{sum(f['goodput_bps'] for f in flows) / 1e6:,.3f}",
+            f"{sum(f['bytes_delivered'] for f in flows) / 1e6:,.3f}",
+            *(f"{sum(f[key] for f in flows):,}" for key in _FLOW_COUNTERS),
         )
-    return table
+    return table, omitted
 
 
-def _queue_table(result: Result) -> Table:
-    """Per-queue summary: packets enqueued and dropped, and the largest backlog."""
+def _flow_cells(f: dict[str, Any]) -> list[Any]:
+    """The cells of one flow's row."""
+    return [
+        Text(f["name"]),
+        # A block read's connection is opened by its client (src) and carries data from dst.
+        Text(f"{f['dst']}→{f['src']}" if f.get("download") else f"{f['src']}→{f['dst']}"),
+        Text(f["cc"]),
+        f"{f['goodput_bps'] / 1e6:,.3f}",
+        f"{f['bytes_delivered'] / 1e6:,.3f}",
+        *(f"{f[key]:,}" for key in _FLOW_COUNTERS),
+    ]
+
+
+def _queue_table(queues: Sequence[dict[str, Any]]) -> tuple[Table, int]:
+    """Per-queue summary (packets enqueued and dropped, the largest backlog), cut to
+    MAX_ROWS_SHOWN rows; and the number of queues left out."""
     table = Table(title="queues", title_justify="left")
     table.add_column("queue")
     for heading in ["enqueued", "dropped", "max\npkts"]:
         table.add_column(heading, justify="right")
-    for q in result.summary["queues"]:
+    head, omitted, tail = _cut(queues)
+    for i, q in enumerate(head + tail):
+        if omitted and i == len(head):
+            table.add_row(*(["…"] * len(table.columns)))
         table.add_row(
             Text(q["name"]), f"{q['enqueued']:,}", f"{q['dropped']:,}", f"{q['max_packets']:,}"
         )
-    return table
+    return table, omitted

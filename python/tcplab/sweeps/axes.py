@@ -205,8 +205,12 @@ def check_plain(where: str, value: Any) -> None:
 
 
 def _is_number(value: Any) -> bool:
-    """Whether `value` is a finite int or float (not a bool)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """Whether `value` is a TOML number: a signed 64-bit int or a finite float (not a bool)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return -(2**63) <= value < 2**63
+    return isinstance(value, float) and math.isfinite(value)
 
 
 def _format_number(value: float) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from tcplab import _core
 from tcplab.scenario import apply_overrides, scenario_json
 from tcplab.sweeps.records import describe
-from tcplab.sweeps.spec import Sweep
+from tcplab.sweeps.spec import Sweep, check_size
 
 __all__ = ["Row", "plan", "run_key"]
 
@@ -44,8 +44,10 @@ def plan(sweep: Sweep, version: str) -> tuple[list[Row], dict[str, Any] | None]:
     """The rows of the sweep and a reference summary (of the first valid point, before it runs).
 
     A point whose overrides do not apply or whose scenario the core rejects gets an error row
-    per seed; it is never sent to a worker.
+    per seed; it is never sent to a worker. Raises SweepError, before planning anything, for a
+    sweep of more than MAX_RUNS runs (one assembled without `build_sweep`).
     """
+    check_size(sweep.axes, len(sweep.seeds))
     rows = []
     reference = None
     for index, (overrides, labels) in enumerate(sweep.points()):

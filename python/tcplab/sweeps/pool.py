@@ -5,16 +5,24 @@ Workers are spawned, so each one imports the caller's main module again. A scrip
 again in every worker; `refuse_in_worker_bootstrap` makes such a worker exit with
 MAIN_REIMPORT_EXIT instead, and the pool turns that exit code into a RuntimeError saying what
 to do (rather than recording every run as a WorkerCrash).
+
+Workers end with the process that started them: killed by the kernel when it dies (Linux's
+PR_SET_PDEATHSIG), else by a thread that watches their parent's id; a `kill -9` of a sweep
+or a reproduction leaves no worker behind. Workers write nothing to the parent's stdout (it
+is /dev/null in them), so a caller reading the command's output is not kept waiting by them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.context
 import os
 import signal
+import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -85,9 +93,44 @@ def _ended(process: multiprocessing.process.BaseProcess) -> bool:
         return False
 
 
-def _ignore_sigint() -> None:
-    """Pool worker initializer: Ctrl-C is handled by the parent, which stops the workers."""
+_PR_SET_PDEATHSIG = 1
+"""prctl(2) option: the signal this process gets when the thread that created it ends."""
+
+_PARENT_POLL_S = 1.0
+"""Seconds between two looks at the parent's id (where the kernel cannot signal its death)."""
+
+
+def _start_worker(parent: int) -> None:
+    """Pool worker initializer: Ctrl-C is handled by the parent, which stops the workers; end
+    when the parent `parent` (its process id) ends; leave the parent's stdout alone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Arrange for this process to end when `parent` does: SIGKILL from the kernel on Linux
+    (the pool spawns its workers from the thread that runs the sweep, which lives as long as
+    the pool), and on every system a daemon thread polling the parent's id (it runs whenever
+    the interpreter is free, e.g. between two runs)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent:  # it ended before the signal was asked for
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    """End this process as soon as its parent `parent` is gone (it is then adopted)."""
+    while True:
+        time.sleep(_PARENT_POLL_S)
+        if os.getppid() != parent:
+            os._exit(1)
 
 
 CRASH_MESSAGE = (
@@ -189,7 +232,10 @@ class LocalPool:
         context = _RecordingSpawnContext()
         self._started = context.started
         return ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_ignore_sigint
+            max_workers=workers,
+            mp_context=context,
+            initializer=_start_worker,
+            initargs=(os.getpid(),),
         )
 
 

@@ -22,7 +22,20 @@ from tcplab.sweeps.errors import SweepError
 from tcplab.sweeps.hooks import RunHook, run_hook
 from tcplab.sweeps.metrics import DEFAULT_METRICS, Metric, MetricError, parse_metric
 
-__all__ = ["RESERVED_COLUMNS", "Sweep", "build_sweep", "load_sweep"]
+__all__ = [
+    "MAX_RUNS",
+    "RESERVED_COLUMNS",
+    "Sweep",
+    "build_sweep",
+    "check_size",
+    "load_sweep",
+]
+
+MAX_RUNS = 1_000_000
+"""Largest number of runs (axis points × seeds) a sweep may have. A store keeps one file per run
+in `runs/` (a few KB each, at least one disk block) and the sweep holds every run's summary in
+memory until it writes results.parquet: a million runs of the smoke scenario are about 6 GB on
+disk and as much in memory. Checked arithmetically before any point or seed is materialised."""
 
 RESERVED_COLUMNS = ("point", "seed", "key", "scenario_hash", "wall_time_s", "error")
 """Columns of every sweep table besides the axis and metric columns."""
@@ -194,6 +207,7 @@ def _build(
         check_plain(f"overrides.{quote(path)}", value)
 
     built = list(axes)
+    check_size(built, _seed_count(seeds))
     seen: dict[str, str] = {path: "overrides" for path in overrides}
     for axis in built:
         for path in axis.paths:
@@ -257,6 +271,37 @@ def build_sweep(
         name=name,
         hook=run_hook(hook, hook_args),
     )
+
+
+def check_size(axes: Sequence[Axis], seeds: int | None) -> None:
+    """SweepError naming `axes` or `seeds` if the grid of `axes` times `seeds` seeds (None: not
+    yet known to be a count) exceeds MAX_RUNS; computed from the lengths alone."""
+    lengths = [len(axis.values) for axis in axes]
+    points = math.prod(lengths)
+    limit = f"a sweep may have at most {MAX_RUNS:,} runs (docs/sweeps.md)"
+    if points > MAX_RUNS:
+        product = " × ".join(f"{n:,}" for n in lengths)
+        raise SweepError(f"axes: {points:,} points ({product}); {limit}")
+    if seeds is None:
+        return
+    if seeds > MAX_RUNS:
+        raise SweepError(f"seeds: {seeds:,} seeds; {limit}")
+    if points * seeds > MAX_RUNS:
+        raise SweepError(
+            f"seeds: {seeds:,} seeds × {points:,} points = {points * seeds:,} runs; {limit}"
+        )
+
+
+def _seed_count(spec: Any) -> int | None:
+    """The number of seeds `spec` (a count or a list) gives, without materialising them; None
+    for anything else (reported by `_seeds`)."""
+    if isinstance(spec, bool):
+        return None
+    if isinstance(spec, int):
+        return spec
+    if isinstance(spec, (list, tuple)):
+        return len(spec)
+    return None
 
 
 def _seeds(spec: Any, base: dict[str, Any]) -> tuple[int, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Mapping
@@ -73,9 +74,8 @@ class Store:
             raise StoreError(f"{store.root}: another sweep is using this store") from None
         store._lock = lock
         try:
-            for directory in (store.root, store.runs):
-                for stale in directory.glob(".*.tmp-*"):
-                    stale.unlink(missing_ok=True)
+            _remove_own_temporaries(store.root, _ROOT_TEMPORARY)
+            _remove_own_temporaries(store.runs, _RUN_TEMPORARY)
             _write_text(
                 store.root / STORE_MARKER,
                 json.dumps({"created_by": "tcplab-sweep", "format": 1}) + "\n",
@@ -158,9 +158,36 @@ class Store:
         return path
 
 
+_TEMPORARY_SUFFIX = r"\.tmp-[0-9a-f]{12}"
+"""What `_temporary` appends: `.tmp-` and 12 hex digits."""
+
+_ROOT_TEMPORARY = re.compile(
+    r"\.(?:store\.json|sweep\.json|sweep\.toml|base\.toml|results\.parquet)" + _TEMPORARY_SUFFIX
+)
+"""A temporary name of a file the store writes in its root."""
+
+_RUN_TEMPORARY = re.compile(r"\.[0-9a-f]{32}\.parquet" + _TEMPORARY_SUFFIX)
+"""A temporary name of a run file (`runs/<key>.parquet`)."""
+
+
+def _remove_own_temporaries(directory: Path, own: re.Pattern[str]) -> None:
+    """Delete the temporary files a killed sweep left in `directory`: regular files whose name
+    `own` matches (the store is locked, so no live sweep is writing them). Anything else, a
+    directory or a link of that name included, is the user's and stays."""
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if own.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                Path(entry.path).unlink(missing_ok=True)
+
+
+def _temporary(path: Path) -> Path:
+    """A fresh temporary name beside `path`: `.NAME.tmp-<12 hex>`."""
+    return path.with_name(f".{path.name}.tmp-{secrets.token_hex(6)}")
+
+
 def _write_text(path: Path, text: str) -> None:
     """Write `text` to `path` through a temporary file and a rename."""
-    temporary = path.with_name(f".{path.name}.tmp-{secrets.token_hex(6)}")
+    temporary = _temporary(path)
     try:
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, path)
@@ -172,7 +199,7 @@ def _write_text(path: Path, text: str) -> None:
 def _write_parquet_atomic(frame: pl.DataFrame, path: Path) -> None:
     """Write `frame` to `path` through a synced temporary file and a rename: a reader (or a
     crash) sees the old file or the new one, never a partial one."""
-    temporary = path.with_name(f".{path.name}.tmp-{secrets.token_hex(6)}")
+    temporary = _temporary(path)
     try:
         with open(temporary, "wb") as f:
             frame.write_parquet(f)
