@@ -783,6 +783,9 @@ fn what_could_never_work_or_would_do_nothing_is_refused_by_field() {
         ("[defaults.tcp.ahtcp]\nthreshold_rule = \"peak\"\nthreshold = \"1Mbps\"".into(), "defaults.tcp.ahtcp.threshold: the peak rule sets the threshold from the measured peak"),
         // A transfer that can never complete: held ACKs read as they are, against Nagle.
         ("[defaults.tcp]\nvariant = \"ahtcp\"\n[defaults.tcp.ahtcp]\nthreshold = \"1Mbps\"\nalign = \"restart\"".into(), "defaults.tcp.ahtcp.align: with align = \"restart\""),
+        // Asking with nothing held while the server takes a request's number as its SND.UNA.
+        ("[defaults.tcp.ahtcp]\nthreshold = \"1Mbps\"\nalign = \"restart\"\nask_empty = true".into(), "defaults.tcp.ahtcp.ask_empty: needs align = \"all\""),
+        ("[defaults.tcp.ahtcp]\nthreshold = \"1Mbps\"\nask_empty = true".into(), "defaults.tcp.ahtcp.ask_empty: needs restart = \"floor\" or \"literal\""),
         // An agent acting every 10 us with nothing but the 10^6 s cap to end the run.
         ("[defaults.tcp]\nvariant = \"ahtcp\"\n[defaults.tcp.ahtcp]\nthreshold = \"1Mbps\"\ninterval = \"10us\"".into(), "defaults.tcp.ahtcp.interval: 10us without run.duration"),
         // Below the clock's resolution.

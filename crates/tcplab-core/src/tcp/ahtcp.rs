@@ -19,10 +19,12 @@
 //!   (the one with PSH) has arrived in order; the ACK then carries the full number, so a server
 //!   whose SRU is complete stops its timer and never times out spuriously.
 //! - *Nothing to hold.* Before `hold` bytes have arrived since the last release the hold is
-//!   that smaller amount. With nothing held (the first segments of an SRU lost), the ceiling
-//!   form cannot ask (recovery is left to the timer); the floor form asks anyway, its number
-//!   running up to `hold` − 1 bytes past what arrived, since the server rewinds to the segment
-//!   start below it (in ns-2, where bytes are not real, that is what eq. (1) does).
+//!   that smaller amount. With nothing held (the first segments of an SRU lost) the client
+//!   asks only with `ask_empty`, its number running up to `hold` − 1 bytes past what arrived,
+//!   and a server restarting by eq. (1) (`Floor`, `Literal`) rewinds below it (in ns-2, where
+//!   bytes are not real, that is what eq. (1) does). A separate switch from the restart point,
+//!   valid with the restarts that rewind; the ceiling form reads such a number as a segment the
+//!   client has.
 //! - *When to ask at all.* Only while an answer is due: the client sent data (a request)
 //!   since the hold was last released.
 //! - *Restart point.* The paper's eq. (1), snd_nxt = ⌊snd_una/MSS⌋·MSS + 1, assumes every
@@ -30,7 +32,9 @@
 //!   the default `Ceiling` form restarts at the first segment end at or above the request's
 //!   number (which is the client's `rcv_nxt` when segments are whole, and never above it: the
 //!   client's in-order point is always the end of a segment it received). `Floor` first
-//!   resends that already-received segment, then goes on as `Ceiling`.
+//!   resends that already-received segment, then goes on as `Ceiling`; `Literal` computes
+//!   eq. (1) on the byte numbers as printed, which after a first SRU of 65,536 bytes (not a
+//!   whole number of 1460-byte segments) points inside a segment.
 //! - *The forced timeout is a timeout*: backoff, ssthresh and cwnd as the timer would set them.
 //! - *What else the server anticipates* (`Align`): by default it reads every ACK as the segment
 //!   boundary at or above it, so the hold costs nothing but the requests; `Restart` adjusts
@@ -49,9 +53,15 @@ pub enum Restart {
     /// The first segment boundary at or above the request's number (the first byte the client
     /// lacks when segments are whole).
     Ceiling,
-    /// The paper's printed eq. (1): the start of the segment holding the request's number,
-    /// i.e. a segment the client already has, resent before going on as `Ceiling`.
+    /// The paper's printed eq. (1) read as segments: the start of the segment holding the
+    /// request's number, i.e. a segment the client already has, resent before going on as
+    /// `Ceiling`.
     Floor,
+    /// The paper's eq. (1) computed as printed, snd_nxt = ⌊snd_una/MSS⌋·MSS + 1 over the
+    /// connection's byte numbers (data from 1), with snd_una the request's number: after a
+    /// first SRU that is not a whole number of segments it points inside a segment; the bytes
+    /// from there to `Ceiling` are resent (in segments of at most an MSS), then as `Ceiling`.
+    Literal,
 }
 
 /// How much of the hold the server anticipates.
@@ -76,11 +86,17 @@ pub struct AhtcpConfig {
     pub restart: Restart,
     /// Which ACKs the server reads past the hold.
     pub align: Align,
+    /// The client may ask when nothing of the current write is held (the first segments of an
+    /// SRU lost): its number then runs up to `hold` − 1 bytes past what arrived, and the server
+    /// rewinds below it. Needs a restart that rewinds (`Floor` or `Literal`) and `Align::All`:
+    /// read as the first boundary at or above it, such a number acknowledges a segment the
+    /// client lacks (the connection would never resend it).
+    pub ask_empty: bool,
 }
 
 impl Default for AhtcpConfig {
     fn default() -> Self {
-        AhtcpConfig { hold: 1000, restart: Restart::Ceiling, align: Align::All }
+        AhtcpConfig { hold: 1000, restart: Restart::Ceiling, align: Align::All, ask_empty: false }
     }
 }
 
@@ -113,9 +129,10 @@ impl AhtcpReceiver {
     pub fn new(cfg: &AhtcpConfig) -> Self {
         AhtcpReceiver {
             hold: cfg.hold as u64,
-            // Read literally, the server takes the request's number as its SND.UNA and cannot
-            // rewind below it, so a number past what arrived would strand those bytes.
-            allow_empty: cfg.restart == Restart::Floor && cfg.align == Align::All,
+            // With the ACKs read literally the server takes the request's number as its
+            // SND.UNA and cannot rewind below it, so a number past what arrived would strand
+            // those bytes.
+            allow_empty: cfg.ask_empty && cfg.align == Align::All,
             released: None,
             psh_end: 0,
             fin_seen: false,
@@ -305,10 +322,22 @@ impl Variant for AhtcpSender {
             conn.note_progress(); // The request acknowledges one more byte.
         }
         let ceiling = self.ends.range(ack..).next().copied().unwrap_or(conn.snd_max());
-        if self.restart == Restart::Floor {
-            if let Some(&start) = self.ends.range(..=ack).next_back() {
-                if start < ceiling {
-                    conn.resend_copy(now, start, (ceiling - start) as u32, out);
+        match self.restart {
+            Restart::Ceiling => {}
+            Restart::Floor => {
+                if let Some(&start) = self.ends.range(..=ack).next_back() {
+                    if start < ceiling {
+                        conn.resend_copy(now, start, (ceiling - start) as u32, out);
+                    }
+                }
+            }
+            Restart::Literal => {
+                let mss = conn.smss().max(1) as u64;
+                let mut at = ack / mss * mss + 1;
+                while at < ceiling {
+                    let len = (ceiling - at).min(mss);
+                    conn.resend_copy(now, at, len as u32, out);
+                    at += len;
                 }
             }
         }

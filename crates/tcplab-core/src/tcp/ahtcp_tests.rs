@@ -66,6 +66,14 @@ impl Pair {
         self.emit(0);
     }
 
+    /// Another request from the client and the server's write of `bytes` in answer.
+    fn write(&mut self, bytes: u64) {
+        self.ends[1].write(self.now, 48, &mut self.out);
+        self.emit(1);
+        self.ends[0].write(self.now, bytes, &mut self.out);
+        self.emit(0);
+    }
+
     fn run(&mut self, until: SimTime) {
         loop {
             let pkt = self.wire.iter().map(|w| (w.0, w.1)).min();
@@ -216,7 +224,7 @@ fn read_past_the_hold_a_fast_retransmit_resends_the_lost_segment_whole() {
 
 #[test]
 fn the_floor_form_asks_even_when_nothing_has_arrived_and_the_server_rewinds_to_the_start() {
-    let mut p = Pair::new(Restart::Floor);
+    let mut p = Pair::with(AhtcpConfig { restart: Restart::Floor, ask_empty: true, ..AhtcpConfig::default() });
     p.drop = (0..10).map(seg).collect();
     p.start(10 * MSS);
     let t = SimTime::ZERO + SimDuration::from_millis(5);
@@ -338,4 +346,52 @@ fn with_sack_a_lost_segment_is_repaired_and_the_held_acks_keep_their_blocks() {
     // RFC 6675's rescue retransmission may add the last segment; nothing else is resent.
     assert!(resent.len() <= 2 && resent[1..].iter().all(|&r| r == (seg(19), MSS as u32)), "{resent:?}");
     assert_eq!(p.ends[0].stats.timeouts, 0);
+}
+
+#[test]
+fn asking_with_nothing_held_is_its_own_switch() {
+    // The whole write lost once: with ask_empty the client asks at once (its number one byte
+    // past what arrived) and the eq. (1) restarts rewind to segment 0; without it the floor
+    // form cannot ask either and the timer recovers.
+    let run = |restart: Restart, ask_empty: bool| {
+        let mut p = Pair::with(AhtcpConfig { restart, ask_empty, ..AhtcpConfig::default() });
+        p.drop = (0..10).map(seg).collect();
+        p.start(10 * MSS);
+        let t = SimTime::ZERO + SimDuration::from_millis(5);
+        p.run(t);
+        let asked = p.request();
+        p.run(t + SimDuration::from_millis(5));
+        let done = p.ends[1].stats.bytes_delivered == 10 * MSS;
+        let first = p.data_from_server_after(t).first().copied();
+        (asked, done, first)
+    };
+    assert_eq!(run(Restart::Floor, true), (true, true, Some((seg(0), MSS as u32))), "asked, restarted at segment 0, recovered at once");
+    assert_eq!(run(Restart::Literal, true), (true, true, Some((seg(0), MSS as u32))));
+    let (asked, done, _) = run(Restart::Floor, false);
+    assert!(!asked && !done, "without ask_empty nothing is held, so there is nothing to ask with");
+}
+
+#[test]
+fn the_literal_equation_restarts_at_floor_of_snd_una_over_mss_times_mss_plus_one() {
+    // The first write is 2.5 segments, so the second write's boundaries sit half a segment off
+    // the multiples of the MSS: eq. (1) as printed then points inside a segment.
+    let mut p = Pair::with(AhtcpConfig { restart: Restart::Literal, ..AhtcpConfig::default() });
+    p.start(5 * MSS / 2);
+    let t = SimTime::ZERO + SimDuration::from_millis(5);
+    p.run(t);
+    assert_eq!(p.ends[1].stats.bytes_delivered, 5 * MSS / 2);
+    let base = 1 + 5 * MSS / 2; // the second write's first byte
+                                // The last two segments lost: no duplicate ACKs, a stall until the client asks.
+    p.drop = vec![base + 8 * MSS, base + 9 * MSS];
+    p.write(10 * MSS);
+    p.run(t + SimDuration::from_millis(5));
+    assert!(p.request(), "the client holds back part of what arrived and asks");
+    let ack = *p.acks_from_client().last().unwrap();
+    let literal = ack / MSS * MSS + 1;
+    p.run(t + SimDuration::from_millis(6));
+    let resent = p.data_from_server_after(t + SimDuration::from_millis(5));
+    assert_eq!(resent[0].0, literal, "from floor(snd_una / MSS) * MSS + 1 = {literal} (the request's number {ack})");
+    assert!((literal - 1).is_multiple_of(MSS) && !(literal - base).is_multiple_of(MSS), "a multiple of the MSS, not a segment boundary of this write");
+    p.run(t + SimDuration::from_millis(20));
+    assert_eq!(p.ends[1].stats.bytes_delivered, 5 * MSS / 2 + 10 * MSS, "every byte arrives");
 }

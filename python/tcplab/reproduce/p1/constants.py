@@ -103,8 +103,12 @@ setting of the shipped model."""
 
 DECISIONS = {
     "as shipped": {},
-    "align = restart (literal)": {"defaults.tcp.ahtcp.align": "restart"},
-    "restart = ceiling (first missing byte; no request with nothing held)": {"defaults.tcp.ahtcp.restart": "ceiling"},
+    "ask_empty = false (no request with nothing of an SRU held)": {"defaults.tcp.ahtcp.ask_empty": False},
+    "restart = ceiling, ask_empty = false (the ceiling cannot answer a request with nothing held)":
+        {"defaults.tcp.ahtcp.restart": "ceiling", "defaults.tcp.ahtcp.ask_empty": False},
+    "restart = literal (eq. (1) on the byte numbers)": {"defaults.tcp.ahtcp.restart": "literal"},
+    "restart = literal, ask_empty = false": {"defaults.tcp.ahtcp.restart": "literal", "defaults.tcp.ahtcp.ask_empty": False},
+    "align = restart (literal; no request with nothing held)": {"defaults.tcp.ahtcp.align": "restart", "defaults.tcp.ahtcp.ask_empty": False},
     "targets = stalled-sample (quiet for 1 ms)": {"defaults.tcp.ahtcp.targets": "stalled-sample"},
     "targets = incomplete": {"defaults.tcp.ahtcp.targets": "incomplete"},
 }

@@ -50,7 +50,9 @@ def run_maps(models: tuple[str, ...], thresholds_mbps: tuple[int, ...], map_serv
         if not over:
             continue
         progress(f"AHTCP decision: {label}")
-        t = run_points("A", ["AHTCP"], map_servers, seeds, overrides=over, out=where("decision_" + label.split()[0]),
+        # One store per decision: named by its overrides, so no two decisions share one.
+        slug = "_".join(f"{k.rsplit('.', 1)[-1]}-{v}" for k, v in sorted(over.items())).lower()
+        t = run_points("A", ["AHTCP"], map_servers, seeds, overrides=over, out=where(f"decision_{slug}"),
                        workers=workers, cluster=cluster, name="p1-dec")
         dec_rows.append(t.with_columns(pl.lit(label).alias("decision")))
     decisions = pl.concat(dec_rows, how="diagonal_relaxed")

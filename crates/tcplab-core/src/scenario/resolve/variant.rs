@@ -49,6 +49,8 @@ pub struct ResolvedAhtcp {
     pub targets: TargetsName,
     /// Which ACKs the server reads past the hold (default `"all"`).
     pub align: AlignName,
+    /// The client may ask with nothing held (default false).
+    pub ask_empty: bool,
 }
 
 impl ResolvedAhtcp {
@@ -59,11 +61,13 @@ impl ResolvedAhtcp {
             restart: match self.restart {
                 RestartName::Ceiling => Restart::Ceiling,
                 RestartName::Floor => Restart::Floor,
+                RestartName::Literal => Restart::Literal,
             },
             align: match self.align {
                 AlignName::All => Align::All,
                 AlignName::Restart => Align::Restart,
             },
+            ask_empty: self.ask_empty,
         }
     }
 
@@ -97,6 +101,7 @@ impl VariantLayers {
         t.restart = a.restart.or(t.restart);
         t.targets = a.targets.or(t.targets);
         t.align = a.align.or(t.align);
+        t.ask_empty = a.ask_empty.or(t.ask_empty);
     }
 
     /// Check the table (even when unused) and select the variant; `path` is the `tcp` table's.
@@ -135,6 +140,19 @@ impl VariantLayers {
             );
         }
         let align = a.align.unwrap_or(AlignName::All);
+        let ask_empty = a.ask_empty.unwrap_or(false);
+        if ask_empty && align == AlignName::Restart {
+            return err(
+                g("ask_empty"),
+                "needs align = \"all\": with the ACKs read literally the server takes a request's number as its SND.UNA, and a number past what arrived would strand those bytes",
+            );
+        }
+        if ask_empty && a.restart.unwrap_or(RestartName::Ceiling) == RestartName::Ceiling {
+            return err(
+                g("ask_empty"),
+                "needs restart = \"floor\" or \"literal\" (eq. (1) rewinds below a number that runs past what arrived); the ceiling restart reads it as a segment the client has and never resends it",
+            );
+        }
         if self.name == Some(VariantName::Ahtcp) && align == AlignName::Restart && nagle {
             return err(
                 g("align"),
@@ -162,6 +180,7 @@ impl VariantLayers {
                         restart: a.restart.unwrap_or(RestartName::Ceiling),
                         targets: a.targets.unwrap_or(TargetsName::Stalled),
                         align,
+                        ask_empty,
                     },
                 }
             }

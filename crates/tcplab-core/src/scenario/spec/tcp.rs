@@ -83,8 +83,11 @@ pub enum VariantName {
 pub enum RestartName {
     /// The first segment boundary at or above the request (the first missing byte).
     Ceiling,
-    /// The paper's printed eq. (1): the segment before, which the client has.
+    /// The paper's printed eq. (1) read as segments: the segment before, which the client has.
     Floor,
+    /// The paper's eq. (1) computed on the byte numbers as printed (inside a segment after a
+    /// first SRU that is not a whole number of segments).
+    Literal,
 }
 
 /// Which ACKs an AHTCP server reads past the hold, by name.
@@ -160,6 +163,10 @@ pub struct AhtcpSpec {
     /// Which ACKs the server reads past the hold (default `"all"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub align: Option<AlignName>,
+    /// The client may ask with nothing held (default false; needs align = "all" and restart =
+    /// "floor" or "literal").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ask_empty: Option<bool>,
 }
 
 impl AhtcpSpec {
