@@ -184,8 +184,11 @@ def check(sc: dict) -> dict:
         if fl.get("kind", "tcp") != "tcp":
             raise ValueError(f"flows[{i}].kind: only tcp flows are translated")
         for key in fl:
-            if key not in {"name", "kind", "src", "dst", "start", "count", "write_size"}:
+            if key not in {"name", "kind", "src", "dst", "start", "count", "bulk"}:
                 raise ValueError(f"flows[{i}].{key}: not translated to ns-3")
+        for key in fl.get("bulk", {}):
+            if key != "write_size":
+                raise ValueError(f"flows[{i}].bulk.{key}: not translated to ns-3")
     for i, ln in enumerate(sc["links"]):
         for key in ln:
             if key not in {"between", "rate", "delay", "queue", "queue_a", "queue_b", "framing"}:
@@ -734,7 +737,7 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
         for j in range(n):
             flows.append({"name": fl["name"] if n == 1 else f"{fl['name']}.{j}", "src": fl["src"],
                               "dst": fl["dst"], "start_ns": time_ns(fl.get("start", "0s")),
-                              "write": size_bytes(fl.get("write_size", "128KiB"))})
+                              "write": size_bytes(fl.get("bulk", {}).get("write_size", "128KiB"))})
     senders, sinks = ns.ApplicationContainer(), ns.ApplicationContainer()
     stop = ns.NanoSeconds(duration_ns)
     for k, f in enumerate(flows):
