@@ -29,7 +29,8 @@ __all__ = ["add_parser"]
 
 _STOP_NOTES = {
     "time-limit": "the run stopped at the simulated-time limit (1000000 s) before its flows "
-    "finished; give run.duration",
+    "finished: a flow that cannot finish (a path that loses every packet, a transfer that "
+    "deadlocks) runs until this limit; the summary's per-flow counters show where it stopped",
     "idle": "nothing more could happen, yet not every flow finished",
     "trace-memory": "the run stopped early: its traces reached run.trace_memory (default 2GiB); "
     "trace less (longer throughput bins, fewer traces) or raise run.trace_memory",
