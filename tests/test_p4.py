@@ -6,6 +6,7 @@ traced mechanism, the search against the predictor, and a tiny end-to-end reprod
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 
 import polars as pl
@@ -17,6 +18,7 @@ from tcplab.reproduce.p4 import atm as p4_atm
 from tcplab.reproduce.p4 import constants as p4_constants
 from tcplab.reproduce.p4 import predictor as p4_predictor
 from tcplab.reproduce.p4 import runs as p4_runs
+from tcplab.reproduce.p4 import search as search_mod
 from tcplab.reproduce.p4.checks import View, checks, fit_slope, knee, least_socket
 from tcplab.reproduce.p4.runs import Spec
 from tcplab.reproduce.scenarios import scenario_value, study_scenario
@@ -214,6 +216,37 @@ def test_cbr_in_bursts_reaches_the_port_and_cannot_overflow_a_window_below_the_b
     # The bursts change the run (the override reached the port).
     assert by[(65536, 512)]["mbps"] != by[(65536, 1)]["mbps"]
     assert Spec(1460, 65536, 1024, burst=512).overrides()["queue(sw->b).cbr_burst"] == 512
+
+
+def _fake_runs(response):
+    """A stand-in for `run_specs`: one row per point whose throughput is `response(socket KiB,
+    CBR)`, and the CBRs each round asked for."""
+    asked: list[list[float]] = []
+
+    def run(specs):
+        asked.append(sorted({s.cbr_mbps for s in specs}))
+        zero = dict.fromkeys(("least_flow_mbps", "timeouts", "fast_retransmits", "cells_dropped", "cells_discarded", "frames_damaged",
+                              "frames_discarded", "segments", "wall_time_s"), 0.0)
+        return pl.DataFrame([{**dataclasses.asdict(s), "seed": 1, "throughput_mbps": response(s.sock // 1024, s.cbr_mbps), **zero} for s in specs])
+    return run, asked
+
+
+def test_the_search_raises_the_cbr_until_deadlock_as_the_paper():
+    """§4.1 L130: the CBR is raised until the flow deadlocks. A criterion met at 10 and 50 Mb/s
+    but at no other CBR (as the spot checks found at 512 cells, 64 KB) has its least
+    deadlocking CBR ≤ 10 — the old search probed 140 Mb/s first and called it "none"; one met
+    from 37 Mb/s up is found in (35, 37.5]; one met nowhere is "none" after every step to 140."""
+    low = {"low": lambda r: r["mbps"] < 1.0}
+    run, asked = _fake_runs(lambda k, c: 0.5 if c in (10.0, 50.0) else 5.0)
+    found, _ = p4.search_critical([((1460, 512, "cell"), 64 * 1024)], (1,), 2.5, run, criteria=low)
+    assert found[((1460, 512, "cell"), 64 * 1024, "low")] == (7.5, 10.0)
+    assert asked[0] == [10.0] and 140.0 not in sum(asked, [])
+    run, asked = _fake_runs(lambda k, c: 0.5 if k >= 30 and c >= 37 else 5.0)
+    found, _ = p4.search_critical([((1460, 512, "cell"), k * 1024) for k in (6, 30)], (1,), 2.5, run, criteria=low)
+    assert found[((1460, 512, "cell"), 30 * 1024, "low")] == (35.0, 37.5)
+    assert found[((1460, 512, "cell"), 6 * 1024, "low")] == (140.0, None)
+    assert sorted({c for r in asked for c in r if c % 10 == 0}) == [float(c) for c in range(10, 150, 10)]  # 6 KB: every step
+    assert search_mod.scan_levels(30.0) == [30.0, 60.0, 90.0, 120.0, 140.0]
 
 
 def test_the_search_finds_the_collapse_boundary_the_predictor_derives():

@@ -27,7 +27,8 @@ from tcplab.reproduce.p4.variants import VARIANTS
 __all__ = ["View", "all_views", "checks", "fit_slope", "least_socket"]
 
 Curve = list[tuple[int, float, float | None]]
-"""A Fig. 5/6 curve: (socket KiB, lo, hi) per socket buffer; hi None = none up to 140 Mb/s."""
+"""A Fig. 5/6 curve: (socket KiB, lo, hi) per socket buffer, hi the least CBR found to meet the criterion
+(the upward search, `search`); hi None = met at no CBR up to 140 Mb/s."""
 
 NEAR_FULL = 0.9
 SHARP = 0.5

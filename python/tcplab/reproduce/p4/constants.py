@@ -10,7 +10,7 @@ from typing import Any
 
 __all__ = [
     "CBR_TOP_MBPS", "COLLAPSE_TIMEOUTS", "CRITERIA", "DEADLOCK_FRACTION", "DURATION_S", "FIG5_CELLS", "KEYS",
-    "LINE_CELLS_PER_S", "LINK_MBPS", "METRICS", "MTUS", "PORT", "PORT_NAME", "PROFILE", "SENDER_TCP", "STALL_S", "STUDY",
+    "LINE_CELLS_PER_S", "LINK_MBPS", "METRICS", "MTUS", "PORT", "PORT_NAME", "PROFILE", "SCAN_MBPS", "SENDER_TCP", "STALL_S", "STUDY",
     "TABLE2_CELLS", "TABLE2_SOCKS_KIB", "TRACE_OVERRIDES", "WARMUP_S",
 ]
 
@@ -33,6 +33,10 @@ MTUS = (512, 1500, 4352, 6500, 9180)
 """Fig. 2's MTUs (§3.1 L75)."""
 CBR_TOP_MBPS = 140.0
 """Figs. 5–6: 140 Mb/s is plotted where no CBR up to it deadlocks (§4.1 L130)."""
+SCAN_MBPS = 10.0
+"""Figs. 5–6: the step by which the search raises the CBR until deadlock (§4.1 L130; the
+paper's step is not given, README A12); the first bracket is then halved to the plan's
+tolerance."""
 
 COLLAPSE_TIMEOUTS = 2.0
 CRITERIA: dict[str, Callable[[Mapping[str, Any]], bool]] = {

@@ -13,7 +13,7 @@ from tcplab.reproduce.p4.atm import (
     cbr_cells_per_s, ceiling_mbps, cells_per_packet, deadlock_mbps, link_deadlock_mbps, mss_freebsd,
 )
 from tcplab.reproduce.p4.checks import View, checks, fit_slope, knee, least_socket
-from tcplab.reproduce.p4.constants import CBR_TOP_MBPS, LINE_CELLS_PER_S, MTUS, PROFILE
+from tcplab.reproduce.p4.constants import CBR_TOP_MBPS, LINE_CELLS_PER_S, MTUS, PROFILE, SCAN_MBPS
 from tcplab.reproduce.p4.predictor import critical_cbr_mbps, peak_queue_cells, slope_mbps_per_kib
 from tcplab.reproduce.p4.runs import summarise
 from tcplab.reproduce.report import Report
@@ -183,8 +183,11 @@ def report(data: dict[str, Any], views: dict[str, View], result: list[Check], ta
                                for (c, k), rs in tr["runs"].items() for r in rs])
 
     rep.heading("Figs. 5–6: the least deadlocking CBR against the socket buffer")
-    rep.paragraph(f"Bisection over (0, 140] Mb/s per socket buffer ({plan['socks_kib'][0]}–{plan['socks_kib'][-1]} KB) to ≤ {plan['tol_mbps']:g} Mb/s; "
-                  "the value is the bracket's top (the least CBR found to meet the criterion); 'none' = not met at 140 Mb/s. "
+    step = plan.get("scan_mbps", SCAN_MBPS)
+    rep.paragraph(f"As the paper searched (§4.1 L130: the CBR raised until the flow deadlocks): per socket buffer ({plan['socks_kib'][0]}–"
+                  f"{plan['socks_kib'][-1]} KB) the CBR is raised {step:g}, {2 * step:g}, … {CBR_TOP_MBPS:g} Mb/s until the criterion is met, "
+                  f"and the step that meets it first is halved to ≤ {plan['tol_mbps']:g} Mb/s; the value is the least CBR found to meet the "
+                  f"criterion; 'none' = met at no CBR up to {CBR_TOP_MBPS:g} Mb/s (nothing is assumed above the first CBR that meets it). "
                   "Each curve: its least deadlocking socket buffer, the fitted slope of its fall, the predictor's slope.")
     rows = []
     for name, v in views.items():

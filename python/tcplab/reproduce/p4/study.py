@@ -18,7 +18,7 @@ from tcplab.reproduce.findings import Check
 from tcplab.reproduce.output import check_out, publish
 from tcplab.reproduce.p4.atm import mss_freebsd
 from tcplab.reproduce.p4.checks import all_views, checks
-from tcplab.reproduce.p4.constants import FIG5_CELLS, KEYS, MTUS, TABLE2_CELLS, TABLE2_SOCKS_KIB
+from tcplab.reproduce.p4.constants import FIG5_CELLS, KEYS, MTUS, SCAN_MBPS, TABLE2_CELLS, TABLE2_SOCKS_KIB
 from tcplab.reproduce.p4.predictor import beyond
 from tcplab.reproduce.p4.report import report, write_figures_p4
 from tcplab.reproduce.p4.runs import Spec, cells_through, run_specs, summarise, table2_traces
@@ -41,7 +41,8 @@ class Plan:
     socks_kib: tuple[int, ...]
     """Socket buffers of Figs. 5–6."""
     tol_mbps: float
-    """The bisection stops when the bracket of the critical CBR is at most this wide."""
+    """The search halves the bracket of the critical CBR (the first step of its upward scan
+    that deadlocks) until it is at most this wide."""
     spot_points: tuple[tuple[int, int], ...]
     """(cells, socket KiB) where a CBR grid tests the search's monotonicity (MTU 1500)."""
     spot_cbrs: tuple[float, ...]
@@ -49,6 +50,8 @@ class Plan:
     beyond_mtus: tuple[int, ...] = (1500, 9180)
     bursts: tuple[int, ...] = (8, 64, 512)
     """CBR burst sizes mapped on Fig. 2's grid and Table 2 (a physical candidate for U16)."""
+    scan_mbps: float = SCAN_MBPS
+    """The step of the Figs. 5–6 search's upward scan in CBR."""
 
     @staticmethod
     def make(quick: bool) -> Plan:
@@ -108,7 +111,8 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
     # Figs. 5–6: one search over every curve the variants need.
     points = search_points(plan)
     t0 = time.perf_counter()
-    critical, searched = search_critical(points, plan.seeds, plan.tol_mbps, lambda specs: run(specs, name="p4-search"), progress)
+    critical, searched = search_critical(points, plan.seeds, plan.tol_mbps, lambda specs: run(specs, name="p4-search"), progress,
+                                        step=plan.scan_mbps)
     walls["search"] = time.perf_counter() - t0
     # Spot checks of the search's monotonicity (MTU 1500, as shipped).
     timed("spot", [Spec(mss=1460, sock=k * 1024, cells=b, cbr_mbps=float(c)) for b, k in plan.spot_points for c in plan.spot_cbrs])
