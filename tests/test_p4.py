@@ -171,10 +171,58 @@ def test_trace_analysis_counts_sends_per_ack_and_stalls():
     rows.append((t, 1, 0, seq - 1000, 0, 0))
     rows.append((t + 0.5, 0, seq - 1000, 0, 1000, 1))
     cap = pl.DataFrame(rows, schema=["time_s", "dir", "seq", "ack", "len", "retransmit"], orient="row")
-    out = p4_runs.analyse_trace(cap, [t + 0.5], window=100_000, mss=1000)
+    # The port's tap: every segment left the port 0.1 ms after it was sent (the last one before
+    # the stall too, so nothing was behind it in the FIFO), none during the stall.
+    sent = [(r[0] + 1e-4, 0, r[2], 0, r[4], r[5]) for r in rows if r[1] == 0]
+    port = pl.DataFrame(sent, schema=cap.columns, orient="row")
+    out = p4_runs.analyse_trace(cap, [t + 0.5], window=100_000, mss=1000, port=port)
     assert (out["acks"], out["sends_2"], out["sends_3plus"], out["acked_2mss"]) == (2, 0.5, 0.5, 1.0)
-    assert (out["stalls"], out["stalls_by_timeout"], out["stalls_empty"]) == (1, 1, 1)
+    assert (out["stalls"], out["stalls_by_timeout"], out["stalls_empty"], out["port_frames"]) == (1, 1, 1, len(sent))
     assert out["at_edge"] == 0.0 and out["final_seq"] == seq
+    # Broken inputs, each leaving the port not provably empty through the stall: a frame leaves
+    # it inside the stall; the last segment before the stall never left it whole (its cells may
+    # still be queued); no tap on the port at all.
+    inside = pl.concat([port, pl.DataFrame([(t + 0.2, 0, 1, 0, 1000, 0)], schema=cap.columns, orient="row")])
+    never = port.filter(pl.col("time_s") < t - 1e-9 - 4e-3)
+    for broken in (inside, never, None):
+        assert p4_runs.analyse_trace(cap, [t + 0.5], window=100_000, mss=1000, port=broken)["stalls_empty"] == 0
+    assert p4_runs.analyse_trace(cap, [t + 0.5], window=100_000, mss=1000)["port_frames"] is None
+
+
+def _traced(**b_changes) -> dict:
+    """Made-up traced runs with §3.2's pattern: (a) 25 KB at its window's edge, 2 segments per
+    ACK, no loss, no stall; (b) 38 KB sometimes 3 per ACK, losing segments sent with room left,
+    stalling 6 times, every stall ended by a timeout with nothing leaving the port."""
+    a = dict(final_seq=96e6, stalls=0, stalls_by_timeout=0, stalls_empty=0, port_frames=66000, sends_2=0.999, sends_3plus=0.0,
+             acked_2mss=0.999, at_edge=1.0, window=26280, losses_with_room=0, losses_checked=0, cells_dropped=0, max_outstanding=26280)
+    b = dict(final_seq=5e6, stalls=6, stalls_by_timeout=6, stalls_empty=6, port_frames=3500, sends_2=0.92, sends_3plus=0.08,
+             acked_2mss=0.988, at_edge=0.0, window=39420, losses_with_room=5, losses_checked=6, cells_dropped=165, max_outstanding=37960)
+    b.update(b_changes)
+    return {"chosen": 768, "cells": 1024, "runs": {(768, 25): [a], (768, 38): [b]}}
+
+
+TRACE_BREAKS = {
+    "F8": {"stalls": 1, "stalls_by_timeout": 1, "stalls_empty": 1},  # (b) does not stall repeatedly
+    "F9": {"stalls_by_timeout": 2},  # most stalls end without a timeout
+    "F10": {"stalls_empty": 5},  # a stall window that holds a departure from the port
+    "F11": {"sends_3plus": 0.0},  # (b) never sends 3 per ACK
+    "F12": {"losses_with_room": 1},  # (b) lost with its window full
+    "F13": {"max_outstanding": 39420},  # (b) used its whole window before losing
+}
+
+
+def test_the_traced_findings_hold_on_the_pattern_and_each_fails_when_broken():
+    from tcplab.reproduce.p4.checks import _trace_checks
+
+    def verdicts(tr):
+        return {c.values["finding"]: c.passed for c in _trace_checks(tr)}
+
+    assert all(verdicts(_traced()).values()), verdicts(_traced())
+    for finding, change in TRACE_BREAKS.items():
+        after = verdicts(_traced(**change))
+        assert after[finding] is False, (finding, after)
+    # F10 also fails where the port was not tapped (nothing could be judged).
+    assert verdicts(_traced(port_frames=None))["F10"] is False
 
 
 # -- real runs, reduced ------------------------------------------------------------------------
@@ -202,6 +250,7 @@ def test_the_traced_mechanism_of_table_2():
     assert a["cells_dropped"] == 0 and a["sends_2"] > 0.95 and a["at_edge"] > 0.95 and a["stalls"] == 0
     assert b["cells_dropped"] > 0 and b["sends_3plus"] > 0.01 and b["stalls"] >= 2
     assert b["stalls_by_timeout"] == b["stalls"] == b["stalls_empty"]
+    assert b["port_frames"] > 1000 and a["port_frames"] > 10 * b["port_frames"]  # the port's tap sees its departures
     assert b["losses_with_room"] >= 1 and b["mbps"] < 0.1 * a["mbps"]
 
 

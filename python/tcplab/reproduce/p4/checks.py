@@ -223,9 +223,15 @@ def _trace_checks(tr: dict[str, Any]) -> list[Check]:
                      quote="TCP において再送が起こる条件は、送信端末で重複確認応答 (duplicate ACK) が 3 回受信されるか、タイムアウトが発生するかである [5]。問題となるタイムラグでは後者が発生している。",
                      location="§3.2 L109"))
     empty = sum(r["stalls_empty"] for r in b)
-    out.append(Check("§3.2", f"during a stall nothing is in the network: no segment or ACK on the sender's link and the switch port empty ({where})",
-                     f"{empty} of {stalls} stalls silent on the sender's link for ≥ 0.3 s with the port's queue empty throughout", stalls > 0 and empty == stalls,
-                     values={"finding": "F10", "stalls": stalls, "empty": empty},
+    seen = [r.get("port_frames") for r in b]
+    tapped = all(n is not None and n > 0 for n in seen)
+    out.append(Check("§3.2", "during a stall nothing is in the network: no segment or ACK on the sender's link, and nothing leaves the switch port "
+                     f"(a tap on the port's link: the port is work-conserving, so no departure means it is empty; {where})",
+                     f"{empty} of {stalls} stalls silent on the sender's link for ≥ 0.3 s, the last segment sent before each out of the port whole and no frame "
+                     "leaving the port during it; the port's tap saw "
+                     + (f"{sum(seen)} frames leave in (b)'s runs" if tapped else "nothing at all (not tapped: no stall can be judged empty)"),
+                     stalls > 0 and tapped and empty == stalls,
+                     values={"finding": "F10", "stalls": stalls, "empty": empty, "port_frames": seen},
                      quote="送信端末からのセグメントと受信端末からの ACK がネットワーク上から全て消滅し、送受信端末とも何も送信しない状態になっている。",
                      location="§3.2 L110"))
     out.append(Check("§3.2", f"(a) sends 2 segments per ACK, (b) sometimes 3; each ACK covers 2 segments (a: ≥ 90 % of ACKs followed by exactly 2; b: ≥ 1 % by 3 or more; ≥ 80 % of ACKs cover 2 MSS; {where})",

@@ -178,7 +178,7 @@ def report(data: dict[str, Any], views: dict[str, View], result: list[Check], ta
                   "The two readings of U16 do not meet at one f.")
     rep.table(("cells", "25 KB: Mb/s (share)", "38 KB: Mb/s (share)"),
               [(c, *(f"{v[k][0]:.2f} ({v[k][1]:.1%})" for k in tr["socks_kib"])) for c, v in sorted(tr["scan"].items())])
-    keys = ("mbps", "timeouts", "stalls", "stalls_by_timeout", "sends_2", "sends_3plus", "acked_2mss", "at_edge", "max_outstanding", "window")
+    keys = ("mbps", "timeouts", "stalls", "stalls_by_timeout", "stalls_empty", "port_frames", "sends_2", "sends_3plus", "acked_2mss", "at_edge", "max_outstanding", "window")
     rep.table(("run", *keys), [(f"{c} cells, {k} KB, seed {r['seed']}", *(f"{r[x]:.3g}" if isinstance(r[x], float) else r[x] for x in keys))
                                for (c, k), rs in tr["runs"].items() for r in rs])
 
