@@ -225,6 +225,34 @@ def test_the_traced_findings_hold_on_the_pattern_and_each_fails_when_broken():
     assert verdicts(_traced(port_frames=None))["F10"] is False
 
 
+def test_the_traces_at_the_stated_buffer_and_the_headline_names_the_post_scan_passes():
+    """F8–F13 are judged at 768 cells, chosen after the scan; at the stated 1K cells (L75) both
+    socket buffers run loss-free (as measured), so each fails there, and the headline says
+    which passes rest on the choice. With the pattern at 1K too they hold there; with no
+    buffer chosen after the scan there is nothing to add."""
+    from tcplab.reproduce.p4.checks import _trace_checks, stated_setting_checks
+    from tcplab.reproduce.p4.report import _post_scan_note
+
+    tr = _traced()
+    good = copy.deepcopy(tr["runs"][(768, 25)][0])
+    tr["runs"][(1024, 25)] = [good]
+    tr["runs"][(1024, 38)] = [{**copy.deepcopy(good), "window": 39420, "max_outstanding": 39420}]
+    headline = _trace_checks(tr)
+    for c in headline:
+        c.claim = f"{c.values['finding']}: {c.claim}"
+    assert all(c.passed and c.values["post_scan"] and c.values["cells"] == 768 for c in headline)
+    stated = stated_setting_checks({"traces": tr})
+    assert [c.values["finding"] for c in stated] == ["F8", "F9", "F10", "F11", "F12", "F13"]
+    assert not any(c.passed for c in stated) and all(c.values["cells"] == 1024 and not c.values["post_scan"] for c in stated)
+    assert "1024 cells, the buffer L75 states" in stated[0].claim
+    note = _post_scan_note(headline, stated, tr)
+    assert note.startswith("6 of these passes (F8, F9, F10, F11, F12, F13) rest on a choice made after the runs: §3.2's traces are judged at 768 cells")
+    assert "0 of those 6 findings hold (below), so 0 of 6 hold with nothing chosen after the runs." in note
+    tr["runs"][(1024, 25)], tr["runs"][(1024, 38)] = tr["runs"][(768, 25)], tr["runs"][(768, 38)]
+    assert all(c.passed for c in stated_setting_checks({"traces": tr}))
+    assert stated_setting_checks({"traces": {**tr, "chosen": 1024}}) == [] and _post_scan_note(_trace_checks({**tr, "chosen": None}), [], tr) == ""
+
+
 # -- real runs, reduced ------------------------------------------------------------------------
 
 def test_deadlock_at_a_small_buffer_and_the_ceiling_at_a_large_one():

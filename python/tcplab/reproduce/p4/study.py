@@ -17,7 +17,7 @@ import polars as pl
 from tcplab.reproduce.findings import Check
 from tcplab.reproduce.output import check_out, publish
 from tcplab.reproduce.p4.atm import mss_freebsd
-from tcplab.reproduce.p4.checks import all_views, checks
+from tcplab.reproduce.p4.checks import all_views, checks, stated_setting_checks
 from tcplab.reproduce.p4.constants import FIG5_CELLS, KEYS, MTUS, SCAN_MBPS, TABLE2_CELLS, TABLE2_SOCKS_KIB
 from tcplab.reproduce.p4.predictor import beyond
 from tcplab.reproduce.p4.report import report, write_figures_p4
@@ -158,6 +158,7 @@ def write_report(data: dict[str, Any], out: Path) -> list[Check]:
              "critical": [{"mss": c[0], "cells": c[1], "unit": c[2], "sock": s, "criterion": k, "lo": lo, "hi": hi}
                           for (c, s, k), (lo, hi) in data["critical"].items()],
              "predictor": tables["predictor"]}
+    plain["checks_at_stated_buffer"] = [dataclasses.asdict(c) for c in stated_setting_checks(data)]
     write_results_json(plain, result, out / "results.json")
     return result
 
