@@ -156,6 +156,19 @@ def test_curve_helpers():
     assert knee([{"cells": 512, "share": 0.1}, {"cells": 1024, "share": 0.95}, {"cells": 2048, "share": 0.99}]) == 1024
 
 
+def test_speed_is_the_median_over_the_runs_with_the_load_and_the_machine():
+    from tcplab.reproduce.p4.study import speed
+
+    # MSS 1460: 32 cells a segment. Runs of 1, 2, 3 and 10 million cells per second (and one
+    # without a wall time, left out): the median is 2.5 million, not the mean 4 nor the best 10.
+    runs = pl.DataFrame({"mss": [1460] * 5, "segments": [31250, 62500, 93750, 312500, 1], "wall_time_s": [1.0, 1.0, 1.0, 1.0, 0.0]})
+    sp = speed(runs, [("start", 1.5), ("search", 3.0)], 2, None)
+    assert sp["runs_timed"] == 4 and sp["median_cells_per_s"] == pytest.approx(2.5e6)
+    assert (sp["q1_cells_per_s"], sp["q3_cells_per_s"]) == (pytest.approx(2e6), pytest.approx(10e6))
+    assert sp["load"] == [("start", 1.5), ("search", 3.0)] and sp["workers"] == 2 and sp["cpus"] >= 1
+    assert speed(runs, [], None, None)["workers"] >= 1 and speed(runs, [], None, object())["workers"] == "cluster"
+
+
 def test_trace_analysis_counts_sends_per_ack_and_stalls():
     # ACKs each followed by 2, 2, 2 and 3 new segments — the first ACK has none before it and the
     # second comes in the 10 ms warm-up, so two are counted: one of 2, one of 3 — a closing ACK,
@@ -345,6 +358,9 @@ def test_a_tiny_reproduction_writes_its_report(tmp_path):
     assert missing_quotes(result) == []
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "findings of the paper hold" in text and "cells per wall second" in text
+    sp = data["speed"]
+    assert "The custom plan: " in text and f"median {sp['median_cells_per_s'] / 1e6:.1f} million over the {sp['runs_timed']:,} runs" in text
+    assert sp["runs_timed"] == data["runs"] - 4 and sp["workers"] == 2 and sp["cpus"] >= 1  # the 4 traced runs are not timed
     assert "## CBR in bursts" in text and "| 1500 | 64 |" in text
     assert (tmp_path / "fig5_least_cbr_vs_socket.png").is_file()
     saved = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))

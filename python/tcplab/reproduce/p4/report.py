@@ -259,10 +259,19 @@ def report(data: dict[str, Any], views: dict[str, View], result: list[Check], ta
 
     rep.heading("Speed")
     walls = ", ".join(f"{k} {v:.0f} s" for k, v in data["walls"].items())
-    rep.paragraph(f"{data['cells']:,.0f} UBR data cells offered to the switch ports (segments sent × cells per full segment) in "
-                  f"{data['run_wall_s']:.0f} s of summed run wall time: {data['cells'] / max(data['run_wall_s'], 1e-9):,.0f} cells per wall second "
-                  f"per core; {data['cells'] / max(data['wall_s'], 1e-9):,.0f} per second of this reproduction's {data['wall_s']:.0f} s ({walls}). "
-                  "Runs already in `out/runs/` are reused, not rerun: after a resumed reproduction only the first figure is a speed.")
+    sp = data.get("speed")
+    if sp:
+        loads = [v for _, v in sp["load"]]
+        rep.paragraph(f"The {plan.get('name', 'custom')} plan: {data['runs']:,} runs in {data['wall_s']:.0f} s of wall time ({walls}) with "
+                      f"{sp['workers']} workers on {sp['cpus']} CPUs ({sp['cpu_model'] or 'model not known'}), the 1-minute load average "
+                      f"{min(loads):.2f}–{max(loads):.2f} (after each phase: {', '.join(f'{k} {v:.2f}' for k, v in sp['load'])}). "
+                      f"UBR data cells per wall second per core (cells offered to the switch ports: segments sent × cells per full segment): "
+                      f"median {sp['median_cells_per_s'] / 1e6:.1f} million over the {sp['runs_timed']:,} runs (quartiles "
+                      f"{sp['q1_cells_per_s'] / 1e6:.1f}–{sp['q3_cells_per_s'] / 1e6:.1f} million; each run is one process on one core).")
+    rep.paragraph(f"In all, {data['cells']:,.0f} cells in {data['run_wall_s']:.0f} s of summed run wall time "
+                  f"({data['cells'] / max(data['run_wall_s'], 1e-9):,.0f} per second), {data['cells'] / max(data['wall_s'], 1e-9):,.0f} per second "
+                  f"of this reproduction's {data['wall_s']:.0f} s. Runs already in `out/runs/` are reused, not rerun, and keep the wall time "
+                  "of the run that made them: after a resumed reproduction only the per-run figures are a speed.")
     rep.heading("Figures")
     rep.bullets(f"`{name}.png` / `.svg`" for name in figs)
     return rep

@@ -39,7 +39,7 @@ from tcplab.reproduce.p4.constants import (
 from tcplab.reproduce.runner import run_points
 from tcplab.reproduce.scenarios import study_scenario
 
-__all__ = ["Spec", "analyse_trace", "cells_through", "key", "lookup", "run_specs", "summarise", "table2_traces", "traced_run"]
+__all__ = ["Spec", "analyse_trace", "cells_per_wall_s", "cells_through", "key", "lookup", "run_specs", "summarise", "table2_traces", "traced_run"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,6 +140,15 @@ def cells_through(table: pl.DataFrame) -> float:
     if table.height == 0:
         return 0.0
     return float((table["segments"] * pl.Series([cells_per_packet(m) for m in table["mss"]])).sum())
+
+
+def cells_per_wall_s(table: pl.DataFrame) -> list[float]:
+    """Per run, the UBR data cells it offered (as `cells_through`) per second of its own wall
+    time: each run is one process on one core, so this is cells per wall second per core."""
+    if table.height == 0:
+        return []
+    cells = table["segments"] * pl.Series([cells_per_packet(m) for m in table["mss"]])
+    return [c / w for c, w in zip(cells.to_list(), table["wall_time_s"].to_list(), strict=True) if w and w > 0]
 
 
 # ---- Table 2 and Figs. 3–4: traced runs at the sender ----------------------------------------
