@@ -6,6 +6,7 @@ traced mechanism, the search against the predictor, and a tiny end-to-end reprod
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 
 import polars as pl
@@ -17,6 +18,7 @@ from tcplab.reproduce.p4 import atm as p4_atm
 from tcplab.reproduce.p4 import constants as p4_constants
 from tcplab.reproduce.p4 import predictor as p4_predictor
 from tcplab.reproduce.p4 import runs as p4_runs
+from tcplab.reproduce.p4 import search as search_mod
 from tcplab.reproduce.p4.checks import View, checks, fit_slope, knee, least_socket
 from tcplab.reproduce.p4.runs import Spec
 from tcplab.reproduce.scenarios import scenario_value, study_scenario
@@ -154,6 +156,19 @@ def test_curve_helpers():
     assert knee([{"cells": 512, "share": 0.1}, {"cells": 1024, "share": 0.95}, {"cells": 2048, "share": 0.99}]) == 1024
 
 
+def test_speed_is_the_median_over_the_runs_with_the_load_and_the_machine():
+    from tcplab.reproduce.p4.study import speed
+
+    # MSS 1460: 32 cells a segment. Runs of 1, 2, 3 and 10 million cells per second (and one
+    # without a wall time, left out): the median is 2.5 million, not the mean 4 nor the best 10.
+    runs = pl.DataFrame({"mss": [1460] * 5, "segments": [31250, 62500, 93750, 312500, 1], "wall_time_s": [1.0, 1.0, 1.0, 1.0, 0.0]})
+    sp = speed(runs, [("start", 1.5), ("search", 3.0)], 2, None)
+    assert sp["runs_timed"] == 4 and sp["median_cells_per_s"] == pytest.approx(2.5e6)
+    assert (sp["q1_cells_per_s"], sp["q3_cells_per_s"]) == (pytest.approx(2e6), pytest.approx(10e6))
+    assert sp["load"] == [("start", 1.5), ("search", 3.0)] and sp["workers"] == 2 and sp["cpus"] >= 1
+    assert speed(runs, [], None, None)["workers"] >= 1 and speed(runs, [], None, object())["workers"] == "cluster"
+
+
 def test_trace_analysis_counts_sends_per_ack_and_stalls():
     # ACKs each followed by 2, 2, 2 and 3 new segments — the first ACK has none before it and the
     # second comes in the 10 ms warm-up, so two are counted: one of 2, one of 3 — a closing ACK,
@@ -169,10 +184,86 @@ def test_trace_analysis_counts_sends_per_ack_and_stalls():
     rows.append((t, 1, 0, seq - 1000, 0, 0))
     rows.append((t + 0.5, 0, seq - 1000, 0, 1000, 1))
     cap = pl.DataFrame(rows, schema=["time_s", "dir", "seq", "ack", "len", "retransmit"], orient="row")
-    out = p4_runs.analyse_trace(cap, [t + 0.5], window=100_000, mss=1000)
+    # The port's tap: every segment left the port 0.1 ms after it was sent (the last one before
+    # the stall too, so nothing was behind it in the FIFO), none during the stall.
+    sent = [(r[0] + 1e-4, 0, r[2], 0, r[4], r[5]) for r in rows if r[1] == 0]
+    port = pl.DataFrame(sent, schema=cap.columns, orient="row")
+    out = p4_runs.analyse_trace(cap, [t + 0.5], window=100_000, mss=1000, port=port)
     assert (out["acks"], out["sends_2"], out["sends_3plus"], out["acked_2mss"]) == (2, 0.5, 0.5, 1.0)
-    assert (out["stalls"], out["stalls_by_timeout"], out["stalls_empty"]) == (1, 1, 1)
+    assert (out["stalls"], out["stalls_by_timeout"], out["stalls_empty"], out["port_frames"]) == (1, 1, 1, len(sent))
     assert out["at_edge"] == 0.0 and out["final_seq"] == seq
+    # Broken inputs, each leaving the port not provably empty through the stall: a frame leaves
+    # it inside the stall; the last segment before the stall never left it whole (its cells may
+    # still be queued); no tap on the port at all.
+    inside = pl.concat([port, pl.DataFrame([(t + 0.2, 0, 1, 0, 1000, 0)], schema=cap.columns, orient="row")])
+    never = port.filter(pl.col("time_s") < t - 1e-9 - 4e-3)
+    for broken in (inside, never, None):
+        assert p4_runs.analyse_trace(cap, [t + 0.5], window=100_000, mss=1000, port=broken)["stalls_empty"] == 0
+    assert p4_runs.analyse_trace(cap, [t + 0.5], window=100_000, mss=1000)["port_frames"] is None
+
+
+def _traced(**b_changes) -> dict:
+    """Made-up traced runs with §3.2's pattern: (a) 25 KB at its window's edge, 2 segments per
+    ACK, no loss, no stall; (b) 38 KB sometimes 3 per ACK, losing segments sent with room left,
+    stalling 6 times, every stall ended by a timeout with nothing leaving the port."""
+    a = dict(final_seq=96e6, stalls=0, stalls_by_timeout=0, stalls_empty=0, port_frames=66000, sends_2=0.999, sends_3plus=0.0,
+             acked_2mss=0.999, at_edge=1.0, window=26280, losses_with_room=0, losses_checked=0, cells_dropped=0, max_outstanding=26280)
+    b = dict(final_seq=5e6, stalls=6, stalls_by_timeout=6, stalls_empty=6, port_frames=3500, sends_2=0.92, sends_3plus=0.08,
+             acked_2mss=0.988, at_edge=0.0, window=39420, losses_with_room=5, losses_checked=6, cells_dropped=165, max_outstanding=37960)
+    b.update(b_changes)
+    return {"chosen": 768, "cells": 1024, "runs": {(768, 25): [a], (768, 38): [b]}}
+
+
+TRACE_BREAKS = {
+    "F8": {"stalls": 1, "stalls_by_timeout": 1, "stalls_empty": 1},  # (b) does not stall repeatedly
+    "F9": {"stalls_by_timeout": 2},  # most stalls end without a timeout
+    "F10": {"stalls_empty": 5},  # a stall window that holds a departure from the port
+    "F11": {"sends_3plus": 0.0},  # (b) never sends 3 per ACK
+    "F12": {"losses_with_room": 1},  # (b) lost with its window full
+    "F13": {"max_outstanding": 39420},  # (b) used its whole window before losing
+}
+
+
+def test_the_traced_findings_hold_on_the_pattern_and_each_fails_when_broken():
+    from tcplab.reproduce.p4.checks import _trace_checks
+
+    def verdicts(tr):
+        return {c.values["finding"]: c.passed for c in _trace_checks(tr)}
+
+    assert all(verdicts(_traced()).values()), verdicts(_traced())
+    for finding, change in TRACE_BREAKS.items():
+        after = verdicts(_traced(**change))
+        assert after[finding] is False, (finding, after)
+    # F10 also fails where the port was not tapped (nothing could be judged).
+    assert verdicts(_traced(port_frames=None))["F10"] is False
+
+
+def test_the_traces_at_the_stated_buffer_and_the_headline_names_the_post_scan_passes():
+    """F8–F13 are judged at 768 cells, chosen after the scan; at the stated 1K cells (L75) both
+    socket buffers run loss-free (as measured), so each fails there, and the headline says
+    which passes rest on the choice. With the pattern at 1K too they hold there; with no
+    buffer chosen after the scan there is nothing to add."""
+    from tcplab.reproduce.p4.checks import _trace_checks, stated_setting_checks
+    from tcplab.reproduce.p4.report import _post_scan_note
+
+    tr = _traced()
+    good = copy.deepcopy(tr["runs"][(768, 25)][0])
+    tr["runs"][(1024, 25)] = [good]
+    tr["runs"][(1024, 38)] = [{**copy.deepcopy(good), "window": 39420, "max_outstanding": 39420}]
+    headline = _trace_checks(tr)
+    for c in headline:
+        c.claim = f"{c.values['finding']}: {c.claim}"
+    assert all(c.passed and c.values["post_scan"] and c.values["cells"] == 768 for c in headline)
+    stated = stated_setting_checks({"traces": tr})
+    assert [c.values["finding"] for c in stated] == ["F8", "F9", "F10", "F11", "F12", "F13"]
+    assert not any(c.passed for c in stated) and all(c.values["cells"] == 1024 and not c.values["post_scan"] for c in stated)
+    assert "1024 cells, the buffer L75 states" in stated[0].claim
+    note = _post_scan_note(headline, stated, tr)
+    assert note.startswith("6 of these passes (F8, F9, F10, F11, F12, F13) rest on a choice made after the runs: §3.2's traces are judged at 768 cells")
+    assert "0 of those 6 findings hold (below), so 0 of 6 hold with nothing chosen after the runs." in note
+    tr["runs"][(1024, 25)], tr["runs"][(1024, 38)] = tr["runs"][(768, 25)], tr["runs"][(768, 38)]
+    assert all(c.passed for c in stated_setting_checks({"traces": tr}))
+    assert stated_setting_checks({"traces": {**tr, "chosen": 1024}}) == [] and _post_scan_note(_trace_checks({**tr, "chosen": None}), [], tr) == ""
 
 
 # -- real runs, reduced ------------------------------------------------------------------------
@@ -200,6 +291,7 @@ def test_the_traced_mechanism_of_table_2():
     assert a["cells_dropped"] == 0 and a["sends_2"] > 0.95 and a["at_edge"] > 0.95 and a["stalls"] == 0
     assert b["cells_dropped"] > 0 and b["sends_3plus"] > 0.01 and b["stalls"] >= 2
     assert b["stalls_by_timeout"] == b["stalls"] == b["stalls_empty"]
+    assert b["port_frames"] > 1000 and a["port_frames"] > 10 * b["port_frames"]  # the port's tap sees its departures
     assert b["losses_with_room"] >= 1 and b["mbps"] < 0.1 * a["mbps"]
 
 
@@ -214,6 +306,37 @@ def test_cbr_in_bursts_reaches_the_port_and_cannot_overflow_a_window_below_the_b
     # The bursts change the run (the override reached the port).
     assert by[(65536, 512)]["mbps"] != by[(65536, 1)]["mbps"]
     assert Spec(1460, 65536, 1024, burst=512).overrides()["queue(sw->b).cbr_burst"] == 512
+
+
+def _fake_runs(response):
+    """A stand-in for `run_specs`: one row per point whose throughput is `response(socket KiB,
+    CBR)`, and the CBRs each round asked for."""
+    asked: list[list[float]] = []
+
+    def run(specs):
+        asked.append(sorted({s.cbr_mbps for s in specs}))
+        zero = dict.fromkeys(("least_flow_mbps", "timeouts", "fast_retransmits", "cells_dropped", "cells_discarded", "frames_damaged",
+                              "frames_discarded", "segments", "wall_time_s"), 0.0)
+        return pl.DataFrame([{**dataclasses.asdict(s), "seed": 1, "throughput_mbps": response(s.sock // 1024, s.cbr_mbps), **zero} for s in specs])
+    return run, asked
+
+
+def test_the_search_raises_the_cbr_until_deadlock_as_the_paper():
+    """§4.1 L130: the CBR is raised until the flow deadlocks. A criterion met at 10 and 50 Mb/s
+    but at no other CBR (as the spot checks found at 512 cells, 64 KB) has its least
+    deadlocking CBR ≤ 10 — the old search probed 140 Mb/s first and called it "none"; one met
+    from 37 Mb/s up is found in (35, 37.5]; one met nowhere is "none" after every step to 140."""
+    low = {"low": lambda r: r["mbps"] < 1.0}
+    run, asked = _fake_runs(lambda k, c: 0.5 if c in (10.0, 50.0) else 5.0)
+    found, _ = p4.search_critical([((1460, 512, "cell"), 64 * 1024)], (1,), 2.5, run, criteria=low)
+    assert found[((1460, 512, "cell"), 64 * 1024, "low")] == (7.5, 10.0)
+    assert asked[0] == [10.0] and 140.0 not in sum(asked, [])
+    run, asked = _fake_runs(lambda k, c: 0.5 if k >= 30 and c >= 37 else 5.0)
+    found, _ = p4.search_critical([((1460, 512, "cell"), k * 1024) for k in (6, 30)], (1,), 2.5, run, criteria=low)
+    assert found[((1460, 512, "cell"), 30 * 1024, "low")] == (35.0, 37.5)
+    assert found[((1460, 512, "cell"), 6 * 1024, "low")] == (140.0, None)
+    assert sorted({c for r in asked for c in r if c % 10 == 0}) == [float(c) for c in range(10, 150, 10)]  # 6 KB: every step
+    assert search_mod.scan_levels(30.0) == [30.0, 60.0, 90.0, 120.0, 140.0]
 
 
 def test_the_search_finds_the_collapse_boundary_the_predictor_derives():
@@ -235,6 +358,9 @@ def test_a_tiny_reproduction_writes_its_report(tmp_path):
     assert missing_quotes(result) == []
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "findings of the paper hold" in text and "cells per wall second" in text
+    sp = data["speed"]
+    assert "The custom plan: " in text and f"median {sp['median_cells_per_s'] / 1e6:.1f} million over the {sp['runs_timed']:,} runs" in text
+    assert sp["runs_timed"] == data["runs"] - 4 and sp["workers"] == 2 and sp["cpus"] >= 1  # the 4 traced runs are not timed
     assert "## CBR in bursts" in text and "| 1500 | 64 |" in text
     assert (tmp_path / "fig5_least_cbr_vs_socket.png").is_file()
     saved = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))

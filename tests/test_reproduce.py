@@ -167,6 +167,32 @@ def test_reproduce_refuses_an_output_directory_holding_user_files(tmp_path, pape
     assert (out / "report.md").read_text() == "mine\n"
 
 
+def test_reproduce_takes_workers_on_the_command_line(tmp_path, monkeypatch):
+    """`tcplab reproduce p4 --quick --workers 1` runs the study with workers=1 (the API's
+    `workers=`); without it, None (one per CPU); 0 or a word exits 2 before anything runs."""
+    from tcplab.cli import main
+    from tcplab.reproduce import STUDIES
+
+    seen = []
+
+    def fake(out, quick=False, progress=None, *, workers=None, cluster=None):
+        seen.append((quick, workers))
+        return [Check("Fig. 1", "a", "m", True)]
+
+    monkeypatch.setattr(STUDIES["p4"], "reproduce", fake)
+    assert main(["reproduce", "p4", "--quick", "--workers", "1", "--out", str(tmp_path / "a")]) == 0
+    assert main(["reproduce", "p4", "--out", str(tmp_path / "b")]) == 0
+    assert seen == [(True, 1), (False, None)]
+    for bad in ("0", "two"):
+        with pytest.raises(SystemExit) as e:
+            main(["reproduce", "p4", "--workers", bad, "--out", str(tmp_path / "c")])
+        assert e.value.code == 2
+    assert seen == [(True, 1), (False, None)] and not (tmp_path / "c").exists()
+    # The installed command line refuses it too (a separate process, before anything runs).
+    proc = _tcplab("reproduce", "p4", "--workers", "x", cwd=tmp_path)
+    assert proc.returncode == 2 and "--workers: not an integer: 'x'" in proc.stderr
+
+
 TINY_P4 = dict(seeds=(1,), fig2_cells=(512, 1024, 3072), table2_cells=(768, 1024), socks_kib=(22, 46, 50), tol_mbps=35.0,
                spot_points=((1024, 46),), spot_cbrs=(60.0,), trace_seeds=(1,), bursts=(64,))
 """The plan of test_p4's tiny reproduction."""
@@ -189,7 +215,7 @@ def test_a_reproduction_resumes_into_its_directory_and_publishes_its_report_whol
     study.experiment(study.Plan(**TINY_P4), out=out, workers=2)  # the runs, then "killed"
     ran = _executions(out)
     assert ran > 0 and sorted(p.name for p in out.iterdir()) == ["runs"]
-    assert _cmd(argparse.Namespace(paper="p4", out=str(out), quick=True)) in (0, 3)
+    assert _cmd(argparse.Namespace(paper="p4", out=str(out), quick=True, workers=None)) in (0, 3)
     assert _executions(out) == ran, "the stored runs are reused, not run again"
     report = (out / "report.md").read_text()
     results = (out / "results.json").read_bytes()

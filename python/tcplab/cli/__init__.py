@@ -3,7 +3,7 @@
     tcplab run SCENARIO [--seed N] [--set PATH=VALUE ...] [--out DIR] [--quiet]
     tcplab plot RESULT_DIR [--out DIR] [--format png,svg] [--bin SECONDS]
     tcplab sweep SWEEP [--workers N | --cluster ADDRESS] [--out DIR] [--traces] [--retry-failed]
-    tcplab reproduce PAPER [--out DIR] [--quick]
+    tcplab reproduce PAPER [--out DIR] [--quick] [--workers N]
     tcplab docs [NAME] [--path]
     tcplab conformance DIR [--out REPORT.md] [--triage FILE] [--log]
 

@@ -1,4 +1,4 @@
-"""`tcplab reproduce PAPER [--out DIR] [--quick]`: rerun a study and write its report.
+"""`tcplab reproduce PAPER [--out DIR] [--quick] [--workers N]`: rerun a study and write its report.
 
 Exit status: 0 when the report is written and every finding of the paper holds; 3 when the
 report is written and one or more findings do not hold (report.md lists them, measured values
@@ -31,8 +31,20 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument("paper", choices=sorted(STUDY_NAMES), help="study to reproduce")
     p.add_argument("--out", metavar="DIR", help="output directory (default: out/<paper>)")
-    p.add_argument("--quick", action="store_true", help="shorter runs and fewer seeds (under a minute)")
+    p.add_argument("--quick", action="store_true", help="shorter runs and fewer seeds (see the study's README for its time)")
+    p.add_argument("--workers", type=_positive, metavar="N", help="local worker processes for the runs (default: one per CPU)")
     p.set_defaults(handler=_cmd)
+
+
+def _positive(text: str) -> int:
+    """Parse --workers: an integer ≥ 1 (argparse exits 2 naming the option otherwise)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value
 
 
 def _cmd(args: argparse.Namespace) -> int:
@@ -54,7 +66,8 @@ def _cmd(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         with console.status("starting") as status:
-            checks = STUDIES[args.paper].reproduce(out, quick=args.quick, progress=lambda msg: status.update(msg))
+            checks = STUDIES[args.paper].reproduce(out, quick=args.quick, progress=lambda msg: status.update(msg),
+                                                   workers=args.workers)
     except (ScenarioError, OSError) as e:
         # A shipped scenario the study's overrides make invalid, or an output it cannot write:
         # the reproduction stops with the reason, not a traceback.

@@ -14,8 +14,8 @@ unknowns in runs of their own, `map` (see each package's `__init__`). The shared
 | `runner` | `run_points`: a study's points through the sweep runner (resumable, local or Dask) |
 | `output` | `check_out` (--out holds only what tcplab wrote) and `publish` (the report moved in whole) |
 
-A study package provides `reproduce(out, quick=False, progress=...) -> list[Check]` (see
-`Study`) and is registered in `STUDIES`, which `tcplab reproduce` offers. The study packages
+A study package provides `reproduce(out, quick=False, progress=..., *, workers=None,
+cluster=None) -> list[Check]` (see `Study`) and is registered in `STUDIES`, which `tcplab reproduce` offers. The study packages
 (and their plotting) are imported on first use: the command line, and every sweep worker that
 re-imports it, start without them.
 """
@@ -39,10 +39,13 @@ class Study(Protocol):
     """What `tcplab reproduce` needs of a study package."""
 
     def reproduce(
-        self, out: str | Path, quick: bool = False, progress: Callable[[str], None] = ...
+        self, out: str | Path, quick: bool = False, progress: Callable[[str], None] = ..., *,
+        workers: int | None = None, cluster: Any = None,
     ) -> list[Check]:
         """Run the study, write its figures, report.md and results.json into `out`, and
-        return its checks; `quick` runs a shorter plan, `progress` is told what runs."""
+        return its checks; `quick` runs a shorter plan, `progress` is told what runs,
+        `workers` local processes run them (None: one per CPU; `tcplab reproduce --workers`)
+        or the Dask `cluster`."""
         ...
 
 

@@ -70,13 +70,14 @@ class Report:
             lines.append(f"   Measured: {c.measured}")
         self.blocks.append("\n".join(lines))
 
-    def paper_findings(self, checks: Iterable[Check], seed_file: str) -> None:
-        """The section every study's report opens with: how many of the paper's findings hold,
-        their table, and each numbered with its sentence from `seed_file` (failures included)."""
+    def paper_findings(self, checks: Iterable[Check], seed_file: str, note: str = "") -> None:
+        """The section every study's report opens with: how many of the paper's findings hold
+        (and `note`, what the count rests on), their table, and each numbered with its sentence
+        from `seed_file` (failures included)."""
         paper = [c for c in checks if c.paper]
         held, total = verdict(paper)
         self.heading("The paper's findings")
-        self.paragraph(f"**{held} of {total} findings of the paper hold** with the shipped settings.")
+        self.paragraph(f"**{held} of {total} findings of the paper hold** with the shipped settings." + (f" {note}" if note else ""))
         self.checks(paper)
         self.paragraph(f"Each finding with the paper's own sentence (seed `{seed_file}`):")
         self.findings(paper)

@@ -10,7 +10,7 @@ from typing import Any
 
 __all__ = [
     "CBR_TOP_MBPS", "COLLAPSE_TIMEOUTS", "CRITERIA", "DEADLOCK_FRACTION", "DURATION_S", "FIG5_CELLS", "KEYS",
-    "LINE_CELLS_PER_S", "LINK_MBPS", "METRICS", "MTUS", "PORT", "PORT_NAME", "PROFILE", "SENDER_TCP", "STALL_S", "STUDY",
+    "LINE_CELLS_PER_S", "LINK_MBPS", "METRICS", "MTUS", "PORT", "PORT_NAME", "PORT_TAP", "PROFILE", "SCAN_MBPS", "SENDER_TAP", "SENDER_TCP", "STALL_S", "STUDY",
     "TABLE2_CELLS", "TABLE2_SOCKS_KIB", "TRACE_OVERRIDES", "WARMUP_S",
 ]
 
@@ -33,6 +33,10 @@ MTUS = (512, 1500, 4352, 6500, 9180)
 """Fig. 2's MTUs (§3.1 L75)."""
 CBR_TOP_MBPS = 140.0
 """Figs. 5–6: 140 Mb/s is plotted where no CBR up to it deadlocks (§4.1 L130)."""
+SCAN_MBPS = 10.0
+"""Figs. 5–6: the step by which the search raises the CBR until deadlock (§4.1 L130; the
+paper's step is not given, README A12); the first bracket is then halved to the plan's
+tolerance."""
 
 COLLAPSE_TIMEOUTS = 2.0
 CRITERIA: dict[str, Callable[[Mapping[str, Any]], bool]] = {
@@ -77,11 +81,16 @@ TABLE2_CELLS = 1024
 """Table 2's cell buffer: not given; 1K cells as Fig. 6's and L75's (README A10)."""
 
 TRACE_OVERRIDES: dict[str, Any] = {
-    "taps": [{"name": "sender", "link": ["a", "sw"], "pcap": False, "trace": True}],
-    "trace": {"cwnd": True, "events": True, "queues": [PORT_NAME]},
+    "taps": [{"name": "sender", "link": ["a", "sw"], "pcap": False, "trace": True},
+             {"name": "port", "link": ["sw", "b"], "direction": "sw", "pcap": False, "trace": True}],
+    "trace": {"cwnd": True, "events": True},
 }
-"""A header capture on the sender's link (the paper's tcpdump at the sender, README A11) and the
-sender's window and loss events."""
+"""A header capture on the sender's link (the paper's tcpdump at the sender, README A11), one on
+the link out of the switch port (what leaves the port towards b: F10), and the sender's window
+and loss events. The port's packet queue trace is not asked for: an ATM port's cells never
+enter it (it held one row, 0 packets, while 165 cells were dropped)."""
+SENDER_TAP, PORT_TAP = 0, 1
+"""The `tap` column of the capture trace: the taps of `TRACE_OVERRIDES` in their order."""
 STALL_S = 0.3
 """A stall: nothing on the sender's link, either way, for at least this long — longer than the
 200 ms delayed-ACK timer, so nothing can be left in flight (a segment in the network would have

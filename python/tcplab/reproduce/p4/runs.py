@@ -10,6 +10,7 @@ configured buffer f·B). A run's throughput is netperf's: bytes delivered in the
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -26,7 +27,9 @@ from tcplab.reproduce.p4.constants import (
     METRICS,
     PORT,
     PORT_NAME,
+    PORT_TAP,
     PROFILE,
+    SENDER_TAP,
     SENDER_TCP,
     STALL_S,
     STUDY,
@@ -36,7 +39,7 @@ from tcplab.reproduce.p4.constants import (
 from tcplab.reproduce.runner import run_points
 from tcplab.reproduce.scenarios import study_scenario
 
-__all__ = ["Spec", "analyse_trace", "cells_through", "key", "lookup", "run_specs", "summarise", "table2_traces", "traced_run"]
+__all__ = ["Spec", "analyse_trace", "cells_per_wall_s", "cells_through", "key", "lookup", "run_specs", "summarise", "table2_traces", "traced_run"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,6 +142,15 @@ def cells_through(table: pl.DataFrame) -> float:
     return float((table["segments"] * pl.Series([cells_per_packet(m) for m in table["mss"]])).sum())
 
 
+def cells_per_wall_s(table: pl.DataFrame) -> list[float]:
+    """Per run, the UBR data cells it offered (as `cells_through`) per second of its own wall
+    time: each run is one process on one core, so this is cells per wall second per core."""
+    if table.height == 0:
+        return []
+    cells = table["segments"] * pl.Series([cells_per_packet(m) for m in table["mss"]])
+    return [c / w for c, w in zip(cells.to_list(), table["wall_time_s"].to_list(), strict=True) if w and w > 0]
+
+
 # ---- Table 2 and Figs. 3–4: traced runs at the sender ----------------------------------------
 
 
@@ -152,9 +164,9 @@ def traced_run(spec: Spec, seed: int) -> dict[str, Any]:
     names = events["kind_name"].to_list() if events.height else []
     flow = r.flows.row(0, named=True)
     port = r.queues.filter(pl.col("name") == PORT_NAME).row(0, named=True)
-    queue = r.trace("queue").filter(pl.col("queue") == port["id"]).sort("time_s")
-    out = analyse_trace(r.trace("capture"), [t for t, k in zip(events["time_s"].to_list(), names, strict=True) if k == "timeout"],
-                        window_bytes(spec.sock, spec.mss), spec.mss, (queue["time_s"].to_list(), queue["packets"].to_list()))
+    capture = r.trace("capture")
+    out = analyse_trace(capture.filter(pl.col("tap") == SENDER_TAP), [t for t, k in zip(events["time_s"].to_list(), names, strict=True) if k == "timeout"],
+                        window_bytes(spec.sock, spec.mss), spec.mss, capture.filter(pl.col("tap") == PORT_TAP))
     out.update({"seed": seed, "sock": spec.sock, "cells": spec.cells, "mbps": flow["bytes_delivered"] * 8 / DURATION_S / 1e6,
                 "timeouts": flow["timeouts"], "fast_retransmits": flow["fast_retransmits"], "cells_dropped": port["cells_dropped"],
                 "deadlock": flow["bytes_delivered"] * 8 / DURATION_S / 1e6 <= deadlock_mbps(spec.cbr_mbps, spec.mss, spec.unit)})
@@ -162,12 +174,22 @@ def traced_run(spec: Spec, seed: int) -> dict[str, Any]:
 
 
 def analyse_trace(capture: pl.DataFrame, timeouts: list[float], window: int, mss: int,
-                  queue: tuple[list[float], list[int]] = ([], [])) -> dict[str, Any]:
+                  port: pl.DataFrame | None = None) -> dict[str, Any]:
     """What Figs. 3–4 and §3.2 read from the sender's trace: new segments sent per ACK
     received, bytes each ACK acknowledges, the outstanding data after each ACK against the
-    socket window, stalls (and whether a timeout ended them and the port's queue, `queue` as
-    (times, packets), was empty through them), whether a lost segment was sent with room left
-    in the window, and (time, sequence) of every data segment (thinned to ≈ 3000)."""
+    socket window, stalls (and whether a timeout ended them and whether the switch port was
+    empty through them), whether a lost segment was sent with room left in the window, and
+    (time, sequence) of every data segment (thinned to ≈ 3000).
+
+    `port` is the capture of the tap on the switch port's link, in the port's direction: the
+    frames that left the port towards the receiver (None: not tapped, no stall counted empty).
+    The port is work-conserving — it sends a UBR cell in every slot CBR leaves free while it
+    holds one — so it was empty through a stall exactly when nothing left it. The tap reports
+    only the frames the receiver reassembles, not the cells of a damaged one; but the port is
+    one FIFO fed by the sender alone, so once the last segment sent before the stall has left
+    it whole, nothing (damaged frames included) is behind it. A stall is counted empty when that
+    segment left the port before the stall began and no frame left it during the stall (after
+    its last packet on the sender's link and before its next)."""
     c = capture.sort("time_s")
     data = c.filter((pl.col("dir") == 0) & (pl.col("len") > 0))
     acks = c.filter((pl.col("dir") == 1) & (pl.col("len") == 0))
@@ -197,9 +219,17 @@ def analyse_trace(capture: pl.DataFrame, timeouts: list[float], window: int, mss
     times = c["time_s"].to_list()
     stalls = [(a, b) for a, b in zip(times, times[1:], strict=False) if b - a >= STALL_S]
     ended = [any(abs(b - t) <= 1e-3 for t in timeouts) for _, b in stalls]
-    q_t, q_n = queue
-    empty = [all(n == 0 for t, n in zip(q_t, q_n, strict=True) if a <= t <= b) and
-             next((n for t, n in zip(reversed(q_t), reversed(q_n), strict=True) if t <= a), 0) == 0 for a, b in stalls]
+    empty = []
+    if port is not None:
+        out_t = sorted(port["time_s"].to_list())
+        out_at = {}  # (seq, len) of each data frame → the times it left the port
+        for t, s, n in port.filter((pl.col("dir") == 0) & (pl.col("len") > 0)).select("time_s", "seq", "len").iter_rows():
+            out_at.setdefault((s, n), []).append(t)
+        d_seq, d_len = data["seq"].to_list(), data["len"].to_list()
+        for a, b in stalls:
+            last = bisect.bisect_right(d_t, a) - 1  # the last segment sent before the stall
+            drained = last < 0 or any(d_t[last] < t <= a for t in out_at.get((d_seq[last], d_len[last]), ()))
+            empty.append(drained and bisect.bisect_right(out_t, a) == bisect.bisect_left(out_t, b))
     # Lost segments (each timeout's retransmission): was the socket window full when it was first sent?
     first_sent: dict[int, float] = {}
     for t, end, new in zip(d_t, d_end, d_new, strict=True):
@@ -221,7 +251,8 @@ def analyse_trace(capture: pl.DataFrame, timeouts: list[float], window: int, mss
         "sends_3plus": sum(s >= 3 for s in counted) / max(1, len(counted)),
         "acked_2mss": sum(a == 2 * mss for a in acked) / max(1, len(acked)),
         "at_edge": sum(at_edge) / max(1, len(at_edge)), "max_outstanding": max((o for _, o in outstanding), default=0),
-        "window": window, "stalls": len(stalls), "stalls_by_timeout": sum(ended), "stalls_empty": sum(empty), "stalled_s": sum(b - a for a, b in stalls),
+        "window": window, "stalls": len(stalls), "stalls_by_timeout": sum(ended), "stalls_empty": sum(empty),
+        "port_frames": None if port is None else port.height, "stalled_s": sum(b - a for a, b in stalls),
         "losses_with_room": sum(room), "losses_checked": len(room), "final_seq": max(d_end, default=0),
         "seq_t": d_t[::step], "seq": d_end[::step], "out_t": [t for t, _ in outstanding], "out": [o for _, o in outstanding],
     }
