@@ -349,21 +349,3 @@ def test_a_run_that_cannot_finish_says_it_stopped_at_the_time_limit(tmp_path):
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["stop_reason"] == "time-limit" and summary["sim_time_s"] == 1e6
 
-
-def test_a_run_whose_traces_reach_their_budget_stops_and_says_why(tmp_path):
-    # A traced window over a long fast transfer with a 1 MiB trace budget: the run stops early
-    # (exit 0 with its summary), says that the traces reached run.trace_memory, and keeps the
-    # traces recorded so far.
-    path = tmp_path / "traced.toml"
-    path.write_text(
-        'name = "traced"\n[run]\nduration = "20s"\ntrace_memory = "1MiB"\n'
-        '[[hosts]]\nname = "a"\n[[hosts]]\nname = "b"\n'
-        '[[links]]\nbetween = ["a", "b"]\nrate = "100Mbps"\ndelay = "1ms"\n'
-        '[[flows]]\nname = "f"\nsrc = "a"\ndst = "b"\n[trace]\ncwnd = true\n'
-    )
-    proc = tcplab("run", path, "--quiet", "--out", tmp_path / "out", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "traces reached run.trace_memory" in proc.stderr, proc.stderr
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert summary["stop_reason"] == "trace-memory" and summary["sim_time_s"] < 20
-    assert (tmp_path / "out" / "cwnd.parquet").exists()

@@ -32,8 +32,6 @@ _STOP_NOTES = {
     "finished: a flow that cannot finish (a path that loses every packet, a transfer that "
     "deadlocks) runs until this limit; the summary's per-flow counters show where it stopped",
     "idle": "nothing more could happen, yet not every flow finished",
-    "trace-memory": "the run stopped early: its traces reached run.trace_memory (default 2GiB); "
-    "trace less (longer throughput bins, fewer traces) or raise run.trace_memory",
 }
 """What the CLI tells the user when a run ended before its flows finished, by stop reason."""
 

@@ -837,23 +837,7 @@ fn an_aal5_frame_above_65535_bytes_is_refused() {
 }
 
 #[test]
-fn traces_stop_a_run_at_their_memory_budget() {
-    // 20 s of a 100 Mb/s transfer with its window traced: a 1 MiB budget is reached early (the
-    // cwnd trace takes 44 bytes a row, about one row per ACK), and the run says so; without
-    // the trace the same run goes to its end.
-    let text = |trace: &str| {
-        format!("{TINY}\n[run]\nduration = \"20s\"\ntrace_memory = \"1MiB\"\n{trace}")
-            .replace("bulk = { bytes = \"100KB\" }", "")
-            .replace("rate = \"10Mbps\"", "rate = \"100Mbps\"")
-    };
-    let r = run(&text("[trace]\ncwnd = true\n"), 1);
-    let s = r.sim.summary();
-    assert_eq!(s.stop_reason, crate::sim::StopReason::TraceMemory);
-    assert!(s.sim_time_s < 20.0, "stopped early at {} s", s.sim_time_s);
-    let held = r.sim.traces.heap_bytes();
-    assert!(held > 1 << 20 && held < 4 << 20, "the traces hold {held} bytes, about the budget");
-    let r = run(&text(""), 1);
-    assert_eq!(r.sim.summary().stop_reason, crate::sim::StopReason::Duration);
+fn a_throughput_trace_beyond_the_trace_memory_is_refused_before_the_run() {
     // A throughput trace that cannot fit is refused before the run.
     let e = error_of(&format!("{TINY}\n[run]\nduration = \"100s\"\ntrace_memory = \"1MiB\"\n[trace]\nthroughput_interval = \"1ms\"\n"));
     assert!(e.contains("trace.throughput_interval: 100000 bins of 1 flows make 100000 rows; at most 37449"), "{e}");

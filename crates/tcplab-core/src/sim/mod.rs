@@ -57,8 +57,6 @@ pub enum StopReason {
     /// A run with no stop time reached `units::MAX_TIME` of simulated time before its stop
     /// condition held (a flow that could not finish, or a run that never goes idle).
     TimeLimit,
-    /// The traces reached the run's memory budget (`run.trace_memory`) before the run's end.
-    TraceMemory,
 }
 
 /// When a run ends.
@@ -140,8 +138,6 @@ pub struct Simulation {
     /// Recorded traces.
     pub traces: Traces,
     sample_interval: Option<SimDuration>,
-    /// Heap bytes the traces may hold; beyond, the run stops (`StopReason::TraceMemory`).
-    trace_budget: u64,
     stop_rule: StopRule,
     stop_time: Option<SimTime>,
     finished: bool,
@@ -170,7 +166,6 @@ impl Simulation {
             flows: Vec::new(),
             traces: Traces::default(),
             sample_interval: None,
-            trace_budget: u64::MAX,
             stop_rule,
             stop_time,
             finished: false,
@@ -354,15 +349,7 @@ impl Simulation {
         let limit = until.min(self.stop_time.unwrap_or(time_limit));
         while !self.finished {
             match self.q.pop_until(limit) {
-                Some((now, ev)) => {
-                    self.dispatch(now, ev, limit);
-                    // The traces' memory, looked at every 65,536 events.
-                    if self.q.popped() & 0xFFFF == 0 && self.traces.heap_bytes() > self.trace_budget {
-                        self.flush_captures();
-                        self.finished = true;
-                        self.stop_reason = StopReason::TraceMemory;
-                    }
-                }
+                Some((now, ev)) => self.dispatch(now, ev, limit),
                 None => {
                     self.flush_captures();
                     if self.q.is_empty() && self.stop_rule != StopRule::Duration {
@@ -396,12 +383,6 @@ impl Simulation {
     /// for checks and benchmarks. Call before running.
     pub fn hop_by_hop(&mut self) {
         self.fabric.hop_by_hop();
-    }
-
-    /// Stop the run when its traces hold more than `bytes` of heap (checked every 65,536
-    /// events; default: no limit).
-    pub fn set_trace_budget(&mut self, bytes: u64) {
-        self.trace_budget = bytes;
     }
 
     /// Run to the stop condition.

@@ -16,7 +16,7 @@ pub struct ResolvedRun {
     pub stop: StopSpec,
     /// The seed, in [0, 2⁶³) (default 1; `Run` sets the one used).
     pub seed: u64,
-    /// Heap the traces may hold, 1MiB..=1TiB (default 2GiB).
+    /// Heap the throughput trace may hold, 1MiB..=1TiB (default 2GiB), checked at load.
     #[serde(skip_serializing_if = "is_default_trace_memory")]
     pub trace_memory: Size,
 }

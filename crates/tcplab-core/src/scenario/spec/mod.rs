@@ -220,8 +220,8 @@ pub struct RunSpec {
     /// Default seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
-    /// Memory the traces may take (default 2GiB): a throughput trace that would need more is
-    /// refused at load; a run whose traces reach it stops (`stop_reason = "trace-memory"`).
+    /// Memory the throughput trace may take (default 2GiB): one that would need more is
+    /// refused at load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_memory: Option<Size>,
 }
