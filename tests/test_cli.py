@@ -292,7 +292,7 @@ def test_reproduce_exit_status_follows_the_papers_findings(monkeypatch, tmp_path
 
     class Study:
         @staticmethod
-        def reproduce(out, quick=False, progress=lambda _: None):
+        def reproduce(out, quick=False, progress=lambda _: None, workers=None):
             progress("running")
             return [
                 Check("Fig. 1", "a finding", "measured", paper_passed),
@@ -302,7 +302,7 @@ def test_reproduce_exit_status_follows_the_papers_findings(monkeypatch, tmp_path
     from tcplab.reproduce import STUDIES  # the registry the command reads when it runs
 
     monkeypatch.setitem(STUDIES, "fake", Study)
-    args = argparse.Namespace(paper="fake", out=str(tmp_path), quick=True)
+    args = argparse.Namespace(paper="fake", out=str(tmp_path), quick=True, workers=None)
     assert reproduce_cli._cmd(args) == status
     # A finding that does not hold is a result, told apart from a failed run (1) and bad input (2).
     from tcplab.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_FINDINGS_DIFFER
@@ -319,13 +319,13 @@ def test_reproduce_that_cannot_finish_says_why_without_a_traceback(monkeypatch, 
 
     class Study:
         @staticmethod
-        def reproduce(out, quick=False, progress=lambda _: None):
+        def reproduce(out, quick=False, progress=lambda _: None, workers=None):
             raise ScenarioError("defaults.tcp.rx_truesize: only applies to rcv_window_growth = true")
 
     from tcplab.reproduce import STUDIES  # the registry the command reads when it runs
 
     monkeypatch.setitem(STUDIES, "fake", Study)
-    args = argparse.Namespace(paper="fake", out=str(tmp_path / "out"), quick=True)
+    args = argparse.Namespace(paper="fake", out=str(tmp_path / "out"), quick=True, workers=None)
     assert reproduce_cli._cmd(args) == EXIT_FAILURE
     err = capsys.readouterr().err
     assert "error: defaults.tcp.rx_truesize: only applies" in err
