@@ -200,7 +200,7 @@ def remove_stale(target: Path) -> None:
         return
     for path in siblings:
         m = _SIBLING.fullmatch(path.name)
-        if m is None or m["name"] != target.name or _alive(int(m["pid"])):
+        if m is None or m["name"] != target.name or process_alive(int(m["pid"])):
             continue
         if m["tag"] == "tmp":
             shutil.rmtree(path, ignore_errors=True)
@@ -208,8 +208,8 @@ def remove_stale(target: Path) -> None:
             _remove_output(path)
 
 
-def _alive(pid: int) -> bool:
-    """Whether a process `pid` exists (this one included)."""
+def process_alive(pid: int) -> bool:
+    """Whether a process `pid` exists (this one included; another user's counts)."""
     if pid == os.getpid():
         return True
     try:

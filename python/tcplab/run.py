@@ -24,6 +24,7 @@ from rich.progress import (
 )
 
 from tcplab import _core
+from tcplab.outdir import process_alive
 from tcplab.result import Result
 from tcplab.scenario import (
     apply_overrides,
@@ -142,7 +143,7 @@ def _remove_stale_capture_dirs(temp: str) -> None:
     uid = os.getuid()
     for entry in entries:
         m = _CAPTURE_DIR.fullmatch(entry.name)
-        if m is None or _alive(int(m["pid"])):
+        if m is None or process_alive(int(m["pid"])):
             continue
         try:
             info = entry.stat(follow_symlinks=False)
@@ -150,19 +151,6 @@ def _remove_stale_capture_dirs(temp: str) -> None:
             continue
         if stat.S_ISDIR(info.st_mode) and info.st_uid == uid:
             shutil.rmtree(entry.path, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    """Whether a process `pid` exists (this one included; another user's counts)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True
 
 
 class _LazyProgress:

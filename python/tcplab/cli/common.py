@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 
@@ -63,3 +64,15 @@ def error(e: object) -> None:
     for name in dict.fromkeys(_CITED_DOC.findall(message)):
         if name in shipped:
             print(f"see: tcplab docs {name}", file=sys.stderr)
+
+
+def positive_int(text: str) -> int:
+    """Parse an option that takes an integer ≥ 1 (`--workers`): argparse exits 2 naming the
+    option otherwise."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value

@@ -15,7 +15,7 @@ import time
 from rich.console import Console
 
 from tcplab.scenario import ScenarioError
-from tcplab.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_FINDINGS_DIFFER, error
+from tcplab.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_FINDINGS_DIFFER, error, positive_int
 from tcplab.reproduce import STUDY_NAMES, verdict
 
 __all__ = ["add_parser"]
@@ -32,19 +32,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("paper", choices=sorted(STUDY_NAMES), help="study to reproduce")
     p.add_argument("--out", metavar="DIR", help="output directory (default: out/<paper>)")
     p.add_argument("--quick", action="store_true", help="shorter runs and fewer seeds (see the study's README for its time)")
-    p.add_argument("--workers", type=_positive, metavar="N", help="local worker processes for the runs (default: one per CPU)")
+    p.add_argument("--workers", type=positive_int, metavar="N", help="local worker processes for the runs (default: one per CPU)")
     p.set_defaults(handler=_cmd)
 
-
-def _positive(text: str) -> int:
-    """Parse --workers: an integer ≥ 1 (argparse exits 2 naming the option otherwise)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
-    return value
 
 
 def _cmd(args: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ import polars as pl
 from rich.table import Table
 from rich.text import Text
 
-from tcplab.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, error, stdout_console
+from tcplab.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, error, positive_int, stdout_console
 from tcplab.cli.common import EXIT_FAILURE as EXIT_RUN_FAILED
 from tcplab.sweeps import (
     ClusterError,
@@ -59,7 +59,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--workers",
-        type=_positive,
+        type=positive_int,
         metavar="N",
         help="local worker processes (default: one per CPU)",
     )
@@ -89,16 +89,6 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.set_defaults(handler=_cmd_sweep)
     return parser
 
-
-def _positive(text: str) -> int:
-    """Parse --workers: an integer ≥ 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
-    return value
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
