@@ -138,6 +138,12 @@ def _run_and_report(args: argparse.Namespace, staging: Path | None) -> int:
         highlight=False,
         markup=False,
     )
+    stopped = summary.get("traces_stopped_s")
+    if stopped is not None:
+        print(f"note: the traces stopped recording at {stopped:.6g} s, when they reached "
+              "run.trace_memory (default 2GiB); the run went on to its end and its summary covers "
+              "all of it; trace less (longer throughput bins, fewer traces) or raise "
+              "run.trace_memory", file=sys.stderr)
     note = _STOP_NOTES.get(summary.get("stop_reason"))
     unfinished = [f["name"] for f in summary["flows"] if f.get("finish_s") is None]
     if note and unfinished:

@@ -837,6 +837,34 @@ fn an_aal5_frame_above_65535_bytes_is_refused() {
 }
 
 #[test]
+fn traces_stop_recording_at_their_memory_budget_and_the_run_goes_on_unchanged() {
+    // 20 s of a 100 Mb/s transfer with its window traced (44 bytes a row, about one row per
+    // ACK): a 1 MiB budget is reached early; the traces stop there, the run goes to its end and
+    // its results are those of the untraced run.
+    let text = |trace: &str| {
+        format!("{TINY}\n[run]\nduration = \"20s\"\ntrace_memory = \"1MiB\"\n{trace}")
+            .replace("bulk = { bytes = \"100KB\" }", "")
+            .replace("rate = \"10Mbps\"", "rate = \"100Mbps\"")
+    };
+    let traced = run(&text("[trace]\ncwnd = true\n"), 1);
+    let s = traced.sim.summary();
+    assert_eq!(s.stop_reason, crate::sim::StopReason::Duration);
+    assert_eq!(s.sim_time_s, 20.0);
+    let at = s.traces_stopped_s.expect("the traces reached their budget");
+    assert!(at > 0.0 && at < 20.0, "stopped recording at {at} s");
+    let held = traced.sim.traces.heap_bytes();
+    assert!(held > 1 << 20 && held < 4 << 20, "the traces hold {held} bytes, about the budget");
+    let cwnd = traced.sim.traces.cwnd.as_ref().expect("traced");
+    let last = *cwnd.time_s.last().expect("rows");
+    assert!(last <= at && last > at - 0.1, "the last row ({last} s) is from before the stop ({at} s)");
+    let plain = run(&text(""), 1).sim.summary();
+    assert_eq!(plain.traces_stopped_s, None);
+    let json = |s: &crate::sim::RunSummary| serde_json::to_string(&s.flows).expect("serializes");
+    assert_eq!(json(&s), json(&plain), "observing the run changed it");
+    assert_eq!(s.events, plain.events);
+}
+
+#[test]
 fn a_throughput_trace_beyond_the_trace_memory_is_refused_before_the_run() {
     // A throughput trace that cannot fit is refused before the run.
     let e = error_of(&format!("{TINY}\n[run]\nduration = \"100s\"\ntrace_memory = \"1MiB\"\n[trace]\nthroughput_interval = \"1ms\"\n"));

@@ -87,7 +87,15 @@ pub fn summarize(sim: &Simulation) -> RunSummary {
             }
         })
         .collect();
-    RunSummary { sim_time_s: now.as_secs_f64(), stop_reason: sim.stop_reason, events: sim.events(), flows, queues, packets: sim.packet_counters() }
+    RunSummary {
+        sim_time_s: now.as_secs_f64(),
+        stop_reason: sim.stop_reason,
+        traces_stopped_s: sim.traces_frozen_at().map(|t| t.as_secs_f64()),
+        events: sim.events(),
+        flows,
+        queues,
+        packets: sim.packet_counters(),
+    }
 }
 
 /// Per-flow results.
@@ -194,6 +202,10 @@ pub struct RunSummary {
     pub sim_time_s: f64,
     /// Why the run ended.
     pub stop_reason: StopReason,
+    /// When the traces reached `run.trace_memory` and stopped recording, s (absent: the traces
+    /// cover the whole run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traces_stopped_s: Option<f64>,
     /// Events processed.
     pub events: u64,
     /// Per-flow results.

@@ -77,6 +77,8 @@ macro_rules! trace {
         #[derive(Clone, Debug, Default)]
         pub struct $name {
             $($(#[$fdoc])* pub $field: Vec<$ty>,)+
+            /// Set when the traces reached their memory budget: `push` records nothing more.
+            pub frozen: bool,
         }
 
         #[doc = concat!("One row of `", stringify!($name), "`.")]
@@ -95,6 +97,9 @@ macro_rules! trace {
             /// Append one row (every column grows by one).
             #[inline]
             pub fn push(&mut self, r: $row) {
+                if self.frozen {
+                    return;
+                }
                 $(self.$field.push(r.$field);)+
             }
 
@@ -247,6 +252,14 @@ impl Traces {
             + self.events.as_ref().map_or(0, |t| t.heap_bytes())
             + self.capture.as_ref().map_or(0, |t| t.heap_bytes())
             + self.milestones.as_ref().map_or(0, |t| t.heap_bytes())
+    }
+
+    /// Stop recording: every trace keeps the rows it has and takes no more (the run goes on).
+    pub fn freeze(&mut self) {
+        macro_rules! freeze {
+            ($($t:ident),+) => {$(if let Some(x) = self.$t.as_mut() { x.frozen = true; })+};
+        }
+        freeze!(throughput, cwnd, queue, events, capture, milestones);
     }
 
     /// Every recorded trace as named columns.
