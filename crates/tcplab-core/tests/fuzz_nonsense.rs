@@ -36,9 +36,10 @@ enum Defect {
     CbrUnitWithoutCbr,
     TinyTraceMemory,
     SubPicosecond,
+    AtmPortBelowFrame,
 }
 
-const DEFECTS: [Defect; 14] = [
+const DEFECTS: [Defect; 15] = [
     Defect::DuplicateLink,
     Defect::SeparatorName,
     Defect::LongName,
@@ -53,6 +54,7 @@ const DEFECTS: [Defect; 14] = [
     Defect::CbrUnitWithoutCbr,
     Defect::TinyTraceMemory,
     Defect::SubPicosecond,
+    Defect::AtmPortBelowFrame,
 ];
 
 /// One generated case: a dumbbell of `pairs` sender/receiver pairs, `copies` copies of a bulk
@@ -89,6 +91,10 @@ fn scenario(c: &Case) -> (String, Option<&'static str>) {
         let s = if d == Some(Defect::LongName) && i == 0 { "s".repeat(257) } else { s };
         t += &format!("[[hosts]]\nname = \"{s}\"\n[[hosts]]\nname = \"d{i}\"\n");
         t += &format!("[[links]]\nbetween = [\"{s}\", \"l\"]\nrate = \"1Gbps\"\n[[links]]\nbetween = [\"r\", \"d{i}\"]\nrate = \"1Gbps\"\n");
+        if d == Some(Defect::AtmPortBelowFrame) && i == 0 {
+            // An ATM port towards d0 smaller than one 9,180-byte frame (192 cells).
+            t += "link_layer = \"aal5\"\nqueue_a = { cells = 100, cbr = \"40Mbps\" }\n";
+        }
     }
     let queue = match d {
         Some(Defect::EcnAboveLimit) => "{ limit = \"40pkts\", ecn_threshold = \"41pkts\" }",
@@ -108,6 +114,9 @@ fn scenario(c: &Case) -> (String, Option<&'static str>) {
         "s0".into()
     };
     t += &format!("[[flows]]\nname = \"bulk\"\nsrc = \"{src0}\"\ndst = \"d0\"\ncount = {}\nbulk = {{ bytes = \"200KB\" }}\n", c.copies);
+    if d == Some(Defect::AtmPortBelowFrame) {
+        t += "[flows.tcp]\nmss = 9140\n";
+    }
     match d {
         Some(Defect::StopNotAfterStart) => t += "start = \"5ms\"\nstop = \"5ms\"\n",
         Some(Defect::StartAfterEnd) => t += "start = \"2s\"\n",
@@ -144,6 +153,7 @@ fn scenario(c: &Case) -> (String, Option<&'static str>) {
         Defect::CbrUnitWithoutCbr => "queue_a.cbr_unit",
         Defect::TinyTraceMemory => "trace.throughput_interval",
         Defect::SubPicosecond => "flows[0].start",
+        Defect::AtmPortBelowFrame => "flows[0].tcp.mss",
     });
     (t, field)
 }

@@ -73,6 +73,32 @@ pub struct AtmPortConfig {
     pub discard: Discard,
 }
 
+impl AtmPortConfig {
+    /// CBR cells per line cell, as a fraction (numerator, denominator).
+    fn rho(&self) -> (u128, u128) {
+        let cells = match self.cbr_unit {
+            CbrUnit::Cell => self.cbr_bps as u128,
+            CbrUnit::Payload => self.cbr_bps as u128 * 53 / 48,
+        };
+        (cells, self.line_bps as u128)
+    }
+
+    /// The fewest cells a lone frame of `cells` cells finds waiting in the UBR buffer when its
+    /// last cell arrives at an empty port, whatever the phase of the CBR slots: its cells arrive
+    /// one per `cell_time` (ps as numerator/denominator; (0, 1): all at once, from a host), and
+    /// until the last one at most ⌊span·line/424·10¹²⌋ + 1 slots start, of which at least
+    /// ⌊slots·ρ⌋ − burst are CBR's. When this reaches `ubr_buffer` every such frame loses a
+    /// cell (a TCP segment of that size can never get through).
+    pub fn lone_frame_backlog(&self, cells: u64, cell_time: (u64, u64)) -> u64 {
+        let span = cells.saturating_sub(1) as u128 * cell_time.0 as u128 / cell_time.1.max(1) as u128;
+        let slots = span * self.line_bps as u128 / (CELL_BITS * crate::units::PS_PER_SEC as u128) + 1;
+        let (p, q) = self.rho();
+        let cbr = (slots * p / q).saturating_sub(self.cbr_burst.max(1) as u128);
+        let ubr = slots - cbr.min(slots);
+        (cells.saturating_sub(1) as u128).saturating_sub(ubr) as u64
+    }
+}
+
 /// A packet's AAL5 frame arriving at the port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Train {
@@ -163,11 +189,7 @@ impl AtmPort {
     /// A port with nothing queued. Panics if CBR takes the whole line (the scenario layer
     /// refuses it).
     pub fn new(cfg: AtmPortConfig) -> Self {
-        let cells = match cfg.cbr_unit {
-            CbrUnit::Cell => cfg.cbr_bps as u128,
-            CbrUnit::Payload => cfg.cbr_bps as u128 * 53 / 48,
-        };
-        let rho = (cells, cfg.line_bps as u128);
+        let rho = cfg.rho();
         assert!(rho.0 < rho.1, "CBR must leave slots for UBR");
         AtmPort { cfg, rho, waiting: VecDeque::new(), next_free: 0, open: Vec::new(), stats: AtmPortStats::default() }
     }
@@ -180,6 +202,11 @@ impl AtmPort {
     /// The line rate, bit/s of cells.
     pub fn line_bps(&self) -> u64 {
         self.cfg.line_bps
+    }
+
+    /// The port's settings.
+    pub fn config(&self) -> &AtmPortConfig {
+        &self.cfg
     }
 
     /// The first slot starting at or after `t`: n = ⌈t·line_bps / (424·10¹²)⌉, since

@@ -231,3 +231,31 @@ fn ppd_drops_the_rest_of_a_damaged_frame_but_its_end_and_epd_refuses_whole_frame
     let f = fast(cfg(100, 60_000_000, Discard::Epd { threshold: 80 }), &[a, b]);
     assert!(f[1].intact(), "{:?}", f[1]);
 }
+
+#[test]
+fn a_lone_frame_the_backlog_bound_condemns_loses_a_cell_at_every_phase() {
+    // 9,180-byte IP packets over LLC/SNAP are 192 cells; at OC-3c into a port with 60 Mb/s of
+    // CBR, at least 75 cells wait when the last arrives. Every phase of the CBR pattern (the
+    // frame's first cell at each of 600 instants over several CBR periods) loses a cell with a
+    // buffer at the bound, and passes with a few cells more: the bound is sure and nearly tight.
+    let line = cfg(0, 60_000_000, Discard::TailDrop);
+    let bound = line.lone_frame_backlog(192, oc3_cell());
+    assert_eq!(bound, 75);
+    let fates = |buffer: u64| -> Vec<Fate> {
+        (0..600u64)
+            .map(|k| {
+                let train = Train { first: SimTime(1_000_000 + k * 1_417), cells: 192, cell_time: oc3_cell() };
+                let c = AtmPortConfig { ubr_buffer: buffer, ..line };
+                let (a, b) = (fast(c, &[train])[0], reference(c, &[train])[0]);
+                assert_eq!(a, b, "the arithmetic port agrees with the reference");
+                a
+            })
+            .collect()
+    };
+    assert!(fates(bound).iter().all(|f| !f.intact()), "a frame passed a buffer of the bound");
+    assert!(fates(bound + 4).iter().any(|f| f.intact()), "the bound is loose");
+    // From a host (all cells at once) a frame longer than the buffer always loses cells; with
+    // no CBR and an input no faster than the line, nothing ever waits.
+    assert_eq!(line.lone_frame_backlog(192, (0, 1)), 190);
+    assert_eq!(cfg(0, 0, Discard::TailDrop).lone_frame_backlog(192, oc3_cell()), 0);
+}

@@ -136,6 +136,28 @@ fn bad_atm_ports_are_refused_by_field() {
 }
 
 #[test]
+fn a_port_no_full_segment_can_cross_is_refused_and_one_it_can_finishes() {
+    // 9,180-byte packets are 192-cell frames; at OC-3c beside 60 Mb/s of CBR a lone frame
+    // leaves at least 75 cells waiting. At 20 cells every full segment loses a cell (the flow
+    // stalled to the time cap: 0 bytes in 10^6 s); at 80 full segments cross.
+    let e = error_of(&atm("{ cells = 20, cbr = \"60Mbps\" }", ""));
+    assert!(
+        e.contains("flows[0].tcp.mss: a full segment (9180-byte IP packet) is an AAL5 frame of 192 cells; arriving at 149760kbps into the empty ATM port sw->b it leaves at least 75 cells waiting, and the port holds 20"),
+        "{e}"
+    );
+    assert!(error_of(&atm("{ cells = 75, cbr = \"60Mbps\" }", "")).contains("flows[0].tcp.mss: a full segment"));
+    // At 80 cells full segments get through (slowly: several frames in flight still collide,
+    // the study's deadlock); at 400 the transfer completes.
+    let f = &run(&atm("{ cells = 80, cbr = \"60Mbps\" }", ""), 1).sim.summary().flows[0];
+    assert!(f.bytes_delivered > 1_000_000, "{f:?}");
+    let f = &run(&atm("{ cells = 400, cbr = \"60Mbps\" }", ""), 1).sim.summary().flows[0];
+    assert!(f.finish_s.is_some() && f.bytes_delivered == 4_000_000, "{f:?}");
+    // A transfer shorter than one segment sends a smaller frame, which fits.
+    let short = atm("{ cells = 20, cbr = \"60Mbps\" }", "").replace("bytes = \"4MB\"", "bytes = \"400B\"");
+    assert!(run(&short, 1).sim.summary().flows[0].finish_s.is_some());
+}
+
+#[test]
 #[ignore = "prints the numbers of the cases above"]
 fn print_atm_cases() {
     for port in

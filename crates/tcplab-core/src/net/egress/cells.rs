@@ -36,6 +36,11 @@ impl CellStage {
         CellStage { port: AtmPort::new(cfg), link, input: (0, 1), last_first: SimTime::ZERO, frames: 0, reassembly: Vec::new(), frames_discarded: 0 }
     }
 
+    /// The port's settings.
+    pub fn config(&self) -> &AtmPortConfig {
+        self.port.config()
+    }
+
     /// The port's line rate, bit/s of cells.
     pub fn line_bps(&self) -> u64 {
         self.port.line_bps()

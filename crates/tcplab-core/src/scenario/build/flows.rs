@@ -79,11 +79,43 @@ fn check_frames(sim: &Simulation, route: RouteId, max_ip: u32, key: String) -> R
     Ok(())
 }
 
+/// Refuse a TCP route through an ATM port that no lone segment of `ip` bytes can cross intact:
+/// its frame's cells reach the empty port faster than the UBR slots drain them, and more wait
+/// when its last cell arrives than the port holds (`AtmPortConfig::lone_frame_backlog`), so
+/// every such segment loses a cell, at any phase of the CBR slots, and the flow can never
+/// deliver one (it would stall until the run's time cap).
+fn check_lone_frames(sim: &Simulation, route: RouteId, ip: u32, key: String) -> Res<()> {
+    let pipes = sim.route_pipes(route);
+    for (j, &q) in pipes.iter().enumerate() {
+        let pipe = &sim.fabric.pipes[q.0 as usize];
+        let (Some(port), Some(cells)) = (pipe.egress().atm_port(), pipe.link_layer().cells(ip)) else { continue };
+        let cfg = port.config();
+        // Cells arrive one per cell time of an AAL5 link that feeds the port, else all at once.
+        let input = j.checked_sub(1).map(|u| &sim.fabric.pipes[pipes[u].0 as usize]).and_then(|up| up.link_layer().cells(40).and(up.egress().rate()));
+        let cell_time = input.map_or((0, 1), |r| ((crate::net::atm_port::CELL_BITS * crate::units::PS_PER_SEC as u128) as u64, r.bps().max(1)));
+        let waiting = cfg.lone_frame_backlog(cells, cell_time);
+        if waiting >= cfg.ubr_buffer {
+            let arriving = input.map_or("all at once (from the host)".to_string(), |r| format!("at {}", crate::units::format_rate(r)));
+            return err(
+                key,
+                format!(
+                    "a full segment ({ip}-byte IP packet) is an AAL5 frame of {cells} cells; arriving {arriving} into the empty ATM port {} it leaves at least {waiting} cells waiting, and the port holds {}, so every such segment loses a cell and the flow can never deliver one; give the port more cells or a smaller MSS",
+                    pipe.name,
+                    cfg.ubr_buffer
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
 /// `count` bulk TCP transfers from `src` to `dst`, each a bulk sender and a sink.
 fn bulk(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t: &TcpTraffic) -> Res<()> {
     let fwd = b.routes.get(&f.src, &f.dst, sim, i)?;
     let rev = b.routes.get(&f.dst, &f.src, sim, i)?;
     check_frames(sim, fwd, t.tcp.settings.mss + 40, format!("flows[{i}].tcp.mss"))?;
+    let first = t.bulk.bytes.map_or(t.tcp.settings.mss as u64, |b| b.0.min(t.tcp.settings.mss as u64));
+    check_lone_frames(sim, fwd, first as u32 + 40, format!("flows[{i}].tcp.mss"))?;
     let cc = t.tcp.config().cc.name();
     for k in 0..f.count {
         let name = if f.count > 1 { format!("{}.{k}", f.name) } else { f.name.clone() };
@@ -145,6 +177,8 @@ fn block_read(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow,
             let fwd = b.routes.get(client, server, sim, i)?;
             let rev = b.routes.get(server, client, sim, i)?;
             check_frames(sim, rev, t.tcp.settings.mss + 40, format!("flows[{i}].tcp.mss"))?;
+            let first = t.block_read.sru.0.min(t.tcp.settings.mss as u64);
+            check_lone_frames(sim, rev, first as u32 + 40, format!("flows[{i}].tcp.mss"))?;
             let id = sim.flows.len() as u32;
             let engine = FlowEngine::Tcp(Box::new(tcp_flow(&t.tcp, 1, b.seeds, &name, [client, server])));
             b.agents.join(&t.tcp, client, id as usize, 0, i)?;
