@@ -332,6 +332,28 @@ def test_reproduce_that_cannot_finish_says_why_without_a_traceback(monkeypatch, 
     assert "Traceback" not in err and "report.md was not written" in " ".join(err.split())
 
 
+def test_reproduce_whose_runs_fail_says_why_without_a_traceback(monkeypatch, tmp_path, capsys):
+    import argparse
+
+    from tcplab.cli import reproduce as reproduce_cli
+    from tcplab.cli.common import EXIT_FAILURE
+    from tcplab.reproduce.runner import RunsFailed
+
+    class Study:
+        @staticmethod
+        def reproduce(out, quick=False, progress=lambda _: None, workers=None):
+            raise RunsFailed("3 runs of fig5 failed: worker died")
+
+    from tcplab.reproduce import STUDIES
+
+    monkeypatch.setitem(STUDIES, "fake", Study)
+    args = argparse.Namespace(paper="fake", out=str(tmp_path / "out"), quick=True, workers=None)
+    assert reproduce_cli._cmd(args) == EXIT_FAILURE
+    err = capsys.readouterr().err
+    assert "error: 3 runs of fig5 failed: worker died" in err
+    assert "Traceback" not in err and "report.md was not written" in " ".join(err.split())
+
+
 def test_a_run_that_cannot_finish_says_it_stopped_at_the_time_limit(tmp_path):
     # 99.9 % loss and no run.duration: the transfer cannot complete, so the run stops at the
     # simulated-time limit (10^6 s), exits 0 with its summary, and says why.
@@ -349,3 +371,22 @@ def test_a_run_that_cannot_finish_says_it_stopped_at_the_time_limit(tmp_path):
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["stop_reason"] == "time-limit" and summary["sim_time_s"] == 1e6
 
+
+
+def test_traces_that_reach_their_budget_stop_recording_and_the_run_says_so(tmp_path):
+    # A traced window over a long fast transfer with a 1 MiB trace budget: the run goes to its
+    # end (exit 0), says when the traces stopped recording, and keeps what they recorded.
+    path = tmp_path / "traced.toml"
+    path.write_text(
+        'name = "traced"\n[run]\nduration = "20s"\ntrace_memory = "1MiB"\n'
+        '[[hosts]]\nname = "a"\n[[hosts]]\nname = "b"\n'
+        '[[links]]\nbetween = ["a", "b"]\nrate = "100Mbps"\ndelay = "1ms"\n'
+        '[[flows]]\nname = "f"\nsrc = "a"\ndst = "b"\n[trace]\ncwnd = true\n'
+    )
+    proc = tcplab("run", path, "--quiet", "--out", tmp_path / "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "the traces stopped recording at" in proc.stderr, proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["stop_reason"] == "duration" and summary["sim_time_s"] == 20
+    assert 0 < summary["traces_stopped_s"] < 20
+    assert (tmp_path / "out" / "cwnd.parquet").exists()

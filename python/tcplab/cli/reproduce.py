@@ -43,6 +43,7 @@ def _cmd(args: argparse.Namespace) -> int:
     paper are printed and written to the report but do not decide."""
     from tcplab.reproduce import STUDIES  # the study modules, only when one runs
     from tcplab.reproduce.output import check_out
+    from tcplab.reproduce.runner import RunsFailed
 
     out = args.out or f"out/{args.paper}"
     try:
@@ -58,9 +59,9 @@ def _cmd(args: argparse.Namespace) -> int:
         with console.status("starting") as status:
             checks = STUDIES[args.paper].reproduce(out, quick=args.quick, progress=lambda msg: status.update(msg),
                                                    workers=args.workers)
-    except (ScenarioError, OSError) as e:
-        # A shipped scenario the study's overrides make invalid, or an output it cannot write:
-        # the reproduction stops with the reason, not a traceback.
+    except (ScenarioError, RunsFailed, OSError) as e:
+        # A shipped scenario the study's overrides make invalid, runs that failed, or an output
+        # it cannot write: the reproduction stops with the reason, not a traceback.
         error(e)
         console.print(f"reproduce {args.paper}: stopped; {out}/report.md was not written")
         return EXIT_FAILURE

@@ -20,6 +20,11 @@ import polars as pl
 from tcplab.scenario import ScenarioError
 from tcplab.sweeps.runner import sweep
 
+
+class RunsFailed(RuntimeError):
+    """Runs of a reproduction failed (the message names how many, of which experiment, and the
+    first error); the reproduction cannot write its report."""
+
 __all__ = ["run_points"]
 
 
@@ -47,7 +52,7 @@ def run_points(
     the sweep table's `seed`, `key`, `scenario_hash`, `wall_time_s` and `error` (null), then
     the metric and hook columns; the rows of one group come in the sweep's order (values, then
     seeds), the groups in the order of their first point. Raises ScenarioError if a point's
-    overrides make its scenario invalid, RuntimeError if a run failed.
+    overrides make its scenario invalid, RunsFailed if a run failed.
     """
     # (scenario, paths) → the distinct settings → (values, the points' indices)
     groups: dict[tuple[str, tuple[str, ...]], dict[Any, tuple[tuple[Any, ...], list[int]]]] = {}
@@ -72,7 +77,7 @@ def run_points(
         if invalid.height:  # overrides the shipped scenario does not take
             raise ScenarioError(f"{name}: {invalid['error'][0]}")
         if failed.height:
-            raise RuntimeError(f"{failed.height} runs of {name} failed: {failed['error'][0]}")
+            raise RunsFailed(f"{failed.height} runs of {name} failed: {failed['error'][0]}")
         keep = table.columns[table.columns.index("seed"):]
         # The sweep's axis point i is the group's i-th distinct setting (one zipped axis).
         members = [of for _, of in settings.values()]

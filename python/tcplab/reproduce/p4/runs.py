@@ -90,7 +90,7 @@ def run_specs(specs: Iterable[Spec], seeds: Sequence[int], *, out: Path | None =
     """Run every point over `seeds` through the shared runner (stores in `out/<scenario>/`);
     one row per (point, seed) with the point's fields, `throughput_mbps` (all flows), the
     counters of `METRICS` and `wall_time_s`. Points that resolve to the same overrides run
-    once. Raises RuntimeError if a run failed."""
+    once. Raises RunsFailed if a run failed."""
     unique = list(dict.fromkeys(specs))
     if not unique:
         return pl.DataFrame()
