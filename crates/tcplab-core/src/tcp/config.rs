@@ -152,6 +152,12 @@ pub struct TcpConfig {
     /// Socket buffers rounded up to whole segments once the MSS is known (BSD `tcp_mss`:
     /// `roundup(sb_hiwat, mss)`), default false.
     pub round_buffers_to_mss: bool,
+    /// The receiving application's read sends a window update, BSD style (default false): data
+    /// read on arrival is followed at once by BSD's `tcp_usr_rcvd` → `tcp_output`, which sends
+    /// an ACK when the window it could advertise exceeds the one the peer knows by at least two
+    /// segments or half the receive buffer (4.4BSD `tcp_output`; TCP/IP Illustrated Vol. 2
+    /// §26.3). Without it such an ACK waits for the delayed-ACK rule.
+    pub window_update_on_read: bool,
 }
 
 impl Default for TcpConfig {
@@ -187,6 +193,7 @@ impl Default for TcpConfig {
             persist_min: SimDuration::from_millis(200),
             timer_ticks: false,
             round_buffers_to_mss: false,
+            window_update_on_read: false,
         }
     }
 }

@@ -167,7 +167,9 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
         // segments, sent by the 200 ms fast timer (PR_FASTHZ 5); the retransmission timer on
         // the 500 ms slow timer (PR_SLOWHZ 2), TCPTV_MIN 1 s, TCPTV_REXMTMAX 64 s, 3 s before a
         // sample, backoff tcp_backoff[] (doubling, at most 64×); socket buffers rounded up to
-        // whole MSS; snd_cwnd not reduced to one segment for a peer in_localaddr.
+        // whole MSS; snd_cwnd not reduced to one segment for a peer in_localaddr; the
+        // receiving application's read followed by tcp_usr_rcvd → tcp_output, whose window
+        // update goes when the window opens by two segments or half the buffer.
         ProfileName::FreeBsd32 => TcpSpec {
             profile: Some(p),
             cc: Some(CcName::Reno),
@@ -188,6 +190,7 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             cwnd_validation: Some(false),
             timer_ticks: Some(true),
             round_buffers_to_mss: Some(true),
+            window_update_on_read: Some(true),
             ..TcpSpec::default()
         },
     }
@@ -225,7 +228,7 @@ impl ResolvedTcp {
             mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
             rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
-            limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, round_buffers_to_mss, dupthresh, recovery, abc_limit: _, ts_tick, hz: _,
+            limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, round_buffers_to_mss, window_update_on_read, dupthresh, recovery, abc_limit: _, ts_tick, hz: _,
         } = self.settings;
         TcpConfig {
             mss,
@@ -295,6 +298,7 @@ impl ResolvedTcp {
             persist_min: SimDuration::from_millis(200),
             timer_ticks,
             round_buffers_to_mss,
+            window_update_on_read,
         }
     }
 }

@@ -86,6 +86,7 @@ fn every_setting_changed() -> TcpSettings {
         cwnd_limited: CwndLimitedName::Linux,
         timer_ticks: true,
         round_buffers_to_mss: true,
+        window_update_on_read: true,
         dupthresh: 4,
         recovery: RecoveryName::Sack,
         abc_limit: 2,

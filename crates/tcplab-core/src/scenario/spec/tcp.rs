@@ -386,6 +386,10 @@ crate::tcp::cc::registry::with_controllers!(tcp_table {
         timer_ticks: bool = d.timer_ticks,
         /// Socket buffers rounded up to whole MSS once it is known, BSD `tcp_mss` (default false).
         round_buffers_to_mss: bool = d.round_buffers_to_mss,
+        /// The receiving application's read sends BSD's window update (`tcp_usr_rcvd` →
+        /// `tcp_output`: an ACK when the window opens by 2 segments or half the buffer)
+        /// (default false).
+        window_update_on_read: bool = d.window_update_on_read,
         /// Duplicate-ACK threshold, at least 1 (default 3).
         dupthresh: u32 = d.dupthresh,
         /// Recovery procedure (default `"auto"`).

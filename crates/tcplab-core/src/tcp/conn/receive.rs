@@ -83,6 +83,9 @@ impl Connection {
                 }
             }
         }
+        if !immediate && seg.len > 0 && self.auto_read && self.cfg.window_update_on_read && self.bsd_window_update_due() {
+            immediate = true; // The application's read: tcp_usr_rcvd → tcp_output's update.
+        }
         let threshold = (self.cfg.delack_segments.saturating_sub(1)) as u64 * self.rcv_mss as u64;
         if !immediate && seg.len > 0 && self.quickacks_left > 0 {
             self.quickacks_left -= 1; // Linux quick-ACK mode at connection start
@@ -94,6 +97,17 @@ impl Connection {
             let at = if self.cfg.timer_ticks { self.after_ticks(now, self.cfg.delack_timeout, self.cfg.delack_timeout) } else { now + self.cfg.delack_timeout };
             self.timers.set(TimerKind::DelayedAck, at);
         }
+    }
+
+    /// 4.4BSD `tcp_output`'s window-update test, run after the application read everything
+    /// received (TCP/IP Illustrated Vol. 2 §26.3): the window it could advertise now (free
+    /// buffer, at most 65535 scaled) less what the peer already knows (rcv_adv − rcv_nxt) is at
+    /// least two segments, or at least half the receive buffer.
+    fn bsd_window_update_due(&self) -> bool {
+        let held = (self.data_rcv_nxt() - self.rcv_read.min(self.data_rcv_nxt())) + self.ooo.bytes();
+        let win = self.cfg.rcvbuf.saturating_sub(held).min(65_535u64 << self.rcv_wscale);
+        let adv = win.saturating_sub(self.rcv_adv.saturating_sub(self.rcv_nxt));
+        adv >= 2 * self.rcv_mss as u64 || 2 * adv >= self.cfg.rcvbuf
     }
 
     /// rcv_nxt counted in data bytes (excluding the peer's FIN once received).

@@ -168,3 +168,47 @@ fn a_local_peer_gets_no_slow_start() {
     v.run_until(opened + 25 * MS);
     assert_eq!(v.log.iter().filter(|s| s.a_to_b && s.seg.len > 0).count(), 4);
 }
+
+#[test]
+fn the_applications_read_sends_the_window_update_bsd_sends() {
+    // A send buffer below the MSS makes each segment fill the peer's receive buffer (800 bytes,
+    // as MTU 9180 with 8 KB socket buffers): one segment is never two, so without the read's
+    // window update every ACK waits for the 200 ms fast timer; with it (tcp_usr_rcvd →
+    // tcp_output: the window opened by half the buffer) each goes at once.
+    let done = |update: bool| {
+        let mut c = bsd();
+        c.sndbuf = 800;
+        c.rcvbuf = 800;
+        c.round_buffers_to_mss = true;
+        c.window_update_on_read = update;
+        let mut w = wire(&c, SimDuration::ZERO, 5 * MS);
+        w.open();
+        // The application keeps the send buffer full (it takes 800 bytes at a time).
+        let mut left = 8_000u64;
+        while w.now < SimTime::ZERO + 10_000 * MS && (left > 0 || w.peek().is_some()) {
+            left -= w.write(left);
+            if !w.step() {
+                break;
+            }
+        }
+        let last = w.acks_from_b().find(|s| s.seg.ack >= 8_001).map(|s| s.at).expect("all acknowledged");
+        last.since(SimTime::ZERO)
+    };
+    let (without, with) = (done(false), done(true));
+    assert!(without > 1_000 * MS, "ten segments each waiting for the fast timer: {without:?}");
+    assert!(with < 150 * MS, "ten round trips of 10 ms: {with:?}");
+    // With room for many segments the update goes when two have arrived, as the delayed-ACK
+    // rule already does: the ACKs are the same with and without it.
+    let acks = |update: bool| {
+        let mut c = bsd();
+        c.initial_cwnd = 4;
+        c.rcvbuf = 20_000;
+        c.window_update_on_read = update;
+        let mut w = wire(&c, SimDuration::ZERO, 5 * MS);
+        w.open();
+        w.write(9_000);
+        w.run_until(SimTime::ZERO + 5_000 * MS);
+        w.acks_from_b().map(|s| (s.at, s.seg.ack, s.seg.window)).collect::<Vec<_>>()
+    };
+    assert_eq!(acks(true), acks(false));
+}
