@@ -8,12 +8,13 @@ one place to change when flow keys move.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 __all__ = [
-    "AHTCP_THRESHOLD", "BOTTLENECKS", "CEILING_MBPS", "DCTCP_K", "DECISIONS", "FG_RTO_MIN", "METRICS", "MODELS",
-    "MODEL_A_LINKS", "PEAK_FRACTIONS", "REMEDIES", "RUN_CAP_S", "SCHEMES", "SCHEME_ORDER", "SCHEME_PATHS", "SETTINGS",
-    "STUDY", "flow_path",
+    "AHTCP_THRESHOLD", "BOTTLENECKS", "CEILING_MBPS", "DCTCP_K", "DECISIONS", "FG_RTO_MIN", "FG_SCHEMES", "METRICS", "MODELS",
+    "MODEL_A_LINKS", "MODEL_B_LINKS", "PEAK_FRACTIONS", "PER_CLIENT_MBPS", "REMEDIES", "RUN_CAP_S", "SCHEMES", "SCHEME_ORDER",
+    "SCHEME_PATHS", "SETTINGS", "SETTING_FROM_MAIN", "STUDY", "THRESHOLD_FRACTIONS", "flow_path", "links_override",
 ]
 
 STUDY = "p1_incast"
@@ -35,13 +36,23 @@ MODEL_A_LINKS = (("server", "sw"), ("udp", "sw"), ("sw", "client"))
 """Model A's links by their ends (`between`), as `link(A,B)` names them: every link of
 `model_a.toml`."""
 
+MODEL_B_LINKS = (("server", "s0"), ("udp", "s0"), ("s0", "s1"), ("s0", "s2"), ("client_a", "s1"), ("client_b", "s2"))
+"""Model B's links by their ends: every link of `model_b.toml`."""
+
+
+def links_override(model: str, key: str, value: str) -> dict[str, str]:
+    """The overrides that set `key` (`delay`, `rate`) of every link of `model` to `value`."""
+    return {f"link({a},{b}).{key}": value for a, b in (MODEL_A_LINKS if model == "A" else MODEL_B_LINKS)}
+
 FG_RTO_MIN = "200us"
 """FGTCP's RTOmin ("数 100 マイクロ秒"; 200 µs after Vasudevan et al., README A2)."""
 
-AHTCP_THRESHOLD = "500Mbps"
-"""AHTCP's fixed threshold in the shipped models (`[defaults.tcp.ahtcp]`): about half the client
-link's goodput ceiling (README A11; the paper gives no value, and the threshold map shows where
-each finding holds)."""
+AHTCP_THRESHOLD = {"A": "500Mbps", "B": "250Mbps"}
+"""AHTCP's fixed threshold in each shipped model (`[defaults.tcp.ahtcp]`): the same fraction,
+about half (0.52), of what one client can receive at most in that model (`PER_CLIENT_MBPS`:
+963.6 Mb/s in A, 484.2 in B) — the paper's threshold detects incast as a client's throughput
+being low (§3.1 s1), so it is a fraction of what that client receives without incast (README
+A11). The threshold map runs `THRESHOLD_FRACTIONS` of it in each model."""
 
 SCHEMES: dict[str, dict[str, Any]] = {
     "standard": {"defaults.tcp.rto_min": "200ms", "defaults.tcp.rto_backoff": "exponential", "defaults.tcp.variant": "none"},
@@ -72,6 +83,16 @@ crosses (model A's client port; one of model B's two inter-switch ports), times 
 
 CEILING_MBPS = {m: v["ceiling_mbps"] for m, v in MODELS.items()}
 
+PER_CLIENT_MBPS = {m: v["ceiling_mbps"] / v["clients"] for m, v in MODELS.items()}
+"""The goodput one client can receive at most (Mb/s): the model's ceiling over its clients
+(963.6 in A; 1,936.9 / 4 = 484.2 in B, where two clients share each 1 Gb/s inter-switch port)."""
+
+THRESHOLD_FRACTIONS = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9)
+"""The threshold map's points, as fractions of `PER_CLIENT_MBPS` (every grounded reading lies
+below 1: a threshold at or above what a client can receive marks it as in incast always). The
+map adds the shipped threshold of each model and, in model B, model A's 500 Mb/s (the value
+carried over before, above B's 484 Mb/s)."""
+
 RUN_CAP_S = 20.0
 """Simulated time a run may take at most: a setting under which the reads stall (AHTCP read
 literally at 256 servers) ends there, its goodput counted over the time it ran and its
@@ -92,13 +113,32 @@ METRICS = {
 }
 
 
-SETTINGS: dict[str, dict[str, Any]] = {
-    "base RTT ≈ 400 µs (every link 95 µs)": {f"link({a},{b}).delay": "95us" for a, b in MODEL_A_LINKS},
-    "backoff forgotten on an RTT sample only (RFC 6298, Linux)": {"defaults.tcp.rto_backoff_reset": "rtt-sample"},
-    "SACK (FullTcp/Sack)": {"defaults.tcp.sack": True},
+FG_SCHEMES = ("FGTCP", "LNRTCP", "HYBTCP", "AHTCP")
+"""The schemes over FGTCP's RTOmin (LNRTCP and HYBTCP are FGTCP with another backoff; AHTCP
+runs over it, README A12)."""
+
+SETTINGS: dict[str, tuple[tuple[str, ...], tuple[str, ...], Callable[[str], dict[str, Any]]]] = {
+    "base RTT ≈ 200 µs (every link 45 µs)": (("A", "B"), ("standard", *FG_SCHEMES), lambda m: links_override(m, "delay", "45us")),
+    "base RTT ≈ 400 µs (every link 95 µs)": (("A", "B"), ("standard", *FG_SCHEMES), lambda m: links_override(m, "delay", "95us")),
+    "FGTCP's RTOmin 100 µs (FGTCP, LNRTCP, HYBTCP, AHTCP)": (("A", "B"), FG_SCHEMES, lambda m: {"defaults.tcp.rto_min": "100us"}),
+    "FGTCP's RTOmin 500 µs (FGTCP, LNRTCP, HYBTCP, AHTCP)": (("A", "B"), FG_SCHEMES, lambda m: {"defaults.tcp.rto_min": "500us"}),
+    "AHTCP's own RTOmin 100 µs": (("A", "B"), ("AHTCP",), lambda m: {"defaults.tcp.rto_min": "100us"}),
+    "AHTCP's own RTOmin 500 µs": (("A", "B"), ("AHTCP",), lambda m: {"defaults.tcp.rto_min": "500us"}),
+    "AHTCP's own RTOmin 200 ms (AHTCP/200ms as AHTCP)": (("A", "B"), ("AHTCP",), lambda m: {"defaults.tcp.rto_min": "200ms"}),  # = AHTCP/200ms
+    "backoff forgotten on an RTT sample only (RFC 6298, Linux)": (("A",), ("standard", *FG_SCHEMES), lambda m: {"defaults.tcp.rto_backoff_reset": "rtt-sample"}),
+    "SACK (FullTcp/Sack)": (("A",), ("standard", *FG_SCHEMES), lambda m: {"defaults.tcp.sack": True}),
 }
-"""The unknowns mapped across every scheme in model A (README A3, A4, A5): each row changes one
-setting of the shipped model."""
+"""The unknowns mapped one at a time (README A2–A5, A12): label → (the models it runs in, the
+schemes it changes, the overrides in a model). A scheme it does not change keeps its runs of
+the main sweep (standard TCP under FGTCP's RTOmin); an override of a scheme's own setting
+(`rto_min`) replaces that scheme's value (`runs.run_points`). Every finding of the paper is
+judged at each point. The base RTT is 4d + 25 µs in A (2 links) and 6d + 37 µs in B (3 links),
+d the per-link delay (EVIDENCE §2.7: same d in both models); the RTOmin points are EVIDENCE
+§2.4's 100 and 500 µs around 200 µs, and its option A for AHTCP (the standard 200 ms)."""
+
+SETTING_FROM_MAIN = {"AHTCP's own RTOmin 200 ms (AHTCP/200ms as AHTCP)": {"AHTCP": "AHTCP/200ms"}}
+"""Settings whose changed schemes are schemes of the main sweep already (AHTCP over the
+standard RTOmin is AHTCP/200ms): their runs are taken from it, not run again."""
 
 
 DECISIONS = {

@@ -59,8 +59,11 @@ def run_points(model: str, schemes: Sequence[str], servers: Sequence[int], seeds
     measures, in that order (schemes, then servers, then seeds)."""
     paths = MODELS[model]["servers"]
     grid = [(s, n) for s in schemes for n in servers]
-    points = [(model_path(model), {**{p: SCHEMES[s][p] for p in SCHEME_PATHS}, **dict.fromkeys(paths, n)}) for s, n in grid]
-    over = {"run.duration": f"{RUN_CAP_S:g}s", "run.stop": "flows-done", **(overrides or {})}
+    # An override of a scheme's own setting (`rto_min`, …) replaces the scheme's value in every
+    # point (a point's values would otherwise win over the overrides).
+    own = {p: v for p, v in (overrides or {}).items() if p in SCHEME_PATHS}
+    points = [(model_path(model), {**{p: own.get(p, SCHEMES[s][p]) for p in SCHEME_PATHS}, **dict.fromkeys(paths, n)}) for s, n in grid]
+    over = {"run.duration": f"{RUN_CAP_S:g}s", "run.stop": "flows-done", **{p: v for p, v in (overrides or {}).items() if p not in own}}
     table = runner.run_points(points, seeds, overrides=over, metrics=METRICS, out=out, shared_store=True, workers=workers,
                               cluster=cluster, name=name)
     at = table["index"].to_list()

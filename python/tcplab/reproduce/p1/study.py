@@ -18,7 +18,7 @@ from tcplab.reproduce.findings import Check
 from tcplab.reproduce.output import check_out, publish
 from tcplab.reproduce.p1.beyond import run_beyond
 from tcplab.reproduce.p1.checks import checks
-from tcplab.reproduce.p1.constants import AHTCP_THRESHOLD, PEAK_FRACTIONS, SCHEME_ORDER
+from tcplab.reproduce.p1.constants import AHTCP_THRESHOLD, PEAK_FRACTIONS, SCHEME_ORDER, THRESHOLD_FRACTIONS
 from tcplab.reproduce.p1.map import maps, run_maps
 from tcplab.reproduce.p1.report import report, write_figures_p1
 from tcplab.reproduce.p1.runs import run_points, summarise
@@ -34,7 +34,7 @@ class Plan:
     seeds: tuple[int, ...]
     servers: tuple[int, ...]
     models: tuple[str, ...]
-    thresholds_mbps: tuple[int, ...]
+    threshold_fractions: tuple[float, ...]
     map_servers: tuple[int, ...]
     remedy_servers: tuple[int, ...]
     remedy_seeds: tuple[int, ...]
@@ -47,13 +47,13 @@ class Plan:
     def make(quick: bool) -> Plan:
         """The full plan (the paper's 2–256 servers, 10 runs per point) or the quick one."""
         if quick:
-            return Plan(seeds=(1, 2), servers=(2, 16, 64, 256), models=("A", "B"), thresholds_mbps=(100, 500, 900), map_servers=(64,),
-                        remedy_servers=(64,), remedy_seeds=(1,), rule_thresholds_mbps=(500,), rule_servers=(64,), rule_seeds=(1,),
+            return Plan(seeds=(1, 2), servers=(2, 16, 64, 256), models=("A", "B"), threshold_fractions=(0.1, 0.5), map_servers=(2, 16, 64),
+                        remedy_servers=(64,), remedy_seeds=(1,), rule_thresholds_mbps=(100, 500, 3000), rule_servers=(64,), rule_seeds=(1,),
                         peak_fractions=())
         seeds = tuple(range(1, 11))
-        return Plan(seeds=seeds, servers=(2, 4, 8, 16, 32, 64, 128, 256), models=("A", "B"), thresholds_mbps=(50, 100, 300, 500, 700, 900),
-                    map_servers=(16, 64, 256), remedy_servers=(2, 4, 8, 16, 32, 64, 128, 256), remedy_seeds=seeds,
-                    rule_thresholds_mbps=(100, 300, 500, 900, 3000, 6000), rule_servers=(16, 64), rule_seeds=seeds[:5],
+        return Plan(seeds=seeds, servers=(2, 4, 8, 16, 32, 64, 128, 256), models=("A", "B"), threshold_fractions=THRESHOLD_FRACTIONS,
+                    map_servers=(2, 16, 64, 256), remedy_servers=(2, 4, 8, 16, 32, 64, 128, 256), remedy_seeds=seeds,
+                    rule_thresholds_mbps=(30, 100, 250, 500, 1000, 3000, 6000), rule_servers=(16, 64), rule_seeds=seeds[:5],
                     peak_fractions=PEAK_FRACTIONS)
 
 
@@ -75,7 +75,7 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
     main_wall = time.perf_counter() - t0
 
     # The maps of the unknowns: AHTCP's threshold, the settings, AHTCP's open decisions.
-    mapped = run_maps(plan.models, plan.thresholds_mbps, plan.map_servers, plan.seeds, progress, where, workers, cluster)
+    mapped = run_maps(plan.models, plan.threshold_fractions, plan.map_servers, plan.seeds, progress, where, workers, cluster)
     thresholds, settings, decisions = mapped["thresholds"], mapped["settings"], mapped["decisions"]
 
     # Beyond the paper: the remedies since, and the threshold rules (`beyond`).
@@ -84,14 +84,14 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
     wall = time.perf_counter() - t0
     runs = main.height + thresholds.height + settings.height + decisions.height + beyond["remedies"].height + beyond["rules"].height
     return {"plan": dataclasses.asdict(plan), "main": main, "thresholds": thresholds, "settings": settings, "decisions": decisions,
-            **beyond, "wall_s": wall, "main_wall_s": main_wall, "runs": runs, "ahtcp_threshold": AHTCP_THRESHOLD}
+            **beyond, "wall_s": wall, "main_wall_s": main_wall, "runs": runs, "ahtcp_threshold": dict(AHTCP_THRESHOLD)}
 
 
 def write_report(data: dict[str, Any], out: Path) -> list[Check]:
     """Write the figures, results.json and report.md into `out`; return the checks."""
     out.mkdir(parents=True, exist_ok=True)
     summary = summarise(data["main"])
-    result = checks(summary, data["main"])
+    result = checks(data["main"])
     mapped = maps(data)
     figs = write_figures_p1(data, summary, out)
     report(data, summary, result, mapped, figs).write(out / "report.md")
