@@ -4,12 +4,16 @@
 //! arrived (the barrier). `BlockReader` is the client, owning one socket per server; each
 //! server runs a `BlockServer` on the other end of its socket.
 //!
-//! The requests travel on the same connections as the data, client to server; a server sends
-//! one SRU for every whole request it has received. Each completed block is a `Block`
+//! The requests travel on the same connections as the data, client to server, each written
+//! as a record (`Sockets::write_record`); a server sends one SRU for every request record
+//! whose last byte has arrived. Each completed block is a `Block`
 //! milestone (bytes: the block's payload), so per-block completion times are in the
 //! `milestones` trace.
 
-use super::{Milestone, Notice, Socket, Sockets};
+use super::{Milestone, Notice, Record, Socket, Sockets};
+
+/// The record kind of a block request.
+pub const REQUEST: u8 = 1;
 
 /// The client of a striped block read.
 #[derive(Clone, Debug)]
@@ -24,7 +28,7 @@ pub struct BlockReader {
     pub blocks: u64,
     /// Blocks completed so far.
     done: u64,
-    /// Request bytes still to write per socket (a write may be cut short by the send buffer).
+    /// Requests still to write per socket (a full send buffer defers one).
     owed: Vec<u64>,
     /// The first block has been requested (every connection was open).
     started: bool,
@@ -90,15 +94,17 @@ impl BlockReader {
     /// Owe one request to every server and write what the send buffers take.
     fn request_block(&mut self, io: &mut impl Sockets) {
         for o in &mut self.owed {
-            *o += self.request_bytes;
+            *o += 1;
         }
         self.write_owed(io);
     }
 
+    /// Write the owed requests, each a whole record (one that does not fit waits for room).
     fn write_owed(&mut self, io: &mut impl Sockets) {
+        let request = Record { kind: REQUEST, tag: self.done as u32, arg: 0 };
         for (i, &s) in self.sockets.iter().enumerate() {
-            if self.owed[i] > 0 {
-                self.owed[i] -= io.write(s, self.owed[i]);
+            while self.owed[i] > 0 && io.write_record(s, self.request_bytes, request) {
+                self.owed[i] -= 1;
             }
         }
     }
@@ -115,6 +121,8 @@ pub struct BlockServer {
     pub request_bytes: u64,
     /// SRU bytes written so far.
     written: u64,
+    /// SRU bytes owed for the requests received so far.
+    owed: u64,
     closed: bool,
 }
 
@@ -122,7 +130,7 @@ impl BlockServer {
     /// A server on `socket` answering each `request_bytes` request with `sru_bytes`.
     pub fn new(socket: Socket, sru_bytes: u64, request_bytes: u64) -> Self {
         assert!(sru_bytes > 0 && request_bytes > 0);
-        BlockServer { socket, sru_bytes, request_bytes, written: 0, closed: false }
+        BlockServer { socket, sru_bytes, request_bytes, written: 0, owed: 0, closed: false }
     }
 
     /// Handle a notice: write the SRU bytes owed for the requests received so far, as the send
@@ -131,11 +139,14 @@ impl BlockServer {
         if notice != Notice::Socket(self.socket) || self.closed {
             return;
         }
-        let owed = io.received(self.socket) / self.request_bytes * self.sru_bytes;
-        if owed > self.written {
-            self.written += io.write(self.socket, owed - self.written);
+        while let Some((request, _)) = io.next_record(self.socket) {
+            debug_assert_eq!(request.kind, REQUEST);
+            self.owed += self.sru_bytes;
         }
-        if io.peer_closed(self.socket) && self.written >= owed {
+        if self.owed > self.written {
+            self.written += io.write(self.socket, self.owed - self.written);
+        }
+        if io.peer_closed(self.socket) && self.written >= self.owed {
             self.closed = true;
             io.close(self.socket);
         }
@@ -161,6 +172,9 @@ mod tests {
         finished: Vec<Socket>,
         milestones: Vec<(Socket, Milestone, u64)>,
         not_open: Vec<Socket>,
+        /// Records written per socket: (stream offset of the end, record, bytes).
+        records: HashMap<Socket, std::collections::VecDeque<(u64, Record, u64)>>,
+        written: HashMap<Socket, u64>,
     }
 
     impl Sockets for Io {
@@ -183,6 +197,7 @@ mod tests {
                 self.space.insert(s, space - n);
             }
             self.writes.push((s, n));
+            *self.written.entry(s).or_default() += n;
             n
         }
         fn close(&mut self, s: Socket) {
@@ -196,6 +211,30 @@ mod tests {
         }
         fn received(&self, s: Socket) -> u64 {
             self.received.get(&s).copied().unwrap_or(0)
+        }
+        fn readable(&self, _: Socket) -> u64 {
+            0 // Block reads leave reading to the connection.
+        }
+        fn read(&mut self, _: Socket, _: u64) -> u64 {
+            0
+        }
+        fn write_record(&mut self, s: Socket, bytes: u64, record: Record) -> bool {
+            if self.send_space(s) < bytes {
+                return false;
+            }
+            self.write(s, bytes);
+            let end = self.written[&s];
+            self.records.entry(s).or_default().push_back((end, record, bytes));
+            true
+        }
+        fn next_record(&mut self, s: Socket) -> Option<(Record, u64)> {
+            let arrived = self.received(s);
+            let q = self.records.get_mut(&s.peer())?;
+            let &(end, record, bytes) = q.front()?;
+            (end <= arrived).then(|| {
+                q.pop_front();
+                (record, bytes)
+            })
         }
         fn send_datagram(&mut self, _: Socket, _: u32) {}
         fn set_timer(&mut self, _: SimTime) {}
@@ -264,16 +303,18 @@ mod tests {
     }
 
     #[test]
-    fn a_request_cut_short_by_the_send_buffer_is_finished_later() {
+    fn a_request_the_send_buffer_cannot_take_whole_waits_for_room() {
+        // Requests are records, written whole: with room for 60 bytes nothing is written.
         let s = sockets(1);
         let mut c = BlockReader::new(s.clone(), 1000, 100, 3);
         let mut io = Io::default();
         io.space.insert(s[0], 60);
         c.on(Notice::Start, &mut io);
-        assert_eq!(io.writes, vec![(s[0], 60)]);
+        assert!(io.writes.is_empty());
         io.space.insert(s[0], 1000);
         c.on(Notice::Socket(s[0]), &mut io);
-        assert_eq!(io.writes, vec![(s[0], 60), (s[0], 40)]);
+        assert_eq!(io.writes, vec![(s[0], 100)]);
+        assert_eq!(io.records[&s[0]].front().map(|r| (r.0, r.1.kind, r.2)), Some((100, REQUEST, 100)));
     }
 
     #[test]
@@ -281,6 +322,9 @@ mod tests {
         let s = Socket::new(7, 1);
         let mut srv = BlockServer::new(s, 65_536, 100);
         let mut io = Io::default();
+        // The client (the peer) wrote two request records, ending at bytes 100 and 200.
+        let request = Record { kind: REQUEST, tag: 0, arg: 0 };
+        io.records.insert(s.peer(), [(100, request, 100), (200, request, 100)].into());
         srv.on(Notice::Socket(s), &mut io);
         assert!(io.writes.is_empty(), "no request yet");
         io.received.insert(s, 99);

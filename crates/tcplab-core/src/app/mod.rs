@@ -98,6 +98,21 @@ impl Milestone {
     }
 }
 
+/// A message boundary on a TCP byte stream: what an application writes with
+/// `Sockets::write_record` and its peer gets back from `Sockets::next_record` once the
+/// record's last byte has arrived in order. TCP stays a byte stream (a record can span
+/// segments, a segment can end several records); the record is the application's metadata,
+/// kept beside the stream, never in the packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Record {
+    /// What the record is, in the application's own numbering (a PDU's opcode).
+    pub kind: u8,
+    /// Which task or request it belongs to (an initiator task tag).
+    pub tag: u32,
+    /// An application value (an offset, a sequence number).
+    pub arg: u64,
+}
+
 /// Which socket notices an application needs (the simulation tells it no others).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Interest {
@@ -131,6 +146,18 @@ pub trait Sockets {
     fn established(&self, s: Socket) -> bool;
     /// Payload bytes received in order on `s` so far.
     fn received(&self, s: Socket) -> u64;
+    /// Bytes received in order on `s` and not yet read (an application that reads itself,
+    /// `Application::reads_itself`; others have every byte read on arrival).
+    fn readable(&self, s: Socket) -> u64;
+    /// Read up to `bytes` from `s` (an application that reads itself); returns the bytes read.
+    /// The freed buffer may send a window update.
+    fn read(&mut self, s: Socket, bytes: u64) -> u64;
+    /// Write a record of `bytes` to `s`, all or nothing: false (nothing written) when the send
+    /// buffer has less room.
+    fn write_record(&mut self, s: Socket, bytes: u64, record: Record) -> bool;
+    /// The next record the peer of `s` wrote whose last byte has arrived on `s` in order, with
+    /// its length in bytes (each record once, in the order written).
+    fn next_record(&mut self, s: Socket) -> Option<(Record, u64)>;
     /// Send one UDP datagram of `ip_bytes` (IP header included) from `s`.
     fn send_datagram(&mut self, s: Socket, ip_bytes: u32);
     /// Set the application's one timer to `at` (replacing any earlier setting).
@@ -174,9 +201,16 @@ impl Application {
     pub fn interest(&self) -> Interest {
         match self {
             Application::Bulk(_) | Application::BlockReader(_) | Application::BlockServer(_) => Interest::Every,
+            Application::Sink(s) if s.is_paced() => Interest::Every,
             Application::Sink(_) => Interest::PeerClosed,
             Application::Cbr(_) => Interest::Nothing,
         }
+    }
+
+    /// True when it reads its sockets itself (`Sockets::read`); the others' connections read
+    /// every byte on arrival.
+    pub fn reads_itself(&self) -> bool {
+        matches!(self, Application::Sink(s) if s.is_paced())
     }
 
     /// Where its timer's events stand among simultaneous events (`engine::order`), and whether
@@ -204,6 +238,8 @@ pub(crate) mod fake {
         Timer(SimTime),
         Finish(Socket),
         Milestone(Socket, Milestone, u64),
+        Read(Socket, u64),
+        WriteRecord(Socket, u64, Record),
     }
 
     /// Sockets with a fixed send space, peer state and received count.
@@ -214,6 +250,9 @@ pub(crate) mod fake {
         pub quiet: bool,
         pub peer_closed: bool,
         pub received: u64,
+        pub readable: u64,
+        /// Records arrived on the sockets, returned in order by `next_record`.
+        pub records: std::collections::VecDeque<(Record, u64)>,
         pub did: Vec<Did>,
     }
 
@@ -247,6 +286,26 @@ pub(crate) mod fake {
         }
         fn received(&self, _: Socket) -> u64 {
             self.received
+        }
+        fn readable(&self, _: Socket) -> u64 {
+            self.readable
+        }
+        fn read(&mut self, s: Socket, bytes: u64) -> u64 {
+            let n = bytes.min(self.readable);
+            self.readable -= n;
+            self.did.push(Did::Read(s, n));
+            n
+        }
+        fn write_record(&mut self, s: Socket, bytes: u64, record: Record) -> bool {
+            if self.space < bytes {
+                return false;
+            }
+            self.space -= bytes;
+            self.did.push(Did::WriteRecord(s, bytes, record));
+            true
+        }
+        fn next_record(&mut self, _: Socket) -> Option<(Record, u64)> {
+            self.records.pop_front()
         }
         fn send_datagram(&mut self, s: Socket, ip_bytes: u32) {
             self.did.push(Did::Datagram(s, ip_bytes));

@@ -865,6 +865,26 @@ fn traces_stop_recording_at_their_memory_budget_and_the_run_goes_on_unchanged() 
 }
 
 #[test]
+fn a_receiver_that_reads_at_its_own_rate_closes_the_window_and_bounds_the_transfer() {
+    // 1 MB over 10 Mb/s with a receiver reading 2 Mb/s, 8 KB at a time into a 64 KB buffer:
+    // unread bytes fill the buffer and the window closes, so the transfer takes about
+    // (1 MB − 64 KB) / 2 Mb/s ≈ 3.74 s, not the 0.8 s the link allows.
+    let text = |read: &str| {
+        format!("{TINY}\n[defaults.tcp]\nrcvbuf = \"64KB\"\n")
+            .replace("rate = \"10Mbps\"", "rate = \"10Mbps\"")
+            .replace("bulk = { bytes = \"100KB\" }", &format!("bulk = {{ bytes = \"1MB\"{read} }}"))
+    };
+    let fast = run(&text(""), 1).sim.summary().flows[0].clone();
+    let slow = run(&text(", read_rate = \"2Mbps\", read_size = \"8KB\""), 1).sim.summary().flows[0].clone();
+    let (tf, ts) = (fast.finish_s.expect("done"), slow.finish_s.expect("done"));
+    assert!(tf < 1.2, "link-bound: {tf}");
+    assert!((3.5..4.1).contains(&ts), "reader-bound: {ts}");
+    assert_eq!(slow.bytes_delivered, 1_000_000);
+    assert!(error_of(&text(", read_size = \"8KB\"")).contains("flows[0].bulk.read_size: only with bulk.read_rate"));
+    assert!(error_of(&text(", read_rate = \"2Mbps\", read_size = \"0B\"")).contains("flows[0].bulk.read_size: must be at least 1 byte"));
+}
+
+#[test]
 fn a_throughput_trace_beyond_the_trace_memory_is_refused_before_the_run() {
     // A throughput trace that cannot fit is refused before the run.
     let e = error_of(&format!("{TINY}\n[run]\nduration = \"100s\"\ntrace_memory = \"1MiB\"\n[trace]\nthroughput_interval = \"1ms\"\n"));

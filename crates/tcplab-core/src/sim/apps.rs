@@ -5,7 +5,9 @@
 //! order made, datagrams, the timer, finished flows, milestones).
 
 use super::Event;
-use crate::app::{Application, Milestone, Notice, Socket, Sockets};
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::app::{Application, Milestone, Notice, Record, Socket, Sockets};
 use crate::engine::queue::Lane;
 use crate::flow::FlowEngine;
 use crate::flow::NO_APP;
@@ -45,9 +47,14 @@ pub(super) struct Effects {
     pub dirty: bool,
 }
 
+/// Records written on each socket and not yet taken by its peer: (stream offset of the
+/// record's end, the record, its length), in the order written.
+pub(super) type Records = BTreeMap<Socket, VecDeque<(u64, Record, u64)>>;
+
 /// The sockets as an application sees them during one notice.
 struct SocketCtx<'a> {
     now: SimTime,
+    records: &'a mut Records,
     /// The socket the notice is about, whose output needs no run of its own.
     about: Option<Socket>,
     flows: &'a mut [Flow],
@@ -129,6 +136,36 @@ impl Sockets for SocketCtx<'_> {
     fn received(&self, s: Socket) -> u64 {
         self.conn(s).stats.bytes_delivered
     }
+    fn readable(&self, s: Socket) -> u64 {
+        self.conn(s).readable()
+    }
+    fn read(&mut self, s: Socket, bytes: u64) -> u64 {
+        let now = self.now;
+        self.note(s);
+        tcp_end(self.flows, s).read(now, bytes, self.out)
+    }
+    fn write_record(&mut self, s: Socket, bytes: u64, record: Record) -> bool {
+        if self.conn(s).send_space() < bytes {
+            return false;
+        }
+        let end = self.conn(s).written() + bytes;
+        let now = self.now;
+        self.note(s);
+        let n = tcp_end(self.flows, s).write(now, bytes, self.out);
+        debug_assert_eq!(n, bytes, "the room was there");
+        self.records.entry(s).or_default().push_back((end, record, bytes));
+        true
+    }
+    fn next_record(&mut self, s: Socket) -> Option<(Record, u64)> {
+        let arrived = self.conn(s).stats.bytes_delivered;
+        let queue = self.records.get_mut(&s.peer())?;
+        let &(end, record, bytes) = queue.front()?;
+        if end > arrived {
+            return None;
+        }
+        queue.pop_front();
+        Some((record, bytes))
+    }
     fn send_datagram(&mut self, s: Socket, ip_bytes: u32) {
         self.fx.datagrams.push((s, ip_bytes));
         self.fx.dirty = true;
@@ -156,6 +193,8 @@ impl Sockets for SocketCtx<'_> {
 #[derive(Debug, Default)]
 pub struct Apps {
     slots: Vec<AppSlot>,
+    /// Records in transit, per writing socket.
+    records: Records,
     /// What the application told last did (reused between notices).
     pub(super) effects: Effects,
 }
@@ -198,7 +237,7 @@ impl Apps {
     /// then need carrying out).
     #[inline]
     pub(super) fn tell(&mut self, now: SimTime, a: usize, notice: Notice, about: Option<Socket>, flows: &mut [Flow], out: &mut Output) -> bool {
-        let mut io = SocketCtx { now, about, flows, out, fx: &mut self.effects };
+        let mut io = SocketCtx { now, records: &mut self.records, about, flows, out, fx: &mut self.effects };
         self.slots[a].app.on(notice, &mut io);
         self.effects.dirty
     }

@@ -466,6 +466,13 @@ impl Simulation {
     /// `Notice::Start` at `start`, if given. Its events stand among simultaneous ones by the
     /// flow of its first socket. Returns its index.
     pub fn add_app(&mut self, app: Application, sockets: &[Socket], start: Option<SimTime>) -> u32 {
+        if app.reads_itself() {
+            for s in sockets {
+                if let FlowEngine::Tcp(t) = &mut self.flows[s.flow()].engine {
+                    t.ends[s.end()].set_auto_read(false);
+                }
+            }
+        }
         let (id, order) = self.apps.add(app, sockets, &mut self.flows);
         if let Some(t) = start {
             self.schedule(Lane::Timer, t, Event::AppStart { app: id, order });

@@ -130,7 +130,11 @@ fn bulk(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t: &T
         let app = BulkSender::new(src, t.bulk.write_size.0, t.bulk.bytes.map(|b| b.0), f.stop.map(|d| SimTime::ZERO + d.0));
         // The sender opens the flow at its start; the sink waits for it.
         sim.add_app(Application::Bulk(app), &[src], Some(start));
-        sim.add_app(Application::Sink(Sink::new(dst)), &[dst], None);
+        let sink = match t.bulk.read {
+            Some((rate, size)) => Sink::paced(dst, rate.0, size.0),
+            None => Sink::new(dst),
+        };
+        sim.add_app(Application::Sink(sink), &[dst], None);
     }
     Ok(())
 }

@@ -114,6 +114,9 @@ pub struct Bulk {
     pub bytes: Option<Size>,
     /// Application write size, at least 1 byte (default 128KiB).
     pub write_size: Size,
+    /// The receiver's reading rate and bytes per read; none: it reads on arrival.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read: Option<(Rate, Size)>,
 }
 
 /// A constant-bit-rate UDP stream: the `cbr` table.
@@ -234,9 +237,15 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
                 if bulk.bytes.is_some_and(|b| b.0 == 0) {
                     return err(p("bulk.bytes"), "must be at least 1 byte");
                 }
+                let read = match (bulk.read_rate, bulk.read_size) {
+                    (None, Some(_)) => return err(p("bulk.read_size"), "only with bulk.read_rate (without it the connection reads on arrival)"),
+                    (None, None) => None,
+                    (Some(_), Some(s)) if s.0 == 0 => return err(p("bulk.read_size"), "must be at least 1 byte"),
+                    (Some(r), s) => Some((r, s.unwrap_or(Size(128 * 1024)))),
+                };
                 // A flow without settings of its own has the resolved defaults.
                 let tcp = if f.tcp == TcpSpec::default() { resolved_tcp.clone() } else { resolve_tcp(defaults_tcp, &f.tcp, &p("tcp"))? };
-                Traffic::Tcp(TcpTraffic { bulk: Bulk { bytes: bulk.bytes, write_size }, tcp })
+                Traffic::Tcp(TcpTraffic { bulk: Bulk { bytes: bulk.bytes, write_size, read }, tcp })
             }
             FlowKind::UdpCbr => {
                 if f.tcp != TcpSpec::default() {

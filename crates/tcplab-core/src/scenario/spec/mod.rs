@@ -479,6 +479,15 @@ pub struct BulkSpec {
     /// Application write size, at least 1 byte (default 128KiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_size: Option<Size>,
+    /// The receiving application reads at most this rate (payload), itself, `read_size` at a
+    /// time; unread bytes fill the receive buffer and close the window (default: the connection
+    /// reads everything on arrival).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_rate: Option<Rate>,
+    /// Bytes the receiving application reads at a time, at least 1 (default 128KiB; only with
+    /// `read_rate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_size: Option<Size>,
 }
 
 /// `[flows.cbr]` (`kind = "udp-cbr"`): the constant-bit-rate source.

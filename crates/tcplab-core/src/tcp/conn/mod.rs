@@ -455,6 +455,11 @@ impl Connection {
         self.data_rcv_nxt() - self.rcv_read
     }
 
+    /// Application bytes written so far (the send stream's length).
+    pub fn written(&self) -> u64 {
+        self.stream_end - 1
+    }
+
     /// The earliest pending timer deadline.
     #[inline]
     pub fn next_deadline(&self) -> Option<SimTime> {
