@@ -9,6 +9,7 @@ pub mod block_read;
 pub mod bulk;
 pub mod cbr;
 pub mod sink;
+pub mod storage;
 
 use crate::engine::order::Rank;
 use crate::units::SimTime;
