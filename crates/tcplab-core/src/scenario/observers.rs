@@ -57,8 +57,11 @@ pub fn with_every_observer(sc: &Scenario) -> Scenario {
 /// queue or tap, so that runs observing more can be compared on what both observe).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
-    /// The summary as JSON, `events` removed.
+    /// The summary as JSON, `events` and `traces_stopped_s` removed.
     pub summary: serde_json::Value,
+    /// When a trace reached its budget (observed runs record more traces, so this is compared
+    /// between runs observed alike).
+    pub traces_stopped: serde_json::Value,
     /// (trace, column, queue or tap id or `u32::MAX`) → FNV-1a 64 of the column's values.
     pub traces: BTreeMap<(String, String, u32), u64>,
     /// Events processed (differs between modes by design).
@@ -132,7 +135,8 @@ pub fn run_in(sc: &Scenario, seed: u64, mode: Mode) -> Result<Outcome, ScenarioE
     }
     let mut summary = serde_json::to_value(run.sim.summary()).expect("summary serializes");
     let events = summary["events"].take().as_u64().unwrap_or(0);
-    Ok(Outcome { summary, traces: trace_digests(&run.sim.traces), events })
+    let traces_stopped = summary.as_object_mut().and_then(|m| m.remove("traces_stopped_s")).unwrap_or_default();
+    Ok(Outcome { summary, traces_stopped, traces: trace_digests(&run.sim.traces), events })
 }
 
 /// The first difference between two outcomes. Unless `all_traces`, only the traces (and the
@@ -152,6 +156,9 @@ pub fn difference(a: &Outcome, b: &Outcome, all_traces: bool) -> Option<String> 
     }
     if all_traces && a.traces.len() != b.traces.len() {
         return Some("the runs record different traces".into());
+    }
+    if all_traces && a.traces_stopped != b.traces_stopped {
+        return Some(format!("the traces stopped recording at {} and {}", a.traces_stopped, b.traces_stopped));
     }
     None
 }

@@ -838,9 +838,9 @@ fn an_aal5_frame_above_65535_bytes_is_refused() {
 
 #[test]
 fn traces_stop_recording_at_their_memory_budget_and_the_run_goes_on_unchanged() {
-    // 20 s of a 100 Mb/s transfer with its window traced (44 bytes a row, about one row per
-    // ACK): a 1 MiB budget is reached early; the traces stop there, the run goes to its end and
-    // its results are those of the untraced run.
+    // 20 s of a 100 Mb/s transfer with its window traced (about one row per ACK): a 1 MiB
+    // budget is reached early; the trace stops there, the run goes to its end and its results
+    // are those of the untraced run.
     let text = |trace: &str| {
         format!("{TINY}\n[run]\nduration = \"20s\"\ntrace_memory = \"1MiB\"\n{trace}")
             .replace("bulk = { bytes = \"100KB\" }", "")
@@ -853,7 +853,7 @@ fn traces_stop_recording_at_their_memory_budget_and_the_run_goes_on_unchanged() 
     let at = s.traces_stopped_s.expect("the traces reached their budget");
     assert!(at > 0.0 && at < 20.0, "stopped recording at {at} s");
     let held = traced.sim.traces.heap_bytes();
-    assert!(held > 1 << 20 && held < 4 << 20, "the traces hold {held} bytes, about the budget");
+    assert!(held <= 1 << 20 && held > 1 << 19, "the trace holds {held} bytes, at most the budget");
     let cwnd = traced.sim.traces.cwnd.as_ref().expect("traced");
     let last = *cwnd.time_s.last().expect("rows");
     assert!(last <= at && last > at - 0.1, "the last row ({last} s) is from before the stop ({at} s)");

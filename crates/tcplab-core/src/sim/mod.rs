@@ -138,11 +138,6 @@ pub struct Simulation {
     /// Recorded traces.
     pub traces: Traces,
     sample_interval: Option<SimDuration>,
-    /// Heap bytes the traces may hold (`run.trace_memory`); beyond, they stop recording and
-    /// the run goes on unchanged (default: no limit).
-    trace_budget: u64,
-    /// When the traces reached `trace_budget` and stopped recording.
-    traces_frozen_at: Option<SimTime>,
     stop_rule: StopRule,
     stop_time: Option<SimTime>,
     finished: bool,
@@ -171,8 +166,6 @@ impl Simulation {
             flows: Vec::new(),
             traces: Traces::default(),
             sample_interval: None,
-            trace_budget: u64::MAX,
-            traces_frozen_at: None,
             stop_rule,
             stop_time,
             finished: false,
@@ -356,15 +349,7 @@ impl Simulation {
         let limit = until.min(self.stop_time.unwrap_or(time_limit));
         while !self.finished {
             match self.q.pop_until(limit) {
-                Some((now, ev)) => {
-                    self.dispatch(now, ev, limit);
-                    // The traces' memory, looked at every 65,536 events; only what is recorded
-                    // changes, never the run.
-                    if self.q.popped() & 0xFFFF == 0 && self.traces_frozen_at.is_none() && self.traces.heap_bytes() > self.trace_budget {
-                        self.traces.freeze();
-                        self.traces_frozen_at = Some(now);
-                    }
-                }
+                Some((now, ev)) => self.dispatch(now, ev, limit),
                 None => {
                     self.flush_captures();
                     if self.q.is_empty() && self.stop_rule != StopRule::Duration {
@@ -400,16 +385,10 @@ impl Simulation {
         self.fabric.hop_by_hop();
     }
 
-    /// Stop recording traces once they hold more than `bytes` of heap (looked at every 65,536
-    /// events, on the columns' capacity; default: no limit). The run itself is unaffected.
+    /// Let each trace enabled so far hold at most `bytes` of rows (`Traces::set_budget`;
+    /// default: no limit). The run itself is unaffected.
     pub fn set_trace_budget(&mut self, bytes: u64) {
-        self.trace_budget = bytes;
-    }
-
-    /// When the traces reached their budget and stopped recording (`None`: they hold the
-    /// whole run).
-    pub fn traces_frozen_at(&self) -> Option<SimTime> {
-        self.traces_frozen_at
+        self.traces.set_budget(bytes);
     }
 
     /// Run to the stop condition.

@@ -90,7 +90,7 @@ pub fn summarize(sim: &Simulation) -> RunSummary {
     RunSummary {
         sim_time_s: now.as_secs_f64(),
         stop_reason: sim.stop_reason,
-        traces_stopped_s: sim.traces_frozen_at().map(|t| t.as_secs_f64()),
+        traces_stopped_s: sim.traces.stopped_s(),
         events: sim.events(),
         flows,
         queues,
@@ -202,8 +202,8 @@ pub struct RunSummary {
     pub sim_time_s: f64,
     /// Why the run ended.
     pub stop_reason: StopReason,
-    /// When the traces reached `run.trace_memory` and stopped recording, s (absent: the traces
-    /// cover the whole run).
+    /// The time of the first row a trace did not record because it reached `run.trace_memory`,
+    /// s (absent: the traces cover the whole run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub traces_stopped_s: Option<f64>,
     /// Events processed.

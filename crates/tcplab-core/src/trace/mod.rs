@@ -77,8 +77,10 @@ macro_rules! trace {
         #[derive(Clone, Debug, Default)]
         pub struct $name {
             $($(#[$fdoc])* pub $field: Vec<$ty>,)+
-            /// Set when the traces reached their memory budget: `push` records nothing more.
-            pub frozen: bool,
+            /// Rows it may hold (0: no limit); beyond, `push` records nothing more.
+            pub max_rows: usize,
+            /// The time of the first row it did not record (it reached `max_rows`).
+            pub stopped_s: Option<f64>,
         }
 
         #[doc = concat!("One row of `", stringify!($name), "`.")]
@@ -97,8 +99,17 @@ macro_rules! trace {
             /// Append one row (every column grows by one).
             #[inline]
             pub fn push(&mut self, r: $row) {
-                if self.frozen {
-                    return;
+                if self.max_rows != 0 {
+                    let len = self.time_s.len();
+                    if len >= self.max_rows {
+                        self.stopped_s.get_or_insert(r.time_s);
+                        return;
+                    }
+                    if len == self.time_s.capacity() {
+                        // Grow by doubling, but never past the limit.
+                        let room = (self.max_rows - len).min(len.max(4));
+                        $(self.$field.reserve_exact(room);)+
+                    }
                 }
                 $(self.$field.push(r.$field);)+
             }
@@ -254,12 +265,32 @@ impl Traces {
             + self.milestones.as_ref().map_or(0, |t| t.heap_bytes())
     }
 
-    /// Stop recording: every trace keeps the rows it has and takes no more (the run goes on).
-    pub fn freeze(&mut self) {
-        macro_rules! freeze {
-            ($($t:ident),+) => {$(if let Some(x) = self.$t.as_mut() { x.frozen = true; })+};
+    /// Let each recorded trace hold at most `bytes` of rows (columns included): a trace that
+    /// reaches it records nothing more, the run goes on. Each table's limit is a row count, so
+    /// where it stops depends only on the rows it recorded, never on how the run was observed.
+    pub fn set_budget(&mut self, bytes: u64) {
+        macro_rules! budget {
+            ($($t:ident: $ty:ty),+) => {$(if let Some(x) = self.$t.as_mut() {
+                x.max_rows = (bytes / <$ty>::ROW_BYTES as u64).clamp(1, usize::MAX as u64) as usize;
+            })+};
         }
-        freeze!(throughput, cwnd, queue, events, capture, milestones);
+        budget!(throughput: ThroughputTrace, cwnd: CwndTrace, queue: QueueTrace, events: EventTrace, capture: CaptureTrace, milestones: MilestoneTrace);
+    }
+
+    /// The time of the first row a trace did not record for its budget (`None`: they hold the
+    /// whole run).
+    pub fn stopped_s(&self) -> Option<f64> {
+        [
+            self.throughput.as_ref().and_then(|t| t.stopped_s),
+            self.cwnd.as_ref().and_then(|t| t.stopped_s),
+            self.queue.as_ref().and_then(|t| t.stopped_s),
+            self.events.as_ref().and_then(|t| t.stopped_s),
+            self.capture.as_ref().and_then(|t| t.stopped_s),
+            self.milestones.as_ref().and_then(|t| t.stopped_s),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(f64::min)
     }
 
     /// Every recorded trace as named columns.

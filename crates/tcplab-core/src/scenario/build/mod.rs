@@ -32,7 +32,6 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
         StopSpec::Idle => StopRule::Idle,
     };
     let mut sim = Simulation::new(stop, r.run.duration.map(|d| SimTime::ZERO + d.0), seeds.stream("engine/order").next_u64());
-    sim.set_trace_budget(r.run.trace_memory.0);
     let mut net = network::build(r, &seeds, &mut sim);
     observe::traces(r, &net, &mut sim)?;
     observe::taps(r, &net, &mut sim, capture_dir)?;
@@ -41,5 +40,6 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
     flows::build(r, &net, &seeds, &mut sim, &mut agents)?;
     network::atm_inputs(&net, &mut sim)?;
     agents.install(r, &mut sim);
+    sim.set_trace_budget(r.run.trace_memory.0);
     Ok(sim)
 }
