@@ -367,3 +367,26 @@ def test_a_tiny_reproduction_writes_its_report(tmp_path):
     assert len(saved["checks"]) == len(result) and saved["cells"] > 0
     by = {c.values.get("finding"): c for c in result if c.paper}
     assert by["F1"].passed and not by["F7"].passed  # 3K cells near full; 1K keeps 38 KB loss-free (README A10)
+
+
+def test_the_depth_map_runs_each_mechanism_through_run_specs():
+    """`p4.depth` on a reduced grid: every mechanism's keys reach the runs (a key the core does
+    not know would fail the run), the shipped RTO floor does not bind (1 s and 0.5 s give the
+    same runs: the BSD LAN RTO is rtt + 2 slow ticks), a 3 s RTO halves the timeouts, and the
+    Table 2 scan reports both socket buffers per cell buffer."""
+    from tcplab.reproduce.p4 import depth
+
+    by = {c.value: c for c in depth.CANDIDATES}
+    chosen = [depth.CANDIDATES[0], by["rto_min 0.5 s (1 slow tick)"], by["rto_min 3 s (sensitivity)"],
+              by["receiver jitter 0.4 ms (mean 0.2)"]]
+    t = depth.depth_table(chosen, (1,), cells=(1024, 4096))
+    assert t.height == 2 * len(chosen)
+    rows = {(r["value"], r["mtu"]): r for r in t.iter_rows(named=True)}
+    shipped, floor, long = (rows[(c.value, 1500)] for c in chosen[:3])
+    assert shipped["share_1k"] < 0.5 and shipped["knee"] == 4096 and shipped["timeouts_1k"] >= 2
+    assert floor["share_1k"] == shipped["share_1k"] and floor["timeouts_1k"] == shipped["timeouts_1k"]
+    assert long["timeouts_1k"] < shipped["timeouts_1k"] and long["share_1k"] < shipped["share_1k"]
+    assert rows[(chosen[3].value, 1500)]["share_1k"] != shipped["share_1k"]
+    assert shipped["t2_25"] is not None and rows[(chosen[0].value, 9180)]["t2_25"] is None
+    scan = depth.table2_scan(seeds=(1,), cells=(640, 1024))
+    assert scan["cells"].to_list() == [640, 1024] and {"share_25", "share_38", "split", "split_collapse"} <= set(scan.columns)

@@ -20,6 +20,7 @@ beside the measured values, pass or FAIL). The runs are kept in `out/runs/` (res
 | `predictor` | the boundary from first principles, and the comparisons beyond the paper |
 | `report` | the figures and report.md |
 | `study` | the orchestrator: `Plan`, `experiment`, `write_report`, `reproduce` |
+| `depth` | issue 33: depth and onset mapped by mechanism (`depth_table`, `table2_scan`; not part of `reproduce`) |
 """
 
 from tcplab.reproduce.findings import Check

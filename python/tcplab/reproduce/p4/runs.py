@@ -86,17 +86,20 @@ class Spec:
 
 
 def run_specs(specs: Iterable[Spec], seeds: Sequence[int], *, out: Path | None = None, workers: int | None = None,
-              cluster: Any = None, name: str = "p4") -> pl.DataFrame:
+              cluster: Any = None, name: str = "p4", tcp: Mapping[str, Any] | None = None,
+              extra: Mapping[str, Any] | None = None) -> pl.DataFrame:
     """Run every point over `seeds` through the shared runner (stores in `out/<scenario>/`);
     one row per (point, seed) with the point's fields, `throughput_mbps` (all flows), the
     counters of `METRICS` and `wall_time_s`. Points that resolve to the same overrides run
-    once. Raises RunsFailed if a run failed."""
+    once. `tcp` adds keys to every run's `[defaults.tcp]` after `PROFILE` (a mechanism mapped
+    by `p4.depth`), `extra` further overrides for every run (e.g. `hosts.1.jitter`). Raises
+    RunsFailed if a run failed."""
     unique = list(dict.fromkeys(specs))
     if not unique:
         return pl.DataFrame()
     points = [(study_scenario(STUDY, s.scenario), s.overrides()) for s in unique]
-    table = run_points(points, seeds, overrides={"defaults.tcp": dict(PROFILE), "trace": {}}, metrics=METRICS, out=out,
-                       workers=workers, cluster=cluster, name=name)
+    table = run_points(points, seeds, overrides={"defaults.tcp": {**PROFILE, **(tcp or {})}, "trace": {}, **(extra or {})},
+                       metrics=METRICS, out=out, workers=workers, cluster=cluster, name=name)
     at = [unique[i] for i in table["index"]]
     fields = pl.DataFrame({f.name: [getattr(s, f.name) for s in at] for f in dataclasses.fields(Spec)})
     t = fields.hstack(table.select(pl.col("seed").cast(pl.Int64), "wall_time_s", *METRICS))
