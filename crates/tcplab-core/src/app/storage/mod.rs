@@ -2,9 +2,11 @@
 //! drive through their one timer. `geometry`: zones, rotation and the seek curve of a disk;
 //! `disk`: one disk with its FIFO queue, cache and read-ahead (defaults: a 10,000 rpm Ultra160
 //! 73 GB disk of 2002, `dev/p2/EVIDENCE.md` §2); `bus`: the shared SCSI bus and a host's set of
-//! disks on it; `stripe`: hierarchical `i×j×k` striping of a file over disk servers and disks.
+//! disks on it; `stripe`: hierarchical `i×j×k` striping of a file over disk servers and disks;
+//! `iscsi`: RFC 3720's PDUs, transfer plans and initiator/target state machines over records.
 
 pub mod bus;
 pub mod disk;
 pub mod geometry;
+pub mod iscsi;
 pub mod stripe;
