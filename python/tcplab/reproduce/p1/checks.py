@@ -173,6 +173,15 @@ def _section43(m: _Runs, model: str) -> list[Check]:
     nir = [(f"N={n} −{s}", m.d("nir", model, "AHTCP", s, n)) for n in big for s in ("LNRTCP", "HYBTCP")]
     nir_means = "; ".join(f"N={n}: {m.nir(model, 'AHTCP', n):.3f} vs {m.nir(model, 'LNRTCP', n):.3f}, {m.nir(model, 'HYBTCP', n):.3f}" for n in big)
     out: list[Check] = []
+
+    def nir_lower(figure: str, label: str, check_id: str, quote: str, location: str) -> Check:
+        """The paper's "AHTCP's NIR is lower than LNRTCP's and HYBTCP's" in one model."""
+        return Check(
+            figure, f"model {label}: AHTCP's NIR is lower than LNRTCP's and HYBTCP's (every N ≥ {LARGE}: paired NIR difference's 95 % interval below 0)",
+            f"{nir_means}; AHTCP − them: {_diffs(nir)}", bool(nir) and all(below(d) for _, d in nir),
+            values={"id": check_id, "diff": {k: [d.mean, d.low, d.high] for k, d in nir}},
+            quote=quote, location=location)
+
     if model == "A":
         fg = [(f"N={n}", m.d("goodput_mbps", "A", "AHTCP", "FGTCP", n)) for n in big if m.has("A", "FGTCP", n)]
         out.append(Check(
@@ -186,22 +195,14 @@ def _section43(m: _Runs, model: str) -> list[Check]:
             f"{ratios}; AHTCP − them (Mb/s): {_diffs(near)}", bool(near) and all(slightly_below(d) for _, d in near),
             values={"id": "§4.3 s5 near", "diff_mbps": {k: [d.mean, d.low, d.high, d.ref] for k, d in near}},
             quote="LNRTCPやHYBTCPと比べても、多少低いがほぼ同様な値になっている", location="§4.3 s5"))
-        out.append(Check(
-            "Fig. 4", f"model A: AHTCP's NIR is lower than LNRTCP's and HYBTCP's (every N ≥ {LARGE}: paired NIR difference's 95 % interval below 0)",
-            f"{nir_means}; AHTCP − them: {_diffs(nir)}", bool(nir) and all(below(d) for _, d in nir),
-            values={"id": "§4.3 s6", "diff": {k: [d.mean, d.low, d.high] for k, d in nir}},
-            quote="一方、NIRは低く抑えられており、ネットワークに与える負荷が小さい。", location="§4.3 s6"))
+        out.append(nir_lower("Fig. 4", "A", "§4.3 s6", "一方、NIRは低く抑えられており、ネットワークに与える負荷が小さい。", "§4.3 s6"))
     else:
         out.append(Check(
             "Fig. 5", f"model B: AHTCP's goodput equals LNRTCP's and HYBTCP's (every N ≥ {LARGE}: paired difference's 95 % interval within ±10 % of theirs)",
             f"{ratios}; AHTCP − them (Mb/s): {_diffs(near)}", bool(near) and all(equal(d) for _, d in near),
             values={"id": "§4.3 s7 equal", "diff_mbps": {k: [d.mean, d.low, d.high, d.ref] for k, d in near}},
             quote="LNRTCPやHYBTCPと同等のグッドプットを記録しながらも", location="§4.3 s7"))
-        out.append(Check(
-            "Fig. 6", f"model B: AHTCP's NIR is lower than LNRTCP's and HYBTCP's (every N ≥ {LARGE}: paired NIR difference's 95 % interval below 0)",
-            f"{nir_means}; AHTCP − them: {_diffs(nir)}", bool(nir) and all(below(d) for _, d in nir),
-            values={"id": "§4.3 s7 nir", "diff": {k: [d.mean, d.low, d.high] for k, d in nir}},
-            quote="NIRを抑えることができている", location="§4.3 s7"))
+        out.append(nir_lower("Fig. 6", "B", "§4.3 s7 nir", "NIRを抑えることができている", "§4.3 s7"))
     return out
 
 

@@ -104,10 +104,15 @@ impl Connection {
     /// buffer, at most 65535 scaled) less what the peer already knows (rcv_adv − rcv_nxt) is at
     /// least two segments, or at least half the receive buffer.
     fn bsd_window_update_due(&self) -> bool {
-        let held = (self.data_rcv_nxt() - self.rcv_read.min(self.data_rcv_nxt())) + self.ooo.bytes();
+        let held = self.held_bytes();
         let win = self.cfg.rcvbuf.saturating_sub(held).min(65_535u64 << self.rcv_wscale);
         let adv = win.saturating_sub(self.rcv_adv.saturating_sub(self.rcv_nxt));
         adv >= 2 * self.rcv_mss as u64 || 2 * adv >= self.cfg.rcvbuf
+    }
+
+    /// Bytes the receive buffer holds: arrived in order but unread, and out of order.
+    fn held_bytes(&self) -> u64 {
+        (self.data_rcv_nxt() - self.rcv_read.min(self.data_rcv_nxt())) + self.ooo.bytes()
     }
 
     /// rcv_nxt counted in data bytes (excluding the peer's FIN once received).
@@ -141,7 +146,7 @@ impl Connection {
     }
 
     pub(super) fn update_rcv_adv(&mut self) {
-        let held = (self.data_rcv_nxt() - self.rcv_read.min(self.data_rcv_nxt())) + self.ooo.bytes();
+        let held = self.held_bytes();
         let free = self.cfg.rcvbuf.saturating_sub(held).min(self.rcv_ssthresh);
         // Whole units of the window scale (a shift: the unit is a power of two).
         let free = free >> self.rcv_wscale << self.rcv_wscale;
