@@ -82,11 +82,13 @@ pub enum Milestone {
     Sent = 2,
     /// A block reader has every server's part of one more block; bytes: the block's payload.
     Block = 3,
+    /// An iSCSI initiator has the status of one more command; bytes: the command's data.
+    Command = 4,
 }
 
 impl Milestone {
     /// Every milestone, in code order.
-    pub const ALL: [Milestone; 4] = [Milestone::Written, Milestone::Received, Milestone::Sent, Milestone::Block];
+    pub const ALL: [Milestone; 5] = [Milestone::Written, Milestone::Received, Milestone::Sent, Milestone::Block, Milestone::Command];
 
     /// Name as in traces.
     pub fn name(self) -> &'static str {
@@ -95,6 +97,7 @@ impl Milestone {
             Milestone::Received => "received",
             Milestone::Sent => "sent",
             Milestone::Block => "block",
+            Milestone::Command => "command",
         }
     }
 }
@@ -183,6 +186,10 @@ pub enum Application {
     BlockReader(BlockReader),
     /// A server of block reads.
     BlockServer(BlockServer),
+    /// A disk server as an iSCSI target (study 002).
+    DiskTarget(Box<storage::DiskTarget>),
+    /// An iSCSI initiator moving a striped file's blocks (study 002).
+    BlockInitiator(Box<storage::BlockInitiator>),
 }
 
 impl Application {
@@ -195,13 +202,15 @@ impl Application {
             Application::Cbr(a) => a.on(notice, io),
             Application::BlockReader(a) => a.on(notice, io),
             Application::BlockServer(a) => a.on(notice, io),
+            Application::DiskTarget(a) => a.on(notice, io),
+            Application::BlockInitiator(a) => a.on(notice, io),
         }
     }
 
     /// The socket notices it needs.
     pub fn interest(&self) -> Interest {
         match self {
-            Application::Bulk(_) | Application::BlockReader(_) | Application::BlockServer(_) => Interest::Every,
+            Application::Bulk(_) | Application::BlockReader(_) | Application::BlockServer(_) | Application::DiskTarget(_) | Application::BlockInitiator(_) => Interest::Every,
             Application::Sink(s) if s.is_paced() => Interest::Every,
             Application::Sink(_) => Interest::PeerClosed,
             Application::Cbr(_) => Interest::Nothing,
@@ -218,7 +227,12 @@ impl Application {
     /// it fires often (a packet clock: the busy lane) or rarely.
     pub fn timer_rank(&self) -> (Rank, bool) {
         match self {
-            Application::Bulk(_) | Application::Sink(_) | Application::BlockReader(_) | Application::BlockServer(_) => (Rank::AppStop, false),
+            Application::Bulk(_)
+            | Application::Sink(_)
+            | Application::BlockReader(_)
+            | Application::BlockServer(_)
+            | Application::DiskTarget(_)
+            | Application::BlockInitiator(_) => (Rank::AppStop, false),
             Application::Cbr(_) => (Rank::Cbr, true),
         }
     }

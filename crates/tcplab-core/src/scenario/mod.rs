@@ -207,3 +207,6 @@ mod tests_atm;
 #[cfg(test)]
 #[path = "tests_incast.rs"]
 mod tests_incast;
+#[cfg(test)]
+#[path = "tests_reservoir.rs"]
+mod tests_reservoir;

@@ -1,5 +1,6 @@
 //! The flows, one builder per traffic kind: a bulk TCP transfer, a UDP CBR stream, a block
-//! read (a client reading striped blocks from servers). Each builder adds the flows, their
+//! read (a client reading striped blocks from servers), a reservoir transfer
+//! (`build::reservoir`). Each builder adds the flows, their
 //! routes and their applications; the order of flows and routes follows the scenario's.
 
 use std::collections::BTreeMap;
@@ -18,11 +19,11 @@ use crate::trace::pcap::{host_address, WireIdentity};
 use crate::units::{SimDuration, SimTime};
 
 /// What every flow builder draws on.
-struct Builder<'a> {
-    seeds: &'a SeedTree,
-    net: &'a Network<'a>,
-    routes: Routes<'a>,
-    agents: &'a mut Agents,
+pub(super) struct Builder<'a> {
+    pub(super) seeds: &'a SeedTree,
+    pub(super) net: &'a Network<'a>,
+    pub(super) routes: Routes<'a>,
+    pub(super) agents: &'a mut Agents,
     /// Each host's start skew and the stream its flows' delays are drawn from.
     skew: BTreeMap<String, (SimDuration, Rng)>,
     host_index: BTreeMap<String, u32>,
@@ -30,7 +31,7 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     /// How late a flow from `host` starts (uniform in [0, start_skew)).
-    fn late(&mut self, host: &str) -> SimDuration {
+    pub(super) fn late(&mut self, host: &str) -> SimDuration {
         let (skew, rng) = self.skew.get_mut(host).expect("a flow's hosts are hosts");
         if *skew > SimDuration::ZERO {
             SimDuration(rng.below(skew.as_ps()))
@@ -40,7 +41,7 @@ impl Builder<'_> {
     }
 
     /// Flow `id`'s addresses, ports and ISNs in capture files.
-    fn wire(&self, id: u32, name: &str, src: &str, dst: &str) -> WireIdentity {
+    pub(super) fn wire(&self, id: u32, name: &str, src: &str, dst: &str) -> WireIdentity {
         let (sip, smac) = host_address(self.host_index[src]);
         let (dip, dmac) = host_address(self.host_index[dst]);
         let mut isn = self.seeds.stream(&format!("flows/{name}/isn"));
@@ -58,6 +59,7 @@ pub(super) fn build(r: &ResolvedScenario, net: &Network, seeds: &SeedTree, sim: 
             Traffic::BlockRead(t) => block_read(&mut b, sim, i, f, t)?,
             Traffic::Tcp(t) => bulk(&mut b, sim, i, f, t)?,
             Traffic::UdpCbr(t) => udp_cbr(&mut b, sim, i, f, t)?,
+            Traffic::Reservoir(t) => super::reservoir::reservoir(&mut b, sim, i, f, t)?,
         }
     }
     Ok(())
@@ -68,7 +70,7 @@ const AAL5_MAX_SDU: u64 = 65_535;
 
 /// Refuse a route whose AAL5 links cannot carry an IP packet of `max_ip` bytes in one frame
 /// (LLC/SNAP adds 8 bytes); `key` is the flow's key that sets the size.
-fn check_frames(sim: &Simulation, route: RouteId, max_ip: u32, key: String) -> Res<()> {
+pub(super) fn check_frames(sim: &Simulation, route: RouteId, max_ip: u32, key: String) -> Res<()> {
     for &q in sim.route_pipes(route) {
         if let LinkLayer::Aal5 { encapsulation } = sim.fabric.pipes[q.0 as usize].link_layer() {
             if max_ip as u64 + encapsulation as u64 > AAL5_MAX_SDU {
@@ -84,7 +86,7 @@ fn check_frames(sim: &Simulation, route: RouteId, max_ip: u32, key: String) -> R
 /// when its last cell arrives than the port holds (`AtmPortConfig::lone_frame_backlog`), so
 /// every such segment loses a cell, at any phase of the CBR slots, and the flow can never
 /// deliver one (it would stall until the run's time cap).
-fn check_lone_frames(sim: &Simulation, route: RouteId, ip: u32, key: String) -> Res<()> {
+pub(super) fn check_lone_frames(sim: &Simulation, route: RouteId, ip: u32, key: String) -> Res<()> {
     let pipes = sim.route_pipes(route);
     for (j, &q) in pipes.iter().enumerate() {
         let pipe = &sim.fabric.pipes[q.0 as usize];

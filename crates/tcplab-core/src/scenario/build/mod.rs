@@ -12,6 +12,7 @@ mod agents;
 mod flows;
 mod network;
 mod observe;
+mod reservoir;
 mod variant;
 
 use std::path::Path;

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::nodes::{Names, NodeKind};
+use super::reservoir::ReservoirTraffic;
 use super::run::ResolvedRun;
 use super::tcp::{resolve_tcp, ResolvedTcp};
 use super::{err, Res, MAX_FLOWS};
@@ -46,6 +47,7 @@ impl ResolvedFlow {
         match &self.traffic {
             Traffic::Tcp(t) => Some(&t.tcp),
             Traffic::BlockRead(b) => Some(&b.tcp),
+            Traffic::Reservoir(r) => Some(&r.tcp),
             Traffic::UdpCbr(_) => None,
         }
     }
@@ -61,6 +63,8 @@ pub enum Traffic {
     UdpCbr(UdpCbrTraffic),
     /// Barrier-synchronised block reads.
     BlockRead(BlockReadTraffic),
+    /// A striped file moved over iSCSI between disk servers (study 002).
+    Reservoir(ReservoirTraffic),
 }
 
 /// The most blocks a block-read flow reads (a TOML integer, and far beyond any run).
@@ -137,8 +141,13 @@ pub struct Cbr {
 
 /// The table of each kind (`[flows.bulk]`, `[flows.cbr]`, `[flows.block_read]`): a table
 /// given for another kind is an error naming it.
-fn kind_tables(f: &FlowSpec) -> [(&'static str, FlowKind, bool); 3] {
-    [("bulk", FlowKind::Tcp, f.bulk.is_some()), ("cbr", FlowKind::UdpCbr, f.cbr.is_some()), ("block_read", FlowKind::BlockRead, f.block_read.is_some())]
+fn kind_tables(f: &FlowSpec) -> [(&'static str, FlowKind, bool); 4] {
+    [
+        ("bulk", FlowKind::Tcp, f.bulk.is_some()),
+        ("cbr", FlowKind::UdpCbr, f.cbr.is_some()),
+        ("block_read", FlowKind::BlockRead, f.block_read.is_some()),
+        ("reservoir", FlowKind::Reservoir, f.reservoir.is_some()),
+    ]
 }
 
 fn kind_name(k: FlowKind) -> &'static str {
@@ -146,6 +155,7 @@ fn kind_name(k: FlowKind) -> &'static str {
         FlowKind::Tcp => "tcp",
         FlowKind::UdpCbr => "udp-cbr",
         FlowKind::BlockRead => "block-read",
+        FlowKind::Reservoir => "reservoir",
     }
 }
 
@@ -171,9 +181,9 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         for (field, n) in [("src", &f.src), ("dst", &f.dst)] {
             match names.get(n) {
                 Some(NodeKind::Host) => {}
-                Some(NodeKind::Group(_)) if f.kind == FlowKind::BlockRead => {}
+                Some(NodeKind::Group(_)) if matches!(f.kind, FlowKind::BlockRead | FlowKind::Reservoir) => {}
                 Some(NodeKind::Group(_)) => {
-                    return err(p(field), format!("'{n}' is a host group; name one member ('{n}.0') or use kind = \"block-read\", which reads from a group's members"))
+                    return err(p(field), format!("'{n}' is a host group; name one member ('{n}.0') or use kind = \"block-read\" or \"reservoir\", which use a group's members"))
                 }
                 Some(k) => return err(p(field), format!("'{n}' is a {}, not a host", k.name())),
                 None => return err(p(field), format!("no host is named '{n}'")),
@@ -199,7 +209,10 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         let clients = super::nodes::members(&f.src, names);
         let dst_members = super::nodes::members(&f.dst, names).len() as u32;
         let servers = br.servers.unwrap_or(dst_members);
-        let (count, made) = if f.kind == FlowKind::BlockRead {
+        let reservoir = if f.kind == FlowKind::Reservoir { Some(super::reservoir::resolve_reservoir(i, f, names)?) } else { None };
+        let (count, made) = if let Some(r) = &reservoir {
+            (1, r.servers as u64)
+        } else if f.kind == FlowKind::BlockRead {
             if servers == 0 || servers > dst_members {
                 return err(bp("servers"), format!("{servers} active servers out of range: '{}' has {dst_members} (1..={dst_members})", f.dst));
             }
@@ -216,7 +229,9 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         }
         // The names the flows get (`name.k` for k < count; a block read's per connection),
         // unique across all flows.
-        let made_names: Vec<String> = if f.kind == FlowKind::BlockRead {
+        let made_names: Vec<String> = if let Some(r) = &reservoir {
+            super::reservoir::reservoir_names(&f.name, r.servers)
+        } else if f.kind == FlowKind::BlockRead {
             let client_is_group = matches!(names.get(&f.src), Some(NodeKind::Group(_)));
             block_read_names(&f.name, clients.len(), client_is_group, servers).concat()
         } else {
@@ -285,6 +300,10 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
                 }
                 let tcp = if f.tcp == TcpSpec::default() { resolved_tcp.clone() } else { resolve_tcp(defaults_tcp, &f.tcp, &p("tcp"))? };
                 Traffic::BlockRead(BlockReadTraffic { block_read: BlockRead { servers, sru, request, blocks }, tcp })
+            }
+            FlowKind::Reservoir => {
+                let tcp = if f.tcp == TcpSpec::default() { resolved_tcp.clone() } else { resolve_tcp(defaults_tcp, &f.tcp, &p("tcp"))? };
+                Traffic::Reservoir(ReservoirTraffic { reservoir: reservoir.expect("resolved above for this kind"), tcp })
             }
         };
         let start = f.start.map_or(SimDuration::ZERO, |d| d.0);

@@ -11,6 +11,7 @@ mod flows;
 mod links;
 mod nodes;
 mod observe;
+mod reservoir;
 mod run;
 mod tcp;
 mod variant;
@@ -25,6 +26,7 @@ pub use flows::{block_read_names, BlockReadTraffic, ResolvedFlow, TcpTraffic, Tr
 pub use links::ResolvedLink;
 pub use nodes::{is_or_member_of, member_name, members, NodeKind, ResolvedHost};
 pub use observe::{ResolvedTap, ResolvedTrace, TracedQueues};
+pub use reservoir::{reservoir_names, ReservoirTraffic, ResolvedDisk, ResolvedIscsi, ResolvedReservoir, SECTOR_BYTES};
 pub use run::ResolvedRun;
 pub use tcp::{profile_tcp, resolve_tcp, ResolvedTcp};
 pub use variant::{MonitorKey, ResolvedAhtcp, ResolvedVariant};

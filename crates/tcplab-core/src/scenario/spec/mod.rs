@@ -9,8 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::units;
 
+mod storage;
 mod tcp;
 pub use crate::quantity::{Dur, QLimit, Rate, Size, Threshold};
+pub use storage::*;
 pub use tcp::*;
 
 /// A queue: one drop-tail limit (`"40pkts"`), or a table: a `limit` or strict-priority
@@ -425,6 +427,10 @@ pub enum FlowKind {
     /// Barrier-synchronised block reads: the source (a client, or each member of a group)
     /// reads blocks striped over the destination's members, one TCP connection per server.
     BlockRead,
+    /// A striped file moved between disk servers over iSCSI (study 002's Data Reservoir): one
+    /// TCP stream per disk server of `src`, to the paired member of `dst` (remote access) or to
+    /// the file server `dst` (local access).
+    Reservoir,
 }
 
 /// `[[flows]]`.
@@ -464,6 +470,9 @@ pub struct FlowSpec {
     /// `kind = "block-read"`: the block reads' table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_read: Option<BlockReadSpec>,
+    /// `kind = "reservoir"`: the striped transfer's table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reservoir: Option<ReservoirSpec>,
     /// Per-flow TCP settings.
     #[serde(default, skip_serializing_if = "is_default_tcp")]
     pub tcp: TcpSpec,

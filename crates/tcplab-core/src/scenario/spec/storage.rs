@@ -1,0 +1,150 @@
+//! `[flows.reservoir]` (`kind = "reservoir"`, study 002): a striped file moved between disk
+//! servers over iSCSI, one TCP stream per disk server. Defaults and their evidence are on the
+//! resolved form (`resolve::ResolvedReservoir`).
+
+use serde::{Deserialize, Serialize};
+
+use super::{Dur, Rate, Size};
+
+/// The two access paths of the Data Reservoir (the paper's §2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    /// The source disk servers pair up with the destination's: each reads its share from its
+    /// disks and WRITEs it to its peer, one stream per pair.
+    #[default]
+    Remote,
+    /// A file server (the destination host) READs the file from the source disk servers.
+    Local,
+}
+
+/// `[flows.reservoir]`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReservoirSpec {
+    /// "remote" (default) or "local".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<Access>,
+    /// `j`: disk servers the file is striped over, the first this many members of `src`
+    /// (default: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers: Option<u32>,
+    /// `k`: data disks per disk server (default 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disks: Option<u32>,
+    /// The file's size; required.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<Size>,
+    /// Bytes per SCSI command (default 256KiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<Size>,
+    /// Stripe unit over the disk servers (default: `block`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stripe_unit: Option<Size>,
+    /// Stripe unit over a server's disks (default: `stripe_unit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_stripe_unit: Option<Size>,
+    /// Where the file lies on every disk, 0 (outer edge, fastest) to 1 (inner edge) (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_position: Option<f64>,
+    /// The iSCSI sessions' parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iscsi: Option<IscsiSpec>,
+    /// Every disk server's disks and bus.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<DiskSpec>,
+}
+
+/// `[flows.reservoir.iscsi]`: RFC 3720's operational keys (bytes where lengths) and the
+/// target's command window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IscsiSpec {
+    /// MaxRecvDataSegmentLength, both directions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_recv_data_segment_length: Option<u32>,
+    /// FirstBurstLength.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_burst_length: Option<u32>,
+    /// MaxBurstLength.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_burst_length: Option<u32>,
+    /// ImmediateData.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub immediate_data: Option<bool>,
+    /// InitialR2T.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_r2t: Option<bool>,
+    /// MaxOutstandingR2T.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_outstanding_r2t: Option<u32>,
+    /// HeaderDigest CRC32C on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header_digest: Option<bool>,
+    /// DataDigest CRC32C on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_digest: Option<bool>,
+    /// Commands a session keeps outstanding (MaxCmdSN − ExpCmdSN + 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_window: Option<u32>,
+    /// A READ's status rides in its last Data-In.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase_collapse: Option<bool>,
+}
+
+/// `[flows.reservoir.disk]`: the disk model and the SCSI bus of every disk server.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiskSpec {
+    /// Spindle speed, rpm.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpm: Option<u32>,
+    /// Sustained media rate of the outermost zone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_outer: Option<Rate>,
+    /// Sustained media rate of the innermost zone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_inner: Option<Rate>,
+    /// Zones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<u32>,
+    /// Capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Size>,
+    /// Average read seek.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seek_read: Option<Dur>,
+    /// Average write seek.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seek_write: Option<Dur>,
+    /// Track-to-track seek (reads and writes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seek_track: Option<Dur>,
+    /// Full-stroke read seek.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seek_read_full: Option<Dur>,
+    /// Full-stroke write seek.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seek_write_full: Option<Dur>,
+    /// Command overhead of a media access.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<Dur>,
+    /// Cache segment size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<Size>,
+    /// Read-ahead after reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead: Option<bool>,
+    /// Write cache (acknowledge writes from the cache).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_cache: Option<bool>,
+    /// The largest disk command the host's SCSI layer issues (longer extents are split).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_request: Option<Size>,
+    /// The SCSI bus's raw rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bus: Option<Rate>,
+    /// Share of the bus rate left for data, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bus_efficiency: Option<u32>,
+}
