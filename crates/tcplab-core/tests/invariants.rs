@@ -17,7 +17,7 @@ use tcplab_core::Run;
 mod seeded;
 
 const CCS: [&str; 5] = ["reno", "newreno", "bic", "cubic", "dctcp"];
-const PROFILES: [&str; 4] = ["rfc", "linux-2.6.16", "linux-modern", "freebsd-3.2"];
+const PROFILES: [&str; 5] = ["rfc", "linux-2.6.16", "linux-modern", "freebsd-3.2", "linux-2.4.18"];
 
 /// One generated case.
 #[derive(Clone, Debug)]
@@ -42,7 +42,7 @@ struct Case {
 
 fn cases() -> impl Strategy<Value = Case> {
     (
-        (0usize..5, 0usize..4, any::<bool>(), any::<bool>(), any::<bool>()),
+        (0usize..5, 0usize..PROFILES.len(), any::<bool>(), any::<bool>(), any::<bool>()),
         (
             prop::sample::select(vec![1u32, 2, 3, 4, 8, 16, 32, 64]),
             prop::sample::select(vec![10u32, 100, 1000]),

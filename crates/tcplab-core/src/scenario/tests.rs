@@ -88,6 +88,33 @@ fn profiles_pick_their_receive_window_rules() {
 }
 
 #[test]
+fn linux_2_4_18_sends_two_segments_first_and_grows_one_per_ack_without_abc() {
+    // 2.4.17's tcp_init_cwnd gives 2 segments to a peer with no cached metrics (2.6.16's rule
+    // gives 3 at MSS 1448); slow start adds one segment per ACK, no ABC; HZ 100.
+    let trace = |profile: &str| {
+        let text = format!("{TINY}\n[defaults.tcp]\nprofile = \"{profile}\"\n[trace]\ncwnd = true\n").replace("delay = \"1ms\"", "delay = \"50ms\"").replace("100KB", "2MB");
+        let mut r = Run::from_toml(&text, Some(1)).unwrap_or_else(|e| panic!("{e}"));
+        let t = r.resolved.flows[0].tcp().expect("a tcp flow").settings.clone();
+        r.sim.run();
+        let c = r.sim.traces.cwnd.as_ref().expect("cwnd trace");
+        let rows: Vec<(f64, u64)> = (0..c.time_s.len()).filter(|&i| c.flow[i] == 0).map(|i| (c.time_s[i], c.cwnd_bytes[i])).collect();
+        (t, rows)
+    };
+    let (t, rows) = trace("linux-2.4.18");
+    assert_eq!((t.hz, t.abc_limit, t.initial_cwnd), (100, 0, 2));
+    assert_eq!(t.ts_tick, spec::Dur(crate::units::SimDuration::from_millis(10)));
+    let mss = t.mss as u64 - 12; // the timestamp option's 12 bytes
+    assert_eq!(rows[0].1, 2 * mss, "first flight");
+    // Every cwnd step in slow start is one segment per ACK (quick ACKs first, then every
+    // second segment): never a jump of more than one segment between trace rows.
+    let ss: Vec<u64> = rows.iter().map(|r| r.1).take_while(|&w| w < 40 * mss).collect();
+    assert!(ss.len() > 10, "{ss:?}");
+    assert!(ss.windows(2).all(|w| w[1] <= w[0] + mss), "one segment per ACK: {ss:?}");
+    let (_, rows26) = trace("linux-2.6.16");
+    assert_eq!(rows26[0].1, 3 * mss, "2.6.16's rule: 3 at MSS {mss}");
+}
+
+#[test]
 fn flows_done_needs_bounded_flows() {
     let text = TINY.replace("bulk = { bytes = \"100KB\" }", "");
     assert!(error_of(&text).contains("flows[0].bulk.bytes: with run.stop = \"flows-done\""));

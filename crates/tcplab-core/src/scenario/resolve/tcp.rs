@@ -128,6 +128,40 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             hz: Some(250),
             ..TcpSpec::default()
         },
+        // Linux 2.4.18 (study 002's hosts; dev/p2/EVIDENCE.md §3, read from 2.4.17's
+        // tcp_input.c/tcp.h): HZ = 100, so jiffies and timestamps tick every 10 ms; the same
+        // RTO estimator as 2.6.16 (tcp_rtt_estimator, tcp_set_rto: TCP_RTO_MIN 200 ms,
+        // TCP_TIMEOUT_INIT 3 s, TCP_RTO_MAX 120 s); SACK + FACK with rate-halving
+        // (tcp_fastretrans_alert, tcp_cwnd_down); timestamps and window scaling on; Reno
+        // growth counted per ACK, no ABC (tcp_cong_avoid); tcp_init_cwnd's 2 segments for a
+        // peer without cached metrics (every run starts fresh); quick-ACK 16 and the receive
+        // window of tcp_select_initial_window/tcp_grow_window (line for line 2.6.16's);
+        // delayed ACK every 2 segments or TCP_ATO_MIN 40 ms. MODEL, not modelled: D-SACK and
+        // the undo it and timestamps enable, tcp_moderate_cwnd, RFC 2861's idle restart and
+        // application-limited decay, the ato adaptation, adaptive dupthresh, route metrics.
+        ProfileName::Linux2418 => TcpSpec {
+            profile: Some(p),
+            cc: Some(CcName::NewReno),
+            sack: Some(true),
+            timestamps: Some(true),
+            window_scaling: Some(true),
+            initial_cwnd: Some(2),
+            quickack: Some(16),
+            rcv_window_growth: Some(true),
+            rcv_window_rule: Some(RcvWindowRuleName::Linux2616),
+            delack_segments: Some(2),
+            delack_timeout: Some(Dur(SimDuration::from_millis(40))),
+            rtt_estimator: Some(EstimatorName::Linux),
+            rto_min: Some(Dur(SimDuration::from_millis(200))),
+            rto_max: Some(Dur(SimDuration::from_secs(120))),
+            rto_initial: Some(Dur(SimDuration::from_secs(3))),
+            rto_granularity: Some(Dur(SimDuration::from_millis(10))),
+            recovery: Some(RecoveryName::Linux),
+            abc_limit: Some(0),
+            ts_tick: Some(Dur(SimDuration::from_millis(10))),
+            hz: Some(100),
+            ..TcpSpec::default()
+        },
         // Modern Linux (algorithms.md §2.6 "Modern Linux", §2.7): CUBIC + HyStart, IW 10,
         // RTO initial 1 s / min 200 ms / max 120 s, Linux estimator, timestamps (1 ms clock),
         // SACK; quick ACKs while the receive window grows from the 4.20–6.9 first window

@@ -20,6 +20,11 @@ pub enum ProfileName {
     /// with a 200 ms floor, timestamps at HZ = 250, ABC, quick-ACK, initial window by MSS).
     #[serde(rename = "linux-2.6.16")]
     Linux2616,
+    /// Linux 2.4.18 as in study 002 (Reno growth without ABC, SACK/FACK with rate-halving,
+    /// Linux RTO estimator with a 200 ms floor, timestamps at HZ = 100, quick-ACK, IW 2 for a
+    /// peer with no cached route metrics).
+    #[serde(rename = "linux-2.4.18")]
+    Linux2418,
     /// Modern Linux (CUBIC with HyStart, IW10, RTO initial 1 s, timestamps at 1 ms, SACK with
     /// rate-halving standing in for PRR, receive-window growth from a first window of at most
     /// 65535 bytes as in 4.20–6.9).
