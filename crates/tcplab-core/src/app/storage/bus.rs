@@ -130,6 +130,14 @@ impl DiskSet {
         Ok(DiskSet { disks: vec![d; count], bus: ScsiBus::new(bus)?, submitted: vec![VecDeque::new(); count], out: Vec::new(), now: SimTime::ZERO })
     }
 
+    /// Set each disk's spindle phase from `draws` (one per disk, in order; see
+    /// `Disk::set_rotation_phase`).
+    pub fn set_rotation_phases(&mut self, mut draws: impl FnMut() -> u64) {
+        for d in &mut self.disks {
+            d.set_rotation_phase(draws());
+        }
+    }
+
     /// The disks.
     pub fn disks(&self) -> &[Disk] {
         &self.disks

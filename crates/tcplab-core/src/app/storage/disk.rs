@@ -232,6 +232,12 @@ impl Disk {
         })
     }
 
+    /// Set the platter's angle at time 0 to `draw` modulo one revolution, picoseconds (a disk
+    /// spins freely before a run: its phase is a seeded draw, `build::reservoir`).
+    pub fn set_rotation_phase(&mut self, draw: u64) {
+        self.geo.phase_ps = draw % self.geo.rev_ps;
+    }
+
     /// The parameters.
     pub fn params(&self) -> &DiskParams {
         &self.params

@@ -39,6 +39,9 @@ pub struct Geometry {
     pub tracks: u64,
     /// Capacity, sectors.
     pub capacity: u64,
+    /// The platter's angle at time 0, picoseconds into a revolution (below `rev_ps`; 0 by
+    /// default: a disk whose spindle phase is not drawn).
+    pub phase_ps: u64,
 }
 
 impl Geometry {
@@ -87,7 +90,7 @@ impl Geometry {
             lba += sectors;
             track += sectors.div_ceil(spt);
         }
-        Ok(Geometry { zones: out, rev_ps, tracks: track, capacity })
+        Ok(Geometry { zones: out, rev_ps, tracks: track, capacity, phase_ps: 0 })
     }
 
     /// The zone holding `lba` (clamped to the last sector).
@@ -113,9 +116,9 @@ impl Geometry {
     }
 
     /// Rotational wait from `t` (head on the track) until sector `lba` begins: the platter's
-    /// angle is `t mod T_rev` (angle 0 at time 0).
+    /// angle is `(t + phase_ps) mod T_rev`.
     pub fn rotation_wait(&self, lba: u64, t: SimTime) -> SimDuration {
-        let phase = t.0 % self.rev_ps;
+        let phase = ((t.0 as u128 + self.phase_ps as u128) % self.rev_ps as u128) as u64;
         SimDuration((self.angle_ps(lba) + self.rev_ps - phase) % self.rev_ps)
     }
 

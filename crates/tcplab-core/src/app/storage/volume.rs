@@ -64,6 +64,11 @@ impl Volume {
         Ok(Volume { disks: DiskSet::new(disks as usize, disk, bus)?, layout, next_id: 0, inflight: BTreeMap::new(), tasks: BTreeMap::new(), bytes, max_request })
     }
 
+    /// Set each disk's spindle phase from `draws` (`DiskSet::set_rotation_phases`).
+    pub fn set_rotation_phases(&mut self, draws: impl FnMut() -> u64) {
+        self.disks.set_rotation_phases(draws);
+    }
+
     /// The volume's size, bytes.
     pub fn bytes(&self) -> u64 {
         self.bytes
@@ -208,6 +213,22 @@ mod tests {
         let reports: Vec<Progress> = drain(&mut v).into_iter().map(|r| r.1).filter(|p| p.key == 2).collect();
         assert_eq!(reports.iter().map(|p| p.bytes).sum::<u64>(), 128 << 10);
         assert!(reports.iter().all(|p| p.bytes % (64 << 10) == 0));
+    }
+
+    #[test]
+    fn the_spindle_phase_moves_a_random_reads_rotational_wait() {
+        // One random read from rest: the wait for its first sector depends on where the platter
+        // stands at time 0, so two phases give two service times, half a revolution apart.
+        let time = |phase: u64| {
+            let mut v = volume(64 << 20, 1, 64 << 10);
+            v.set_rotation_phases(|| phase);
+            v.submit(SimTime::ZERO, 1, Op::Read, 40 << 20, 4096);
+            drain(&mut v).last().unwrap().0
+        };
+        let half = 3_000_000_000; // 3 ms: half a revolution at 10,000 rpm
+        let (a, b) = (time(0), time(half));
+        assert_ne!(a, b);
+        assert_eq!(a.0.abs_diff(b.0), half, "{a:?} vs {b:?}");
     }
 
     #[test]

@@ -19,9 +19,15 @@ use crate::scenario::ScenarioError;
 use crate::sim::Simulation;
 use crate::units::SimTime;
 
-/// Disk server `s`'s volume: its share of the file over its disks.
-fn volume(r: &ResolvedReservoir, share: u64) -> Res<Volume> {
-    Volume::new(share, r.disks, r.disk_stripe_unit.0, r.base_lba(), r.disk.max_request.0, r.disk_params(), r.bus_params()).map_err(|e| ScenarioError::new("reservoir", e))
+/// Disk server `host`'s volume: its share of the file over its disks, each disk's spindle at
+/// a phase drawn from `hosts/<host>/disks` (disks spin freely before a run starts: where each
+/// platter stands when the first command arrives is the run-to-run variation a testbed has).
+fn volume(b: &Builder, r: &ResolvedReservoir, share: u64, host: &str) -> Res<Volume> {
+    let mut v =
+        Volume::new(share, r.disks, r.disk_stripe_unit.0, r.base_lba(), r.disk.max_request.0, r.disk_params(), r.bus_params()).map_err(|e| ScenarioError::new("reservoir", e))?;
+    let mut rng = b.seeds.stream(&format!("hosts/{host}/disks"));
+    v.set_rotation_phases(|| rng.next_u64());
+    Ok(v)
 }
 
 /// Build flow `i`, a reservoir transfer.
@@ -66,11 +72,12 @@ pub(super) fn reservoir(b: &mut Builder, sim: &mut Simulation, i: usize, f: &Res
         let w = b.wire(id, name, &initiator, &target);
         sim.add_flow(Flow::new(info, [fwd, rev], f.class, engine), w);
         let (ini, tgt) = (Socket::new(id, 0), Socket::new(id, 1));
-        let target_app = DiskTarget::new(vec![tgt], session, volume(r, share)?, SECTOR_BYTES).map_err(|e| ScenarioError::new(key(), e))?;
+        let target_app = DiskTarget::new(vec![tgt], session, volume(b, r, share, &target)?, SECTOR_BYTES).map_err(|e| ScenarioError::new(key(), e))?;
         sim.add_app(Application::DiskTarget(Box::new(target_app)), &[tgt], None);
         match r.access {
             Access::Remote => {
-                let app = BlockInitiator::new(vec![(ini, share)], session, r.block.0, SECTOR_BYTES, Some(volume(r, share)?)).map_err(|e| ScenarioError::new(key(), e))?;
+                let app =
+                    BlockInitiator::new(vec![(ini, share)], session, r.block.0, SECTOR_BYTES, Some(volume(b, r, share, &initiator)?)).map_err(|e| ScenarioError::new(key(), e))?;
                 sim.add_app(Application::BlockInitiator(Box::new(app)), &[ini], Some(start));
             }
             Access::Local => local_streams.push((ini, share, start)),
