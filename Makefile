@@ -23,7 +23,7 @@ test: $(VENV)/.built-dev tshark
 	$(VPY) -m pytest -q tests
 	$(MAKE) --no-print-directory test-wheel
 
-# The wheel installed into a throwaway venv outside the source tree; `tcplab reproduce p0` and `p1`
+# The wheel installed into a throwaway venv outside the source tree; `tcplab reproduce p0`, `p1`, `p4`, `p2`
 # `--quick` run from outside the repository must exit 0 or 3 and write report.md (see .ci/test-wheel).
 test-wheel: $(VENV)/.built
 	VIRTUAL_ENV=$(VENV_ABS) .ci/test-wheel "$(PYTHON)" "$(VENV_ABS)/bin/maturin"

@@ -18,7 +18,11 @@ fn every_shipped_and_bench_scenario_is_the_same_however_it_is_observed() {
     }
     let mut failures = Vec::new();
     for f in &files {
-        let sc = parse_toml(&std::fs::read_to_string(f).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let mut sc = parse_toml(&std::fs::read_to_string(f).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        if let Some((_, secs, why)) = shipped::OBSERVED_FOR.iter().find(|(suffix, _, _)| f.ends_with(suffix)) {
+            eprintln!("{}: observed over its first {secs} s ({why})", f.display());
+            sc.run.duration = Some(tcplab_core::scenario::spec::Dur(tcplab_core::units::SimDuration::from_secs(*secs)));
+        }
         let t = std::time::Instant::now();
         match check_every_mode(&sc, 1) {
             Ok(None) => eprintln!("{}: same in every mode ({:.1} s)", f.display(), t.elapsed().as_secs_f64()),

@@ -1,7 +1,7 @@
 //! One disk, sans-I/O: a FIFO command queue in front of a zoned, rotating disk with a seek curve,
 //! per-command overhead and a one-segment cache with read-ahead; writes through or into the
 //! cache (WCE). Defaults are the IBM Ultrastar 146Z10 73 GB class of study 002 (a 10,000 rpm
-//! Ultra160 disk of 2002; `dev/p2/EVIDENCE.md` §2, cited per field).
+//! Ultra160 disk of 2002; `scenarios/p2_data_reservoir/EVIDENCE.md` §2, cited per field).
 //!
 //! `submit(now, request)` in arrival order; the disk works out at once when the command will
 //! complete (the queue is FIFO and nothing later can change an earlier command's timing), and
@@ -92,7 +92,7 @@ pub struct SeekParams {
 }
 
 /// The parameters of one disk model. `Default` is the 73 GB Ultrastar 146Z10 class
-/// (`dev/p2/EVIDENCE.md` §2).
+/// (`scenarios/p2_data_reservoir/EVIDENCE.md` §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DiskParams {
     /// Bytes per sector. Default 512 (EVIDENCE §2 "sector size": the 146Z10 tables are for 512).

@@ -1,5 +1,5 @@
 //! iSCSI over TCP (RFC 3720, as its draft 20 of January 2003 and the RFC of April 2004 have it;
-//! `dev/p2/EVIDENCE.md` §4), sans-I/O: session parameters with the RFC's ranges, the bytes a PDU
+//! `scenarios/p2_data_reservoir/EVIDENCE.md` §4), sans-I/O: session parameters with the RFC's ranges, the bytes a PDU
 //! takes on the wire, the transfer plans of a SCSI READ and WRITE (which PDUs, of what sizes),
 //! and the initiator and target state machines that exchange those PDUs as records
 //! (`app::Record`). The machines return `Action`s (send a record, a task is complete, ask the

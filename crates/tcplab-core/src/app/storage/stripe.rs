@@ -2,7 +2,7 @@
 //! disk servers in units of `unit_servers` bytes, and each server's share over its `k` disks in
 //! units of `unit_disks` bytes. The paper's notation: 「ファイルサーバが i 台、ディスクサーバが
 //! j 台、各ディスクサーバが k 台のデータディスクを有するシステムを i × j × k と略記する」
-//! (§4 s2; `dev/p2/EVIDENCE.md` §1 "notation"): `i` file servers, `j` disk servers, `k` data
+//! (§4 s2; `scenarios/p2_data_reservoir/EVIDENCE.md` §1 "notation"): `i` file servers, `j` disk servers, `k` data
 //! disks on each; "1×4×2" is one file server, four disk servers, two disks each.
 //!
 //! Byte `o` of the file lies on

@@ -128,7 +128,7 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             hz: Some(250),
             ..TcpSpec::default()
         },
-        // Linux 2.4.18 (study 002's hosts; dev/p2/EVIDENCE.md §3, read from 2.4.17's
+        // Linux 2.4.18 (study 002's hosts; scenarios/p2_data_reservoir/EVIDENCE.md §3, read from 2.4.17's
         // tcp_input.c/tcp.h): HZ = 100, so jiffies and timestamps tick every 10 ms; the same
         // RTO estimator as 2.6.16 (tcp_rtt_estimator, tcp_set_rto: TCP_RTO_MIN 200 ms,
         // TCP_TIMEOUT_INIT 3 s, TCP_RTO_MAX 120 s); SACK + FACK with rate-halving

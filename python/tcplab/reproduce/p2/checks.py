@@ -1,0 +1,317 @@
+"""Study 002's findings beside the measurements: every finding of FINDINGS.md (shipped beside the
+scenarios) as a `Check` with its sentence and place read from that file, judged by the noise
+rule decided before the runs (`order`, `level`). A finding whose mechanism tcplab lacks is a
+failing check that says what is missing; a setup sentence is not a check (`SETUP`)."""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from tcplab.reproduce.findings import Check
+from tcplab.reproduce.p2.constants import COMET_NAMED, COMET_READINGS, NIC_SHIPPED, ORDER_SHARE, POS_IP_MBPS, STUDY
+from tcplab.reproduce.scenarios import study_dir
+
+__all__ = ["SETUP", "checks", "findings_table", "level", "order"]
+
+SETUP = ("F5", "F6", "F7")
+"""Findings that fix a scenario's set-up (roles, paths, IPv6 as a header size): no check."""
+
+MISSING = {
+    "F2": "the conventional copy through a page cache (Fig. 3) is not built",
+    "F4": "sequential against scattered block placement is not built",
+    "F10": "IPv6 headers (40 bytes, MSS 1428) are not modelled",
+    "F11": "the tcptrace outstanding-data reading of a capture is not built",
+    "F14": "the shared SC2002 case (cross traffic) is not built",
+    "F18": "the shared SC2002 case (cross traffic) is not built",
+    "F19": "Comet Drop's processing limit is not modelled",
+    "F21": "the Comet Drop ↔ SC2002 path comparison is not built",
+    "F25": "coupled window control (the counterfactual) is not built",
+    "F26": "the per-stream first-loss window analysis is not built",
+    "F28": "the per-stream loss-timing analysis is not built",
+    "F29": "the loss-to-regrowth time analysis is not built",
+    "F30": "the ACK-per-segment count and the ACK-every-segment comparison are not built",
+    "F31": "the imbalance-persistence analysis is not built",
+    "F35": "coupled window control (the paper's future work) is not built",
+}
+
+
+def findings_table() -> dict[str, dict[str, str]]:
+    """FINDINGS.md's rows by id: quote (without corner brackets), place, gist, criterion, kind."""
+    text = (study_dir(STUDY) / "FINDINGS.md").read_text(encoding="utf-8")
+    rows: dict[str, dict[str, str]] = {}
+    for line in text.splitlines():
+        m = re.match(r"\| (F\d+) \| 「(.*?)」 \| (.*?) \| (.*?) \| (.*?) \| (.*?) \| (.*?) \| (.*?) \|$", line)
+        if m:
+            rows[m[1]] = {"quote": m[2], "place": m[3], "gist": m[4], "measure": m[5], "criterion": m[6], "figure": m[7], "kind": m[8]}
+    return rows
+
+
+def _iqr(v: Sequence[float]) -> float:
+    q1, q3 = np.percentile(np.asarray(v, dtype=float), [25, 75])
+    return float(q3 - q1)
+
+
+def order(above: Sequence[float], below: Sequence[float]) -> tuple[bool, str]:
+    """"`above` above `below`", paired by seed: holds in at least 80 % of the seeds and the
+    medians differ by more than the larger inter-quartile range."""
+    share = sum(a > b for a, b in zip(above, below, strict=True)) / len(above)
+    ma, mb = statistics.median(above), statistics.median(below)
+    gap, noise = ma - mb, max(_iqr(above), _iqr(below))
+    ok = share >= ORDER_SHARE and gap > noise
+    why = "" if ok else (" (not in enough seeds)" if share < ORDER_SHARE else " (not separated: gap within the IQR)")
+    return ok, f"{ma:.3g} vs {mb:.3g} (median), above in {share:.0%} of seeds, gap {gap:.3g}, IQR {noise:.3g}{why}"
+
+
+def level(values: Sequence[float], lo: float, hi: float) -> tuple[bool, str]:
+    """A level in [lo, hi]: the median inside and the band wider than the seeds' IQR."""
+    m, q = statistics.median(values), _iqr(values)
+    ok = lo <= m <= hi and (hi - lo) > q
+    why = "" if ok else (" (outside the band)" if not lo <= m <= hi else " (too noisy to judge)")
+    return ok, f"median {m:.3g} (IQR {q:.3g}) against [{lo:g}, {hi:g}]{why}"
+
+
+def _col(t: pl.DataFrame, col: str, **where: Any) -> list[float]:
+    for k, v in where.items():
+        t = t.filter(pl.col(k) == v)
+    return t.sort("seed")[col].to_list()
+
+
+def checks(data: dict[str, Any]) -> list[Check]:
+    """Every finding of the paper, in FINDINGS.md's order."""
+    rows = findings_table()
+    made: dict[str, tuple[bool, str, dict[str, Any]]] = {}
+    for fid, judge in JUDGES.items():
+        made[fid] = judge(data)
+    out = []
+    for fid, r in rows.items():
+        if fid in SETUP:
+            continue
+        claim = f"{fid}: {r['gist']} — {r['criterion']}"
+        if fid in made:
+            ok, measured, values = made[fid]
+        else:
+            ok, measured, values = False, f"NOT RUN: {MISSING.get(fid, 'no check yet')}", {}
+        out.append(Check(f"Fig. {r['figure']}" if r["figure"] not in ("", "—") else r["place"], claim, measured, ok,
+                         values=values, quote=r["quote"], location=r["place"]))
+    return out
+
+
+def _fla(data: dict[str, Any]) -> pl.DataFrame:
+    return data["fla"]
+
+
+def _worst_loss(data: dict[str, Any]) -> float:
+    """The path loss the lossy FLA findings are judged at: the largest mapped (decided before the
+    runs); `_also` prints the other lossy points beside it."""
+    return max(data["plan"]["fla_losses"])
+
+
+def _also(data: dict[str, Any], judge: Callable[[dict[str, Any], float], tuple[bool, str, dict[str, Any]]]) -> tuple[bool, str, dict[str, Any]]:
+    """`judge` at the judged loss, with its verdict and text at every other lossy point appended
+    (reported, not judged: a mapped unknown's other values)."""
+    p = _worst_loss(data)
+    ok, text, values = judge(data, p)
+    for q in sorted(x for x in data["plan"]["fla_losses"] if 0 < x < p):
+        ok_q, text_q, _ = judge(data, q)
+        text += f". [At p={q:g}, reported: {'holds' if ok_q else 'does not hold'}: {text_q}]"
+    return ok, text, values
+
+
+def _f1(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    t = data["sc_full"]
+    ip, l2 = t["ip_mbps"].to_list(), t["l2_mbps"].to_list()
+    ok = statistics.median(ip) >= 0.91 * POS_IP_MBPS and statistics.median(l2) >= 550
+    what = data["sc_full_label"]
+    return ok, f"{what}: IP {statistics.median(ip):.1f} Mb/s ({statistics.median(ip) / POS_IP_MBPS:.1%} of {POS_IP_MBPS:.2f}), L2 {statistics.median(l2):.1f} Mb/s (need ≥ 543 and ≥ 550)", {"ip_mbps": ip, "l2_mbps": l2}
+
+
+def _f3(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    v = data["local"]["avg_over_peak"].to_list()
+    ok, text = level(v, 0.9, 1.0)
+    return ok, f"1×4×2 local, average/peak of 1 s bins: {text}; the order against the copy of Fig. 3 not run (F2)", {"avg_over_peak": v}
+
+
+def _f8(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    t, p = _fla(data), _worst_loss(data)
+    base = dict(servers=4, disks=2, rtt_ms=200, nic=NIC_SHIPPED)
+    a0, ap = _col(t, "agg_mbps", loss=0.0, **base), _col(t, "agg_mbps", loss=p, **base)
+    spread = lambda v: _iqr(v) / statistics.median(v)  # noqa: E731
+    r0, rp = _col(t, "retx_rate", loss=0.0, **base), _col(t, "retx_rate", loss=p, **base)
+    ok_retx, text = order(rp, r0)
+    ok = spread(ap) > spread(a0) and ok_retx
+    return ok, f"1×4×2: spread (IQR/median) {spread(a0):.3f} at p=0, {spread(ap):.3f} at p={p:g}; retransmission rate {text}", {"spread": [spread(a0), spread(ap)], "retx_0": r0, "retx_p": rp}
+
+
+def _f9(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    return _also(data, _f9_at)
+
+
+def _f9_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
+    t = _fla(data)
+    base = dict(servers=4, disks=2, rtt_ms=200, nic=NIC_SHIPPED)
+    tails = _col(t, "tail", loss=p, **base)
+    lom = _col(t, "last_over_median", loss=p, **base)
+    ap0, app = _col(t, "avg_over_peak", loss=0.0, **base), _col(t, "avg_over_peak", loss=p, **base)
+    share = sum(1 <= k <= 2 for k in tails) / len(tails)
+    ok_lom, t_lom = level(lom, 1.2, math.inf)
+    ok_ap, t_ap = order(ap0, app)
+    ok = share >= ORDER_SHARE and ok_lom and ok_ap
+    return ok, (f"1×4×2 at p={p:g}: 1–2 stragglers in {share:.0%} of seeds (tails {tails}); last/median {t_lom}; "
+                f"average/peak loss-free above lossy: {t_ap}"), {"tails": tails, "last_over_median": lom}
+
+
+def _f12(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    return _also(data, _f12_at)
+
+
+def _f12_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
+    t = _fla(data)
+    to = _col(t, "timeouts", loss=p, servers=2, disks=1, rtt_ms=200, nic=NIC_SHIPPED)
+    share = sum(x >= 1 for x in to) / len(to)
+    return share >= ORDER_SHARE, f"1×2×1 at p={p:g}: ≥ 1 RTO in {share:.0%} of seeds (RTOs {to}); whether they follow a failed fast recovery is not checked", {"timeouts": to}
+
+
+def _f13(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    return _also(data, _f13_at)
+
+
+def _f13_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
+    t = _fla(data)
+    fin = t.filter((pl.col("loss") == p) & (pl.col("servers") == 2) & (pl.col("disks") == 1) & (pl.col("rtt_ms") == 200) & (pl.col("nic") == NIC_SHIPPED)).sort("seed")["stream_finish_s"].to_list()
+    ratios = [max(f) / min(f) for f in fin if None not in f]
+    if not ratios:
+        return False, "1×2×1: no run finished both streams", {}
+    ok, text = level(ratios, 1.2, 1.7)
+    return ok, f"1×2×1 at p={p:g}, slow/fast completion: {text} (paper 100/70 = 1.43)", {"ratios": ratios}
+
+
+def _scaling(data: dict[str, Any]) -> tuple[list[int], list[float], list[float]]:
+    t = data["sc"]
+    js = sorted(set(t["servers"].to_list()))
+    med = [statistics.median(_col(t, "ip_mbps", servers=j)) for j in js]
+    spread = [(lambda v: _iqr(v) / statistics.median(v))(_col(t, "ip_mbps", servers=j)) for j in js]
+    return js, med, spread
+
+
+def _knee(js: list[int], med: list[float]) -> tuple[float, int | None]:
+    base = [(j, m) for j, m in zip(js, med, strict=True) if j <= 4]
+    slope = sum(j * m for j, m in base) / sum(j * j for j, _ in base)
+    knee = next((j for j, m in zip(js, med, strict=True) if m < 0.85 * slope * j), None)
+    return slope, knee
+
+
+def _f15(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    js, med, _ = _scaling(data)
+    slope, knee = _knee(js, med)
+    if knee is None:
+        return False, f"no knee: every point within 15 % of the line ({slope:.1f} Mb/s per server)", {"servers": js, "ip_mbps": med}
+    util = med[js.index(knee)] / POS_IP_MBPS
+    ok = 8 <= knee <= 16 and 0.5 <= util <= 0.8
+    return ok, f"line {slope:.1f} Mb/s per server (j ≤ 4); knee at j = {knee} (need 8–16), utilisation there {util:.2f} (need 0.5–0.8); medians {', '.join(f'{j}: {m:.0f}' for j, m in zip(js, med, strict=True))}", {"servers": js, "ip_mbps": med, "knee": knee}
+
+
+def _f16(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    js, med, spread = _scaling(data)
+    slope, knee = _knee(js, med)
+    if knee is None or knee == js[-1]:
+        return False, f"no point past a knee (knee {knee})", {}
+    k = js.index(knee)
+    before = (med[k - 1] - med[0]) / (js[k - 1] - js[0]) if k > 1 else slope
+    after = (med[-1] - med[k]) / (js[-1] - js[k])
+    hi = [s for j, s in zip(js, spread, strict=True) if j >= 16]
+    lo = [s for j, s in zip(js, spread, strict=True) if j <= 8]
+    ok = after < before / 2 and statistics.fmean(hi) > statistics.fmean(lo)
+    return ok, f"gain per server {before:.1f} Mb/s before the knee, {after:.1f} after (need < half); spread (IQR/median) {statistics.fmean(lo):.3f} at j ≤ 8, {statistics.fmean(hi):.3f} at j ≥ 16", {"spread": spread}
+
+
+def _f20(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    t = data["comet"]
+    ratios: dict[str, list[float]] = {}
+    for r in COMET_READINGS:
+        a0, a200 = _col(t, "agg_mbps", reading=r, rtt_ms=0), _col(t, "agg_mbps", reading=r, rtt_ms=200)
+        ratios[r] = [b / a for a, b in zip(a0, a200, strict=True)]
+    ok, text = level(ratios[COMET_NAMED], 0.23, 0.33)
+    others = "; ".join(f"{COMET_READINGS[r]['label']}: {statistics.median(v):.3f}" for r, v in ratios.items() if r != COMET_NAMED)
+    return ok, f"200 ms / 0 ms, {COMET_READINGS[COMET_NAMED]['label']}: {text}. Other readings (medians): {others}", {"ratios": ratios}
+
+
+def _f22(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    t = data["disk_only"]
+    outer, inner = statistics.median(_col(t, "agg_mbps", file_position=0.0)), statistics.median(_col(t, "agg_mbps", file_position=1.0))
+    need_o, need_i = math.ceil(POS_IP_MBPS / outer), math.ceil(POS_IP_MBPS / inner)
+    ok = 4 * inner >= POS_IP_MBPS
+    return ok, (f"one disk server's two disks alone: {outer:.0f} Mb/s (outer edge), {inner:.0f} Mb/s (inner); "
+                f"{need_o} (outer) / {need_i} (inner) servers match {POS_IP_MBPS:.2f} Mb/s, so FLA's 1×4×2 does"), {"outer_mbps": outer, "inner_mbps": inner}
+
+
+def _f23(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    t = data["sc"]
+    j = max(t["servers"].to_list())
+    v = [x / POS_IP_MBPS for x in _col(t, "ip_mbps", servers=j)]
+    ok, text = level(v, 0.9, 1.0)
+    return ok, f"1×{j}×2 at p = 0, IP rate over the bottleneck / {POS_IP_MBPS:.2f}: {text}", {"share": v}
+
+
+def _f24(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    return _also(data, _f24_at)
+
+
+def _f24_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
+    t = _fla(data)
+    base = dict(servers=4, disks=2, nic=NIC_SHIPPED)
+    c0, cp = _col(t, "stream_cv", loss=0.0, rtt_ms=200, **base), _col(t, "stream_cv", loss=p, rtt_ms=200, **base)
+    c20 = _col(t, "stream_cv", loss=p, rtt_ms=20, **base)
+    ok1, t1 = order(cp, c0)
+    ok2, t2 = order(cp, c20)
+    return ok1 and ok2, f"1×4×2 per-stream rate CV, p={p:g} above p=0 at 200 ms: {t1}; 200 ms above 20 ms at p={p:g}: {t2}", {"cv_0": c0, "cv_p": cp, "cv_20ms": c20}
+
+
+def _f27(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    w = POS_IP_MBPS * 1e6 * 0.2 / 8 / 1448
+    ca_rtts = w  # W/2 → W at +1 segment per 2 RTTs (one ACK per two segments, +1 per cwnd ACKs)
+    ss_rtts = math.log(w / 2) / math.log(1.5)
+    ok = ca_rtts > 100 * ss_rtts
+    return ok, f"W = BDP = {w:,.0f} segments: congestion avoidance regrows W/2 → W in {ca_rtts:,.0f} RTTs ({ca_rtts * 0.2 / 60:.0f} min), slow start 2 → W in {ss_rtts:.0f} RTTs (arithmetic of the linux-2.4.18 rules; not read from a trace)", {"ca_rtts": ca_rtts, "ss_rtts": ss_rtts}
+
+
+def _f32(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    t = _fla(data)
+    base = dict(loss=0.0, nic=NIC_SHIPPED)
+    s200 = [statistics.fmean(v) for v in _col(t, "stream_mbps", servers=4, disks=2, rtt_ms=200, **base)]
+    s20 = [statistics.fmean(v) for v in _col(t, "stream_mbps", servers=4, disks=2, rtt_ms=20, **base)]
+    a111, a142 = _col(t, "agg_mbps", servers=1, disks=1, rtt_ms=200, **base), _col(t, "agg_mbps", servers=4, disks=2, rtt_ms=200, **base)
+    ok1, t1 = order(s20, s200)
+    ok2, t2 = order(a142, a111)
+    sp = lambda v: _iqr(v) / statistics.median(v)  # noqa: E731
+    ok3 = sp(a142) < sp(a111)
+    return ok1 and ok2 and ok3, f"per-stream rate 20 ms above 200 ms: {t1}; aggregate 1×4×2 above 1×1×1: {t2}; spread {sp(a111):.3f} → {sp(a142):.3f}", {}
+
+
+def _f33(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    t = data["sc_full"]
+    pk = t["peak_l2_mbps"].to_list()
+    return statistics.median(pk) >= 550, f"{data['sc_full_label']}: peak 1 s bin at L2 {statistics.median(pk):.1f} Mb/s (need ≥ 550; §7 calls 550 a peak, §4.2 an average)", {"peak_l2_mbps": pk}
+
+
+def _f34(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    return _also(data, _f34_at)
+
+
+def _f34_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
+    t = _fla(data)
+    cv = _col(t, "stream_cv", loss=p, servers=4, disks=2, rtt_ms=200, nic=NIC_SHIPPED)
+    ok, text = level(cv, 0.2, math.inf)
+    return ok, f"1×4×2 at p={p:g}, per-stream rate CV: {text}", {"cv": cv}
+
+
+JUDGES: dict[str, Callable[[dict[str, Any]], tuple[bool, str, dict[str, Any]]]] = {
+    "F1": _f1, "F3": _f3, "F8": _f8, "F9": _f9, "F12": _f12, "F13": _f13, "F15": _f15, "F16": _f16, "F17": _f1,
+    "F20": _f20, "F22": _f22, "F23": _f23, "F24": _f24, "F27": _f27, "F32": _f32, "F33": _f33, "F34": _f34,
+}

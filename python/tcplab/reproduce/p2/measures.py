@@ -1,0 +1,95 @@
+"""The per-run measures of study 002, computed in the sweep worker (`run_measures`, a sweep
+hook) from a run's summary and its throughput trace.
+
+Rates follow the paper's definition unless named otherwise: bytes of the file moved over the
+time taken, iSCSI and TCP/IP headers excluded (「転送データ量を所要時間で割った平均転送レートとし、
+iSCSI や TCP/IP のヘッダ・オーバーヘッドは含まない値を記す」, §4 s1). A stream's file bytes are
+its delivered bytes less its PDU headers, counted from the milestones (one `command` per SCSI
+command: its data bytes).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+import polars as pl
+
+from tcplab.reproduce.p2.constants import L2_EXTRA_BYTES, STRAGGLER
+
+__all__ = ["run_measures"]
+
+
+def _cv(values: list[float]) -> float:
+    """Coefficient of variation (population standard deviation over the mean)."""
+    m = statistics.fmean(values)
+    return statistics.pstdev(values) / m if m > 0 and len(values) > 1 else 0.0
+
+
+def run_measures(result: Any, bottleneck: str | None = None, bin_s: float = 1.0) -> dict[str, Any]:
+    """Measures of one run. `bottleneck` names the queue whose IP bytes give the line's rate;
+    `bin_s` is the bin of the average/peak ratio (the throughput trace's bins summed to it).
+
+    Columns: `agg_mbps` (file bytes over the time from the first stream's start to the last
+    stream's finish, or to the run's end when not all finished), `finished` (streams done),
+    `stream_mbps` and `stream_finish_s` (per stream, its file bytes over its own time),
+    `stream_cv`, `tail` (stragglers: streams finishing after 1.2 × the median completion),
+    `last_over_median`, `retx_rate` (retransmitted over sent data segments), `timeouts`,
+    `avg_over_peak` (the aggregate's mean over its transfer over its largest `bin_s` bin, both
+    with headers as the trace counts them), `peak_l2_mbps`, `ip_mbps` and `l2_mbps` (the
+    bottleneck's IP bytes, and with 14 bytes per packet, over the transfer)."""
+    flows = result.flows
+    end = float(result.summary["sim_time_s"])
+    starts = flows["start_s"].to_list()
+    finish = [f if f is not None else math.nan for f in flows["finish_s"].to_list()]
+    done = [f for f in finish if not math.isnan(f)]
+    span_end = max(done) if len(done) == len(finish) else end
+    t0 = min(starts)
+    milestones = result.traces.get("milestones")
+    if milestones is None:
+        raise ValueError("study 002's measures need the milestones trace (trace.milestones = true): the file bytes each stream moved")
+    file_bytes = milestones.filter(pl.col("kind_name") == "command").group_by("flow").agg(pl.col("bytes").sum())
+    per_flow = dict(zip(file_bytes["flow"].to_list(), file_bytes["bytes"].to_list(), strict=True))
+    ids = flows["id"].to_list()
+    moved = [float(per_flow.get(i, 0)) for i in ids]
+    stream_time = [(f if not math.isnan(f) else end) - s for f, s in zip(finish, starts, strict=True)]
+    stream_mbps = [b * 8 / t / 1e6 if t > 0 else 0.0 for b, t in zip(moved, stream_time, strict=True)]
+    times = [f - s for f, s in zip(finish, starts, strict=True) if not math.isnan(f)]
+    median = statistics.median(times) if times else math.nan
+    tail = sum(1 for t in times if t > STRAGGLER * median) if times else 0
+    sent = float(flows["segments_sent"].sum())
+    out: dict[str, Any] = {
+        "agg_mbps": sum(moved) * 8 / (span_end - t0) / 1e6 if span_end > t0 else 0.0,
+        "finished": len(done),
+        "streams": len(finish),
+        "span_s": span_end - t0,
+        "stream_mbps": stream_mbps,
+        "stream_finish_s": [None if math.isnan(f) else f for f in finish],
+        "stream_cv": _cv(stream_mbps),
+        "tail": tail,
+        "last_over_median": max(times) / median if times and median > 0 else math.nan,
+        "retx_rate": float(flows["retransmits"].sum()) / sent if sent else 0.0,
+        "timeouts": int(flows["timeouts"].sum()),
+        "stream_timeouts": flows["timeouts"].to_list(),
+    }
+    tp = result.traces.get("throughput")
+    if tp is not None and tp.height:
+        bins = (tp.with_columns(((pl.col("time_s") - 1e-9) / bin_s).floor().alias("bin"))
+                .filter(pl.col("time_s") <= span_end + 1e-9).group_by("bin").agg(pl.col("bytes").sum()).sort("bin"))
+        rates = [b * 8 / bin_s for b in bins["bytes"].to_list()]
+        whole = [r for k, r in zip(bins["bin"].to_list(), rates, strict=True) if (k + 1) * bin_s <= span_end]
+        # The peak is a whole bin inside the transfer (a transfer shorter than one bin has none).
+        peak = max(whole, default=0.0)
+        total = float(tp.filter(pl.col("time_s") <= span_end + bin_s)["bytes"].sum())
+        out["avg_over_peak"] = total * 8 / (span_end - t0) / peak if peak > 0 else math.nan
+        # The peak bin with 14 L2 bytes per 1500-byte packet of payload + 52 bytes of headers.
+        out["peak_l2_mbps"] = peak / 1e6 * (1448 + 52 + L2_EXTRA_BYTES) / 1448
+    if bottleneck is not None:
+        q = result.queues.filter(pl.col("name") == bottleneck)
+        if q.height:
+            ip = float(q["bytes_transmitted"][0])
+            pkts = float(q["departed"][0])
+            out["ip_mbps"] = ip * 8 / (span_end - t0) / 1e6
+            out["l2_mbps"] = (ip + L2_EXTRA_BYTES * pkts) * 8 / (span_end - t0) / 1e6
+    return out

@@ -1,0 +1,159 @@
+"""Study 002's figures and report.md, from the data `study.experiment` returns."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tcplab.reproduce.figures import new_figure, write_figures
+from tcplab.reproduce.findings import Check
+from tcplab.reproduce.p2.checks import SETUP, findings_table
+from tcplab.reproduce.p2.constants import COMET_READINGS, NIC_SHIPPED, POS_IP_MBPS, SEED_FILE
+from tcplab.reproduce.report import Report
+
+__all__ = ["report", "write_figures_p2"]
+
+
+def _median(t: pl.DataFrame, col: str, **where: Any) -> float:
+    for k, v in where.items():
+        t = t.filter(pl.col(k) == v)
+    return statistics.median(t[col].to_list()) if t.height else float("nan")
+
+
+def _fig_fla(fla: pl.DataFrame) -> Any:
+    """Figs. 6–7: aggregate rate per i×j×k shape at 200 ms, one line per path loss."""
+    fig, (ax,) = new_figure()
+    shapes = fla.filter((pl.col("rtt_ms") == 200) & (pl.col("nic") == NIC_SHIPPED)).select("servers", "disks").unique(maintain_order=True).rows()
+    for loss in sorted(set(fla["loss"].to_list())):
+        ys = [_median(fla, "agg_mbps", servers=j, disks=k, loss=loss, rtt_ms=200, nic=NIC_SHIPPED) for j, k in shapes]
+        ax.plot(range(len(shapes)), ys, "o-", label=f"path loss {loss:g}")
+    ax.set_xticks(range(len(shapes)), [f"1×{j}×{k}" for j, k in shapes])
+    ax.set_ylabel("aggregate rate, file bytes (Mb/s, median over seeds)")
+    ax.set_title("Figs. 6–7: FLA, 200 ms, remote access")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def _fig_streams(fla: pl.DataFrame, loss: float) -> Any:
+    """Figs. 9–10 in summary: each stream's completion time, per seed, for 1×2×1 and 1×4×2."""
+    fig, (ax,) = new_figure()
+    for x, (j, k) in enumerate(((2, 1), (4, 2))):
+        part = fla.filter((pl.col("servers") == j) & (pl.col("disks") == k) & (pl.col("loss") == loss) & (pl.col("rtt_ms") == 200) & (pl.col("nic") == NIC_SHIPPED))
+        for seed, fin in zip(part["seed"].to_list(), part["stream_finish_s"].to_list(), strict=True):
+            ax.plot([x + 0.02 * seed] * len(fin), fin, "_", ms=12)
+    ax.set_xticks([0, 1], ["1×2×1", "1×4×2"])
+    ax.set_ylabel("stream completion time (s), one mark per stream and seed")
+    ax.set_title(f"Stragglers: completion of each stream, path loss {loss:g}")
+    return fig
+
+
+def _fig_scaling(sc: pl.DataFrame) -> Any:
+    """Fig. 11: IP rate over the bottleneck against the disk servers j (1×j×2)."""
+    fig, (ax,) = new_figure()
+    js = sorted(set(sc["servers"].to_list()))
+    ax.plot(js, [_median(sc, "ip_mbps", servers=j) for j in js], "o-", label="median over seeds")
+    for seed in sorted(set(sc["seed"].to_list())):
+        part = sc.filter(pl.col("seed") == seed).sort("servers")
+        ax.plot(part["servers"], part["ip_mbps"], ".", color="grey", ms=4)
+    ax.axhline(POS_IP_MBPS, ls="--", color="k", lw=0.8, label=f"bottleneck {POS_IP_MBPS:.2f} Mb/s")
+    ax.set_xlabel("disk servers j (1×j×2)")
+    ax.set_ylabel("IP rate over the bottleneck (Mb/s)")
+    ax.set_title("Fig. 11: SC2002, exclusive")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def _fig_comet(comet: pl.DataFrame) -> Any:
+    """Fig. 12: rate against RTT through Comet Drop, per reading."""
+    fig, (ax,) = new_figure()
+    rtts = sorted(set(comet["rtt_ms"].to_list()))
+    for r, meta in COMET_READINGS.items():
+        ax.plot(rtts, [_median(comet, "agg_mbps", reading=r, rtt_ms=x) for x in rtts], "o-", label=meta["label"])
+    ax.set_yscale("log")
+    ax.set_xlabel("RTT through Comet Drop (ms)")
+    ax.set_ylabel("rate, file bytes (Mb/s, median)")
+    ax.set_title("Fig. 12: 1×1×1 against delay")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def write_figures_p2(data: dict[str, Any], out: Path) -> dict[str, Any]:
+    """Draw and write every figure into `out`; returns them by name."""
+    figs = {
+        "fig6_fla_aggregate": _fig_fla(data["fla"]),
+        "fig9_stream_completion": _fig_streams(data["fla"], max(data["plan"]["fla_losses"])),
+        "fig11_scaling": _fig_scaling(data["sc"]),
+        "fig12_delay": _fig_comet(data["comet"]),
+    }
+    write_figures(figs, out)
+    return figs
+
+
+def report(data: dict[str, Any], result: list[Check], figs: dict[str, Any]) -> Report:
+    """report.md: the paper's findings (every one, not-run ones included), the set-up sentences,
+    the NIC-queue reading both ways, every point's medians, the figures."""
+    plan = data["plan"]
+    rep = Report("Study 002 reproduced: the Data Reservoir over a 200 ms path")
+    rep.paragraph(
+        f"Seeds {', '.join(map(str, plan['seeds']))}; scenarios `scenarios/p2_data_reservoir/` (README: every value with the "
+        "paper's sentence, every assumption with its evidence; EVIDENCE.md and FINDINGS.md beside them). Rates are file bytes "
+        "over the time taken (the paper's §4 s1) unless named IP (bytes over the bottleneck) or L2 (IP + 14 bytes per packet). "
+        "An order holds in ≥ 80 % of seeds with the medians further apart than the larger IQR; a level holds with the median "
+        "in its band and the band wider than the IQR (decided before the runs, FINDINGS.md). Findings whose mechanism is not "
+        "built are listed as NOT RUN and count as not holding."
+    )
+    rep.paper_findings(result, SEED_FILE)
+    rows = findings_table()
+    rep.heading("Set-up sentences (no check)")
+    rep.bullets(f"{f} ({rows[f]['place']}): 「{rows[f]['quote']}」 — {rows[f]['gist']}" for f in SETUP)
+    _nic_section(rep, data)
+    rep.heading("Every point (medians over seeds)")
+    fla = data["fla"]
+    points = fla.select("servers", "disks", "loss", "rtt_ms", "nic").unique(maintain_order=True).rows()
+    rep.table(("shape", "path loss", "RTT (ms)", "NIC queue", "aggregate Mb/s", "IP Mb/s", "avg/peak", "stream CV", "stragglers", "retx rate", "RTOs"), [
+        (f"1×{j}×{k}", f"{p:g}", rtt, nic, *(f"{_median(fla, c, servers=j, disks=k, loss=p, rtt_ms=rtt, nic=nic):.3g}"
+                                           for c in ("agg_mbps", "ip_mbps", "avg_over_peak", "stream_cv", "tail", "retx_rate", "timeouts")))
+        for j, k, p, rtt, nic in points])
+    sc = data["sc"]
+    rep.table(("1×j×2, j", "IP Mb/s", "utilisation", "stream CV", "retx rate"), [
+        (j, f"{_median(sc, 'ip_mbps', servers=j):.1f}", f"{_median(sc, 'ip_mbps', servers=j) / POS_IP_MBPS:.3f}",
+         f"{_median(sc, 'stream_cv', servers=j):.3f}", f"{_median(sc, 'retx_rate', servers=j):.2e}") for j in sorted(set(sc["servers"].to_list()))])
+    comet = data["comet"]
+    rep.table(("Comet Drop reading", *(f"{r} ms" for r in sorted(set(comet["rtt_ms"].to_list())))), [
+        (meta["label"], *(f"{_median(comet, 'agg_mbps', reading=r, rtt_ms=x):.3g}" for x in sorted(set(comet["rtt_ms"].to_list()))))
+        for r, meta in COMET_READINGS.items()])
+    rep.paragraph(f"{data['sc_full_label']}: IP {_median(data['sc_full'], 'ip_mbps'):.1f} Mb/s, L2 {_median(data['sc_full'], 'l2_mbps'):.1f} Mb/s, "
+                  f"aggregate {_median(data['sc_full'], 'agg_mbps'):.1f} Mb/s over {_median(data['sc_full'], 'span_s'):.0f} s simulated.")
+    rep.heading("Wall time")
+    rep.table(("experiment", "runs", "wall s"), [(k, v["runs"], f"{v['wall_s']:.1f}") for k, v in data["walls"].items()])
+    rep.heading("Figures")
+    rep.bullets(f"`{name}.png` / `.svg`" for name in figs)
+    return rep
+
+
+def _nic_section(rep: Report, data: dict[str, Any]) -> None:
+    """A12 both ways: the senders' NIC queue as shipped (356 packets, a refused packet lost) and
+    unlimited (never lost), at 200 ms for the largest shape."""
+    fla = data["fla"]
+    rep.heading("The senders' NIC queue, both readings (A12)")
+    rep.paragraph(
+        "Linux 2.4.17 gives an Ethernet device 100 packets of queue (`ether_setup`) and the FLA hosts' GA620 driver (acenic) a "
+        "256-entry TX ring (`TX_RING_ENTRIES`), and a segment its qdisc refuses is not "
+        "lost: `tcp_write_xmit` stops with the segment unsent and `tcp_transmit_skb` calls `tcp_enter_cwr` (ssthresh halved). "
+        "tcplab drops a packet its NIC queue refuses, as a network would (one recovery, one reduction, and a retransmission); "
+        "the shipped scenarios keep the 356 packets, the other reading never drops at the NIC. Every finding above is judged "
+        "at the shipped reading; this table gives the other beside it."
+    )
+    unl = fla.filter(pl.col("nic") == "unlimited")
+    if not unl.height:
+        return
+    j, k = unl["servers"][0], unl["disks"][0]
+    rows = []
+    for p in sorted(set(unl["loss"].to_list())):
+        for nic in (NIC_SHIPPED, "unlimited"):
+            rows.append((f"1×{j}×{k}", f"{p:g}", nic, *(f"{_median(fla, c, servers=j, disks=k, loss=p, rtt_ms=200, nic=nic):.3g}"
+                                                      for c in ("agg_mbps", "ip_mbps", "stream_cv", "tail", "retx_rate"))))
+    rep.table(("shape", "path loss", "NIC queue", "aggregate Mb/s", "IP Mb/s", "stream CV", "stragglers", "retx rate"), rows)

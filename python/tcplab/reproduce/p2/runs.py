@@ -1,0 +1,89 @@
+"""Study 002's experiments as points of the shipped scenarios, run through the shared runner
+(resumable stores under `out/runs/<experiment>/`, a local pool or a Dask cluster), each run
+measured in the worker by `measures.run_measures`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tcplab.reproduce import runner
+from tcplab.reproduce.p2.constants import BOTTLENECK, COMET_READINGS, NIC_SHIPPED, STUDY
+from tcplab.reproduce.scenarios import study_scenario
+
+__all__ = ["run_comet", "run_disk_only", "run_fla", "run_local", "run_sc2002"]
+
+HOOK = "tcplab.reproduce.p2.measures:run_measures"
+
+
+def _run(scenario: str, points: Sequence[Mapping[str, Any]], seeds: Sequence[int], *, bottleneck: str | None, name: str,
+         out: Path | None = None, workers: int | None = None, cluster: Any = None, overrides: Mapping[str, Any] | None = None) -> pl.DataFrame:
+    path = study_scenario(STUDY, scenario)
+    return runner.run_points([(path, dict(p)) for p in points], seeds, overrides=overrides, hook=HOOK,
+                             hook_args={"bottleneck": bottleneck}, out=None if out is None else out / name,
+                             workers=workers, cluster=cluster, name=f"p2-{name}")
+
+
+def _label(table: pl.DataFrame, points: Sequence[Mapping[str, Any]], labels: Mapping[str, Sequence[Any]]) -> pl.DataFrame:
+    """Add a column per label (its value for each row's point)."""
+    return table.with_columns(pl.Series(k, [v[i] for i in table["index"].to_list()]) for k, v in labels.items())
+
+
+def run_local(seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
+    """Fig. 4: `local_gbe.toml` (1×4×2 local access over GbE, 1 GB) as shipped."""
+    return _run("local_gbe", [{}], seeds, bottleneck=None, name="local", **kw)
+
+
+def run_disk_only(seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
+    """F22: one disk server's disks alone — 1×1×2 local access on 10 Gb/s links (the network far
+    above two disks' media rate), the file at the outer and at the inner edge."""
+    positions = (0.0, 1.0)
+    points = [{"links.0.rate": "10Gbps", "links.1.rate": "10Gbps", "flows.0.reservoir.servers": 1,
+               "flows.0.reservoir.file": "256MiB", "flows.0.reservoir.file_position": p, "links.0.queue_a": "unlimited"} for p in positions]
+    t = _run("local_gbe", points, seeds, bottleneck=None, name="disk-only", **kw)
+    return _label(t, points, {"file_position": positions})
+
+
+def fla_point(servers: int, disks: int, loss: float, rtt_ms: int, nic: str) -> dict[str, Any]:
+    """The FLA scenario as 1×`servers`×`disks`, random loss `loss` on the POS line, RTT `rtt_ms`,
+    the senders' NIC queue as shipped (`nic` NIC_SHIPPED) or "unlimited"."""
+    one_way = rtt_ms / 2 - 0.02
+    return {"flows.0.reservoir.servers": servers, "flows.0.reservoir.disks": disks, "emulators.0.loss": loss,
+            "links.1.delay": f"{one_way:g}ms", "links.0.queue_a": nic}
+
+
+def run_fla(shapes: Sequence[tuple[int, int]], losses: Sequence[float], rtts_ms: Sequence[int], seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
+    """Figs. 6–8 (and F24/F32's RTT comparison): every shape × loss at 200 ms, and the last
+    shape (1×4×2) × loss at the other RTTs and, at 200 ms, with the NIC queue unlimited (A12)."""
+    last = shapes[-1]
+    keys = [(j, k, p, rtts_ms[0], NIC_SHIPPED) for (j, k) in shapes for p in losses]
+    keys += [(*last, p, rtt, NIC_SHIPPED) for rtt in rtts_ms[1:] for p in losses]
+    keys += [(*last, p, rtts_ms[0], "unlimited") for p in losses]
+    points = [fla_point(*key) for key in keys]
+    t = _run("fla", points, seeds, bottleneck=BOTTLENECK, name="fla", **kw)
+    return _label(t, points, {"servers": [k[0] for k in keys], "disks": [k[1] for k in keys], "loss": [k[2] for k in keys],
+                              "rtt_ms": [k[3] for k in keys], "nic": [k[4] for k in keys]})
+
+
+def run_sc2002(servers: Sequence[int], duration_s: float, seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
+    """Fig. 11: 1×j×2 exclusive for `duration_s` simulated seconds each (the file larger than any
+    run moves)."""
+    points = [{"flows.0.reservoir.servers": j, "run.duration": f"{duration_s:g}s"} for j in servers]
+    t = _run("sc2002", points, seeds, bottleneck=BOTTLENECK, name="sc2002-scaling", **kw)
+    return _label(t, points, {"servers": list(servers)})
+
+
+def run_sc2002_full(seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
+    """§4.2 / §7: the whole 51 GB transfer, 1×26×2, exclusive, as shipped."""
+    return _run("sc2002", [{}], seeds, bottleneck=BOTTLENECK, name="sc2002-51GB", **kw)
+
+
+def run_comet(rtts_ms: Sequence[int], seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
+    """Fig. 12: 1×1×1 through Comet Drop at each RTT (delay = RTT/2 each way), per reading."""
+    keys = [(r, rtt) for r in COMET_READINGS for rtt in rtts_ms]
+    points = [dict(COMET_READINGS[r]["overrides"]) | {"emulators.0.delay": f"{rtt / 2:g}ms"} for r, rtt in keys]
+    t = _run("comet", points, seeds, bottleneck=None, name="comet", **kw)
+    return _label(t, points, {"reading": [k[0] for k in keys], "rtt_ms": [k[1] for k in keys]})

@@ -1,0 +1,88 @@
+"""Reproduce study 002: the orchestrator. `reproduce(out, quick=False)` runs the experiments
+(`runs`), judges the findings (`checks`), writes the figures, `results.json` and `report.md`."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tcplab.reproduce.findings import Check
+from tcplab.reproduce.output import check_out, publish
+from tcplab.reproduce.p2 import runs
+from tcplab.reproduce.p2.checks import checks
+from tcplab.reproduce.p2.constants import COMET_RTTS_MS, FLA_LOSSES, FLA_RTTS_MS, FLA_SHAPES, SC_DURATION_S, SC_SERVERS
+from tcplab.reproduce.p2.report import report, write_figures_p2
+from tcplab.reproduce.report import write_results_json
+
+__all__ = ["Plan", "experiment", "reproduce", "write_report"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """How much to run: seeds, the FLA shapes and path losses, the Fig. 11 points and their
+    simulated duration, and whether the whole 51 GB transfer runs."""
+
+    seeds: tuple[int, ...]
+    fla_shapes: tuple[tuple[int, int], ...]
+    fla_losses: tuple[float, ...]
+    sc_servers: tuple[int, ...]
+    sc_duration_s: float
+    sc_full: bool
+
+    @staticmethod
+    def make(quick: bool) -> Plan:
+        """The full plan (10 seeds, the 51 GB run) or the quick one (3 seeds, shorter runs)."""
+        k = "quick" if quick else "full"
+        return Plan((1, 2, 3) if quick else tuple(range(1, 11)), FLA_SHAPES[k], FLA_LOSSES[k], SC_SERVERS[k], SC_DURATION_S[k], not quick)
+
+
+def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, out: Path | None = None,
+               workers: int | None = None, cluster: Any = None) -> dict[str, Any]:
+    """Run every experiment (stores under `out/runs/`); returns the tables by name."""
+    kw = {"out": out / "runs" if out is not None else None, "workers": workers, "cluster": cluster}
+    data: dict[str, Any] = {"plan": dataclasses.asdict(plan), "walls": {}}
+
+    def timed(name: str, f: Callable[[], Any]) -> Any:
+        progress(name)
+        t0 = time.perf_counter()
+        table = f()
+        data["walls"][name] = {"runs": table.height, "wall_s": time.perf_counter() - t0}
+        return table
+
+    data["local"] = timed("Fig. 4: local access over GbE", lambda: runs.run_local(plan.seeds, **kw))
+    data["disk_only"] = timed("F22: one disk server's disks alone", lambda: runs.run_disk_only(plan.seeds[:3], **kw))
+    data["fla"] = timed("Figs. 6-10: FLA shapes × path loss", lambda: runs.run_fla(plan.fla_shapes, plan.fla_losses, FLA_RTTS_MS, plan.seeds, **kw))
+    data["sc"] = timed("Fig. 11: 1×j×2 scaling", lambda: runs.run_sc2002(plan.sc_servers, plan.sc_duration_s, plan.seeds[:5], **kw))
+    data["comet"] = timed("Fig. 12: Comet Drop against delay", lambda: runs.run_comet(COMET_RTTS_MS, plan.seeds, **kw))
+    if plan.sc_full:
+        data["sc_full"] = timed("SC2002: the 51 GB transfer", lambda: runs.run_sc2002_full(plan.seeds[:1], **kw))
+        data["sc_full_label"] = "1×26×2, the whole 51 GB"
+    else:
+        j = max(plan.sc_servers)
+        data["sc_full"] = data["sc"].filter(data["sc"]["servers"] == j)
+        data["sc_full_label"] = f"1×{j}×2 over {plan.sc_duration_s:g} s (--quick: the 51 GB run is in the full plan)"
+    return data
+
+
+def write_report(data: dict[str, Any], out: Path, progress: Callable[[str], None] = lambda _: None) -> list[Check]:
+    """Write the figures, results.json and report.md into `out`; return the checks."""
+    out.mkdir(parents=True, exist_ok=True)
+    progress("figures")
+    figs = write_figures_p2(data, out)
+    result = checks(data)
+    report(data, result, figs).write(out / "report.md")
+    plain = {k: (v.to_dicts() if hasattr(v, "to_dicts") else v) for k, v in data.items()}
+    write_results_json(plain, result, out / "results.json")
+    return result
+
+
+def reproduce(out: str | Path, quick: bool = False, progress: Callable[[str], None] = lambda _: None, *,
+              workers: int | None = None, cluster: Any = None) -> list[Check]:
+    """Run study 002 and write its figures and report.md into `out`; returns the checks.
+    `out` may hold only what tcplab wrote there; the report is moved into place when whole."""
+    target = check_out(out)
+    data = experiment(Plan.make(quick), progress, out=target, workers=workers, cluster=cluster)
+    return publish(target, lambda directory: write_report(data, directory, progress))

@@ -1,0 +1,155 @@
+"""Study 002 (the Data Reservoir): the findings table and its quotes, the noise rules, each
+implemented check passing on the paper's pattern and failing when one thing is changed, the
+per-run measures on a real small run, and the shipped scenarios' shared values."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+
+import tcplab
+from tcplab.reproduce import STUDY_NAMES
+from tcplab.reproduce.findings import missing_quotes
+from tcplab.reproduce.p2 import checks as p2_checks
+from tcplab.reproduce.p2 import constants as c
+from tcplab.reproduce.p2.measures import run_measures
+from tcplab.reproduce.scenarios import scenario_value, study_dir, study_scenario
+
+
+def test_every_finding_is_read_with_its_quote_and_place():
+    rows = p2_checks.findings_table()
+    assert sorted(rows, key=lambda f: int(f[1:])) == [f"F{i}" for i in range(1, 36)]
+    assert all(r["quote"] and r["place"] for r in rows.values())
+    assert "p2" in STUDY_NAMES
+    # The EVIDENCE note travels with the scenarios.
+    assert (study_dir(c.STUDY) / "EVIDENCE.md").is_file()
+
+
+def test_the_noise_rules_decided_before_the_runs():
+    assert p2_checks.order([2, 3, 4, 5, 6], [1, 1, 1, 1, 1])[0]
+    assert not p2_checks.order([2, 3, 0, 0, 6], [1, 1, 1, 1, 1])[0], "above in 60 % of seeds only"
+    assert not p2_checks.order([1.1, 1.2, 1.0, 1.3, 5], [1, 1, 1, 1, 1])[0], "the gap is inside the IQR"
+    assert p2_checks.level([0.3, 0.29, 0.31], 0.23, 0.33)[0]
+    assert not p2_checks.level([0.5, 0.5, 0.5], 0.23, 0.33)[0]
+    assert not p2_checks.level([0.1, 0.28, 0.5], 0.23, 0.33)[0], "too noisy to judge"
+
+
+def _fla(value):
+    """An FLA table over 10 seeds: every point of the plan, `value(servers, disks, loss, rtt, nic, seed)`
+    giving the row's measures."""
+    rows = []
+    for (j, k) in c.FLA_SHAPES["full"]:
+        for p in c.FLA_LOSSES["full"]:
+            for rtt in c.FLA_RTTS_MS:
+                for nic in (c.NIC_SHIPPED, "unlimited"):
+                    for seed in range(1, 11):
+                        rows.append({"servers": j, "disks": k, "loss": p, "rtt_ms": rtt, "nic": nic, "seed": seed, **value(j, k, p, rtt, nic, seed)})
+    return pl.DataFrame(rows)
+
+
+def _paper_fla(j, k, p, rtt, nic, seed):
+    """The paper's pattern: loss spreads rates, makes 1-2 stragglers and RTOs, 1×2×1's slow stream ~1.43×."""
+    lossy = p > 0
+    n = j
+    finish = [70.0 + seed * 0.1] * n
+    if lossy:
+        finish[-1] = 100.0 + seed * 0.1
+    mbps = [8e3 / f for f in finish]
+    return {"agg_mbps": (40.0 if not lossy else 15.0) * j * k / 8 + seed * (0.01 if not lossy else 0.3),
+            "retx_rate": (1e-4 if not lossy else 1e-3) + seed * 1e-6, "avg_over_peak": 0.9 if not lossy else 0.5 + seed * 0.001,
+            "stream_cv": (0.05 if not lossy else 0.3) + seed * 0.001 + (0.0 if rtt == 200 else -0.2 if lossy else 0.0),
+            "tail": 1 if lossy else 0, "last_over_median": max(finish) / sorted(finish)[len(finish) // 2] if lossy else 1.0,
+            "timeouts": 2 if lossy else 0, "stream_finish_s": finish, "stream_mbps": [m * (10 if rtt == 20 else 1) for m in mbps]}
+
+
+def test_the_fla_checks_pass_on_the_papers_pattern_and_fail_when_one_thing_changes():
+    data = {"fla": _fla(_paper_fla), "plan": {"fla_losses": c.FLA_LOSSES["full"]}}
+    for judge in (p2_checks._f9, p2_checks._f12, p2_checks._f13, p2_checks._f24, p2_checks._f34):
+        ok, text, _ = judge(data)
+        assert ok, f"{judge.__name__}: {text}"
+    # No stragglers, no RTOs, equal streams, no spread: each fails.
+    flat = _fla(lambda *a: _paper_fla(*a) | {"tail": 0, "timeouts": 0, "stream_cv": 0.01, "last_over_median": 1.0,
+                                             "stream_finish_s": [70.0] * a[0]})
+    data_flat = {"fla": flat, "plan": data["plan"]}
+    for judge in (p2_checks._f9, p2_checks._f12, p2_checks._f13, p2_checks._f24, p2_checks._f34):
+        ok, text, _ = judge(data_flat)
+        assert not ok, f"{judge.__name__} passed a flat run: {text}"
+
+
+def _sc(knee_at):
+    """Fig. 11: linear at 40 Mb/s per server up to `knee_at`, flat after; seed noise growing past it."""
+    rows = []
+    for j in c.SC_SERVERS["full"]:
+        for seed in range(1, 6):
+            base = 40.0 * min(j, knee_at) + (2.0 * max(0, j - knee_at))
+            noise = (seed - 3) * (0.5 if j <= 8 else 8.0)
+            rows.append({"servers": j, "seed": seed, "ip_mbps": base + noise})
+    return pl.DataFrame(rows)
+
+
+def test_the_scaling_knee_is_found_where_it_is_and_nowhere_when_scaling_is_linear():
+    ok, text, values = p2_checks._f15({"sc": _sc(10)})
+    assert ok and values["knee"] == 12, text
+    assert p2_checks._f16({"sc": _sc(10)})[0]
+    ok, text, _ = p2_checks._f15({"sc": _sc(100)})
+    assert not ok and "no knee" in text
+    ok, text, _ = p2_checks._f15({"sc": _sc(3)})
+    assert not ok, text
+
+
+def test_the_delay_ratio_is_judged_on_the_named_reading_only():
+    def comet(ratio):
+        rows = []
+        for r in c.COMET_READINGS:
+            for seed in range(1, 11):
+                rows.append({"reading": r, "rtt_ms": 0, "seed": seed, "agg_mbps": 400.0})
+                rows.append({"reading": r, "rtt_ms": 200, "seed": seed, "agg_mbps": 400.0 * (ratio if r == c.COMET_NAMED else 0.9) + seed * 0.1})
+        return pl.DataFrame(rows)
+    assert p2_checks._f20({"comet": comet(0.28)})[0]
+    ok, text, _ = p2_checks._f20({"comet": comet(0.01)})
+    assert not ok and "Other readings" in text
+
+
+def test_every_finding_is_a_check_or_a_setup_sentence_and_not_run_ones_fail():
+    data = {"fla": _fla(_paper_fla), "plan": {"fla_losses": c.FLA_LOSSES["full"]}, "sc": _sc(10),
+            "local": pl.DataFrame({"seed": [1, 2, 3], "avg_over_peak": [0.99, 0.98, 0.99]}),
+            "disk_only": pl.DataFrame({"seed": [1, 1], "file_position": [0.0, 1.0], "agg_mbps": [1000.0, 500.0]}),
+            "comet": pl.DataFrame({"reading": [r for r in c.COMET_READINGS for _ in (0, 1)], "rtt_ms": [0, 200] * len(c.COMET_READINGS),
+                                   "seed": [1] * 2 * len(c.COMET_READINGS), "agg_mbps": [100.0, 28.0] * len(c.COMET_READINGS)}),
+            "sc_full": pl.DataFrame({"ip_mbps": [560.0], "l2_mbps": [565.0], "peak_l2_mbps": [580.0]}), "sc_full_label": "test"}
+    result = p2_checks.checks(data)
+    assert len(result) == 35 - len(p2_checks.SETUP)
+    assert not missing_quotes(result)
+    not_run = [x for x in result if x.measured.startswith("NOT RUN")]
+    assert not_run and all(not x.passed for x in not_run)
+    assert {x.claim.split(":")[0] for x in not_run} == set(p2_checks.MISSING)
+
+
+def test_the_measures_of_a_real_run(tmp_path):
+    path = study_scenario(c.STUDY, "local_gbe")
+    r = tcplab.run(path, overrides={"flows.0.reservoir.file": "256MiB", "flows.0.reservoir.servers": 2})
+    m = run_measures(r)
+    assert m["finished"] == m["streams"] == 2
+    # 256 MiB of file bytes over GbE with 38-byte Ethernet framing: below the payload ceiling.
+    ceiling = 1e3 * 1448 / (1500 + 38) * 8192 / 8240
+    assert 0.6 * ceiling < m["agg_mbps"] < ceiling, m["agg_mbps"]
+    assert 2 * (128 << 20) * 8 / 1e6 / m["span_s"] == pytest.approx(m["agg_mbps"])
+    assert 0.5 < m["avg_over_peak"] <= 1.0 + 1e-9, m["avg_over_peak"]
+    # A transfer shorter than one bin has no peak to judge.
+    short = run_measures(tcplab.run(path, overrides={"flows.0.reservoir.file": "16MiB"}))
+    assert math.isnan(short["avg_over_peak"])
+    # Without the milestones the file bytes are unknown: refused, not zero.
+    r2 = tcplab.run(path, overrides={"flows.0.reservoir.file": "8MiB", "trace.milestones": False})
+    with pytest.raises(ValueError, match="milestones"):
+        run_measures(r2)
+
+
+def test_the_shipped_scenarios_share_the_hosts_and_the_nic_queue():
+    for name in ("fla", "sc2002", "comet", "local_gbe"):
+        path = study_scenario(c.STUDY, name)
+        assert scenario_value(path, "defaults.tcp.profile") == "linux-2.4.18", name
+        assert scenario_value(path, "links.0.queue_a") == c.NIC_SHIPPED, name
+    assert scenario_value(study_scenario(c.STUDY, "sc2002"), "flows.0.reservoir.servers") == 26
+    assert math.isclose(c.POS_IP_MBPS, 596.653, abs_tol=1e-3)
