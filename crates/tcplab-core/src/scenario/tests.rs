@@ -94,7 +94,7 @@ fn linux_2_4_18_sends_two_segments_first_and_grows_one_per_ack_without_abc() {
     let trace = |profile: &str| {
         let text = format!("{TINY}\n[defaults.tcp]\nprofile = \"{profile}\"\n[trace]\ncwnd = true\n").replace("delay = \"1ms\"", "delay = \"50ms\"").replace("100KB", "2MB");
         let mut r = Run::from_toml(&text, Some(1)).unwrap_or_else(|e| panic!("{e}"));
-        let t = r.resolved.flows[0].tcp().expect("a tcp flow").settings.clone();
+        let t = r.resolved.flows[0].tcp().expect("a tcp flow").settings;
         r.sim.run();
         let c = r.sim.traces.cwnd.as_ref().expect("cwnd trace");
         let rows: Vec<(f64, u64)> = (0..c.time_s.len()).filter(|&i| c.flow[i] == 0).map(|i| (c.time_s[i], c.cwnd_bytes[i])).collect();
