@@ -106,6 +106,7 @@ sack = {sack}
 timestamps = {ts}
 mss = {mss}
 delack_segments = {delack}
+{abc}
 [[switches]]
 name = "l"
 [[switches]]
@@ -128,6 +129,9 @@ rate = "{rate}Mbps"
         ts = c.timestamps,
         mss = c.mss,
         delack = if c.delack { 2 } else { 1 },
+        // Linux 2.4 counts ACKs (abc_limit 0), which CUBIC does not take: it runs with byte
+        // counting there, as a user combining the two must write.
+        abc = if PROFILES[c.profile] == "linux-2.4.18" && CCS[c.cc] == "cubic" { "abc_limit = 1" } else { "" },
         d = c.one_way_us,
         rate = c.rate_mbps,
     ));
