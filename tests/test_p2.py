@@ -85,7 +85,7 @@ def _sc(knee_at):
         for seed in range(1, 6):
             base = 40.0 * min(j, knee_at) + (2.0 * max(0, j - knee_at))
             noise = (seed - 3) * (0.5 if j <= 8 else 8.0)
-            rows.append({"servers": j, "seed": seed, "ip_mbps": base + noise})
+            rows.append({"servers": j, "seed": seed, "ip_mbps": base + noise, "agg_mbps": 0.96 * base + noise * 0.1})
     return pl.DataFrame(rows)
 
 
@@ -97,6 +97,22 @@ def test_the_scaling_knee_is_found_where_it_is_and_nowhere_when_scaling_is_linea
     assert not ok and "no knee" in text
     ok, text, _ = p2_checks._f15({"sc": _sc(3)})
     assert not ok, text
+
+
+def _shared(level, noise):
+    """§4.2: 1×26×2 alone (Fig. 11's j = 26 runs, small seed noise) and beside cross traffic at
+    `level` Mb/s with `noise` Mb/s of seed spread."""
+    sc = pl.DataFrame([{"servers": 26, "seed": k, "agg_mbps": 550.0 + k * 0.5} for k in range(1, 6)])
+    sh = pl.DataFrame([{"cross": n, "seed": k, "agg_mbps": level * 26 / n + (k - 3) * noise} for n in (8, 26, 52) for k in range(1, 6)])
+    return {"sc": sc, "shared": sh}
+
+
+def test_the_shared_case_is_calibrated_and_its_spread_judged():
+    ok, text, values = p2_checks._f18(_shared(224.8, 10.0))
+    assert ok and values["cross"] == [8, 26, 52], text
+    assert not p2_checks._f18(_shared(400.0, 10.0))[0], "400 Mb/s at 26 flows is not 224.8"
+    assert p2_checks._f14(_shared(224.8, 10.0))[0]
+    assert not p2_checks._f14(_shared(224.8, 0.1))[0], "a steadier shared case"
 
 
 def test_the_delay_ratio_is_judged_on_the_named_reading_only():
@@ -119,8 +135,10 @@ def test_every_finding_is_a_check_or_a_setup_sentence_and_not_run_ones_fail():
             "comet": pl.DataFrame({"reading": [r for r in c.COMET_READINGS for _ in (0, 1)], "rtt_ms": [0, 200] * len(c.COMET_READINGS),
                                    "seed": [1] * 2 * len(c.COMET_READINGS), "agg_mbps": [100.0, 28.0] * len(c.COMET_READINGS)}),
             "sc_full": pl.DataFrame({"ip_mbps": [560.0], "l2_mbps": [565.0], "peak_l2_mbps": [580.0]}), "sc_full_label": "test"}
+    data["shared"] = _shared(224.8, 10.0)["shared"]
     result = p2_checks.checks(data)
     assert len(result) == 35 - len(p2_checks.SETUP)
+    assert [x.claim.split(":")[0] for x in result if not x.paper] == list(p2_checks.CALIBRATIONS)
     assert not missing_quotes(result)
     not_run = [x for x in result if x.measured.startswith("NOT RUN")]
     assert not_run and all(not x.passed for x in not_run)
@@ -147,7 +165,7 @@ def test_the_measures_of_a_real_run(tmp_path):
 
 
 def test_the_shipped_scenarios_share_the_hosts_and_the_nic_queue():
-    for name in ("fla", "sc2002", "comet", "local_gbe"):
+    for name in ("fla", "sc2002", "sc2002_shared", "comet", "local_gbe"):
         path = study_scenario(c.STUDY, name)
         assert scenario_value(path, "defaults.tcp.profile") == "linux-2.4.18", name
         assert scenario_value(path, "links.0.queue_a") == c.NIC_SHIPPED, name

@@ -33,5 +33,7 @@ fn is_sweep(path: &std::path::Path) -> bool {
 /// seconds the observers test runs them for: (path suffix, seconds, why). Their mechanisms run
 /// whole in the shorter scenarios of the same study, and the digests test runs them whole.
 #[allow(dead_code)] // read by observers.rs only
-pub const OBSERVED_FOR: &[(&str, u64, &str)] =
-    &[("p2_data_reservoir/sc2002.toml", 60, "51 GB over 26 streams (~800 s simulated, ~35 M data packets); fla.toml runs the same applications and path whole")];
+pub const OBSERVED_FOR: &[(&str, u64, &str)] = &[
+    ("p2_data_reservoir/sc2002.toml", 60, "51 GB over 26 streams (~800 s simulated, ~35 M data packets); fla.toml runs the same applications and path whole"),
+    ("p2_data_reservoir/sc2002_shared.toml", 30, "150 s of 26 streams beside 26 bulk flows (~11 GB); fla.toml runs the same applications and path whole"),
+];

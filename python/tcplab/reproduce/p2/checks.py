@@ -18,18 +18,20 @@ from tcplab.reproduce.findings import Check
 from tcplab.reproduce.p2.constants import COMET_NAMED, COMET_READINGS, NIC_SHIPPED, ORDER_SHARE, POS_IP_MBPS, STUDY
 from tcplab.reproduce.scenarios import study_dir
 
-__all__ = ["SETUP", "checks", "findings_table", "level", "order"]
+__all__ = ["CALIBRATIONS", "SETUP", "checks", "findings_table", "level", "order"]
 
 SETUP = ("F5", "F6", "F7")
 """Findings that fix a scenario's set-up (roles, paths, IPv6 as a header size): no check."""
+
+CALIBRATIONS = ("F18",)
+"""Findings FINDINGS.md reports without judging (a number that calibrates an unknown): shown as
+checks beyond the verdict (`paper=False`)."""
 
 MISSING = {
     "F2": "the conventional copy through a page cache (Fig. 3) is not built",
     "F4": "sequential against scattered block placement is not built",
     "F10": "IPv6 headers (40 bytes, MSS 1428) are not modelled",
     "F11": "the tcptrace outstanding-data reading of a capture is not built",
-    "F14": "the shared SC2002 case (cross traffic) is not built",
-    "F18": "the shared SC2002 case (cross traffic) is not built",
     "F19": "Comet Drop's processing limit is not modelled",
     "F21": "the Comet Drop ↔ SC2002 path comparison is not built",
     "F25": "coupled window control (the counterfactual) is not built",
@@ -99,7 +101,7 @@ def checks(data: dict[str, Any]) -> list[Check]:
         else:
             ok, measured, values = False, f"NOT RUN: {MISSING.get(fid, 'no check yet')}", {}
         out.append(Check(f"Fig. {r['figure']}" if r["figure"] not in ("", "—") else r["place"], claim, measured, ok,
-                         values=values, quote=r["quote"], location=r["place"]))
+                         paper=fid not in CALIBRATIONS, values=values, quote=r["quote"], location=r["place"]))
     return out
 
 
@@ -231,6 +233,34 @@ def _f16(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
     return ok, f"gain per server {before:.1f} Mb/s before the knee, {after:.1f} after (need < half); spread (IQR/median) {statistics.fmean(lo):.3f} at j ≤ 8, {statistics.fmean(hi):.3f} at j ≥ 16", {"spread": spread}
 
 
+def _shared(data: dict[str, Any]) -> tuple[list[int], list[list[float]], list[float]]:
+    """The 1×26×2 rate (file bytes) per seed with no cross traffic (Fig. 11's j = 26 runs) and
+    with each number of cross flows."""
+    sc, sh = data["sc"], data["shared"]
+    alone = _col(sc, "agg_mbps", servers=max(sc["servers"].to_list()))
+    ns = sorted(set(sh["cross"].to_list()))
+    return ns, [_col(sh, "agg_mbps", cross=n) for n in ns], alone
+
+
+def _f14(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    ns, shared, alone = _shared(data)
+    spread = lambda v: _iqr(v) / statistics.median(v)  # noqa: E731
+    s_alone, s_shared = spread(alone), [spread(v) for v in shared]
+    ok = all(x > s_alone for x in s_shared)
+    return ok, (f"1×26×2 seed spread (IQR/median) alone {s_alone:.3f}; with cross traffic "
+                + ", ".join(f"{n} flows {x:.3f}" for n, x in zip(ns, s_shared, strict=True)) + " (above at every mapped amount needed)"), {"alone": s_alone, "shared": s_shared}
+
+
+def _f18(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+    from tcplab.reproduce.p2.constants import SHARED_MBPS
+    ns, shared, _ = _shared(data)
+    meds = [statistics.median(v) for v in shared]
+    near = [n for n, m in zip(ns, meds, strict=True) if abs(m / SHARED_MBPS - 1) <= 0.1]
+    text = ", ".join(f"{n} cross flows: {m:.1f} Mb/s" for n, m in zip(ns, meds, strict=True))
+    return bool(near), (f"1×26×2 beside bulk TCP cross traffic: {text}; within ±10 % of 224.8 at {near or 'no mapped amount'} "
+                        "(a calibration of the unknown cross traffic, not a test of the model)"), {"cross": ns, "mbps": meds}
+
+
 def _f20(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
     t = data["comet"]
     ratios: dict[str, list[float]] = {}
@@ -313,5 +343,5 @@ def _f34_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
 
 JUDGES: dict[str, Callable[[dict[str, Any]], tuple[bool, str, dict[str, Any]]]] = {
     "F1": _f1, "F3": _f3, "F8": _f8, "F9": _f9, "F12": _f12, "F13": _f13, "F15": _f15, "F16": _f16, "F17": _f1,
-    "F20": _f20, "F22": _f22, "F23": _f23, "F24": _f24, "F27": _f27, "F32": _f32, "F33": _f33, "F34": _f34,
+    "F14": _f14, "F18": _f18, "F20": _f20, "F22": _f22, "F23": _f23, "F24": _f24, "F27": _f27, "F32": _f32, "F33": _f33, "F34": _f34,
 }

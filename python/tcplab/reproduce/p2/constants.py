@@ -35,6 +35,12 @@ FLA_RTTS_MS = (200, 20)
 SC_SERVERS = {"full": (1, 2, 4, 8, 12, 16, 20, 26), "quick": (1, 4, 8, 16, 26)}
 SC_DURATION_S = {"full": 150.0, "quick": 30.0}
 
+# §4.2 s6: SC2002 shared with other groups' traffic — bulk TCP flows over the same path (A18).
+CROSS_FLOWS = {"full": (8, 26, 52), "quick": (26,)}
+"""Background bulk TCP flows beside the 1×26×2 streams; the line to itself is Fig. 11's j = 26 point."""
+SHARED_MBPS = 224.8
+"""The Data Reservoir's rate in the shared case (§4.2 s6)."""
+
 # Fig. 12: 1×1×1 through Comet Drop.
 COMET_RTTS_MS = (0, 20, 50, 100, 150, 200)
 NIC_SHIPPED = "356pkts"

@@ -27,9 +27,11 @@ def _cv(values: list[float]) -> float:
     return statistics.pstdev(values) / m if m > 0 and len(values) > 1 else 0.0
 
 
-def run_measures(result: Any, bottleneck: str | None = None, bin_s: float = 1.0) -> dict[str, Any]:
+def run_measures(result: Any, bottleneck: str | None = None, bin_s: float = 1.0, streams: str = "dr.") -> dict[str, Any]:
     """Measures of one run. `bottleneck` names the queue whose IP bytes give the line's rate;
-    `bin_s` is the bin of the average/peak ratio (the throughput trace's bins summed to it).
+    `bin_s` is the bin of the average/peak ratio (the throughput trace's bins summed to it);
+    `streams` is the name prefix of the Data Reservoir's streams (other flows, cross traffic,
+    count only in the bottleneck's rates).
 
     Columns: `agg_mbps` (file bytes over the time from the first stream's start to the last
     stream's finish, or to the run's end when not all finished), `finished` (streams done),
@@ -39,7 +41,9 @@ def run_measures(result: Any, bottleneck: str | None = None, bin_s: float = 1.0)
     `avg_over_peak` (the aggregate's mean over its transfer over its largest `bin_s` bin, both
     with headers as the trace counts them), `peak_l2_mbps`, `ip_mbps` and `l2_mbps` (the
     bottleneck's IP bytes, and with 14 bytes per packet, over the transfer)."""
-    flows = result.flows
+    flows = result.flows.filter(pl.col("name").str.starts_with(streams))
+    if not flows.height:
+        raise ValueError(f"no flow named {streams}*: the Data Reservoir's streams")
     end = float(result.summary["sim_time_s"])
     starts = flows["start_s"].to_list()
     finish = [f if f is not None else math.nan for f in flows["finish_s"].to_list()]
@@ -74,6 +78,8 @@ def run_measures(result: Any, bottleneck: str | None = None, bin_s: float = 1.0)
         "stream_timeouts": flows["timeouts"].to_list(),
     }
     tp = result.traces.get("throughput")
+    if tp is not None:
+        tp = tp.filter(pl.col("flow").is_in(ids))
     if tp is not None and tp.height:
         bins = (tp.with_columns(((pl.col("time_s") - 1e-9) / bin_s).floor().alias("bin"))
                 .filter(pl.col("time_s") <= span_end + 1e-9).group_by("bin").agg(pl.col("bytes").sum()).sort("bin"))

@@ -106,6 +106,9 @@ def report(data: dict[str, Any], result: list[Check], figs: dict[str, Any]) -> R
         "built are listed as NOT RUN and count as not holding."
     )
     rep.paper_findings(result, SEED_FILE)
+    rep.heading("Calibrations (reported, not judged)")
+    rep.paragraph("A number of the paper that calibrates an unknown the paper does not describe; it is not counted above.")
+    rep.checks([c for c in result if not c.paper], header=("figure", "the paper", "measured", "near"))
     rows = findings_table()
     rep.heading("Set-up sentences (no check)")
     rep.bullets(f"{f} ({rows[f]['place']}): 「{rows[f]['quote']}」 — {rows[f]['gist']}" for f in SETUP)
@@ -121,6 +124,10 @@ def report(data: dict[str, Any], result: list[Check], figs: dict[str, Any]) -> R
     rep.table(("1×j×2, j", "IP Mb/s", "utilisation", "stream CV", "retx rate"), [
         (j, f"{_median(sc, 'ip_mbps', servers=j):.1f}", f"{_median(sc, 'ip_mbps', servers=j) / POS_IP_MBPS:.3f}",
          f"{_median(sc, 'stream_cv', servers=j):.3f}", f"{_median(sc, 'retx_rate', servers=j):.2e}") for j in sorted(set(sc["servers"].to_list()))])
+    sh = data["shared"]
+    rep.table(("cross flows beside 1×26×2", "Data Reservoir Mb/s", "bottleneck IP Mb/s", "stream CV"), [
+        (n, f"{_median(sh, 'agg_mbps', cross=n):.1f}", f"{_median(sh, 'ip_mbps', cross=n):.1f}", f"{_median(sh, 'stream_cv', cross=n):.3f}")
+        for n in sorted(set(sh["cross"].to_list()))])
     comet = data["comet"]
     rep.table(("Comet Drop reading", *(f"{r} ms" for r in sorted(set(comet["rtt_ms"].to_list())))), [
         (meta["label"], *(f"{_median(comet, 'agg_mbps', reading=r, rtt_ms=x):.3g}" for x in sorted(set(comet["rtt_ms"].to_list()))))

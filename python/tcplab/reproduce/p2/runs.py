@@ -81,6 +81,15 @@ def run_sc2002_full(seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
     return _run("sc2002", [{}], seeds, bottleneck=BOTTLENECK, name="sc2002-51GB", **kw)
 
 
+def run_shared(cross: Sequence[int], duration_s: float, seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
+    """§4.2 s6 (and F14): `sc2002_shared.toml` with `cross` background bulk TCP flows beside the
+    1×26×2 streams, `duration_s` simulated seconds each (Fig. 11's scaling runs' duration, so
+    its j = 26 point is the same run without them)."""
+    points = [{"flows.1.count": n, "run.duration": f"{duration_s:g}s"} for n in cross]
+    t = _run("sc2002_shared", points, seeds, bottleneck=BOTTLENECK, name="sc2002-shared", **kw)
+    return _label(t, points, {"cross": list(cross)})
+
+
 def run_comet(rtts_ms: Sequence[int], seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
     """Fig. 12: 1×1×1 through Comet Drop at each RTT (delay = RTT/2 each way), per reading."""
     keys = [(r, rtt) for r in COMET_READINGS for rtt in rtts_ms]

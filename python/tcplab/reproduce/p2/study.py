@@ -13,7 +13,7 @@ from tcplab.reproduce.findings import Check
 from tcplab.reproduce.output import check_out, publish
 from tcplab.reproduce.p2 import runs
 from tcplab.reproduce.p2.checks import checks
-from tcplab.reproduce.p2.constants import COMET_RTTS_MS, FLA_LOSSES, FLA_RTTS_MS, FLA_SHAPES, SC_DURATION_S, SC_SERVERS
+from tcplab.reproduce.p2.constants import COMET_RTTS_MS, CROSS_FLOWS, FLA_LOSSES, FLA_RTTS_MS, FLA_SHAPES, SC_DURATION_S, SC_SERVERS
 from tcplab.reproduce.p2.report import report, write_figures_p2
 from tcplab.reproduce.report import write_results_json
 
@@ -31,12 +31,14 @@ class Plan:
     sc_servers: tuple[int, ...]
     sc_duration_s: float
     sc_full: bool
+    cross: tuple[int, ...]
 
     @staticmethod
     def make(quick: bool) -> Plan:
         """The full plan (10 seeds, the 51 GB run) or the quick one (3 seeds, shorter runs)."""
         k = "quick" if quick else "full"
-        return Plan((1, 2, 3) if quick else tuple(range(1, 11)), FLA_SHAPES[k], FLA_LOSSES[k], SC_SERVERS[k], SC_DURATION_S[k], not quick)
+        return Plan((1, 2, 3) if quick else tuple(range(1, 11)), FLA_SHAPES[k], FLA_LOSSES[k], SC_SERVERS[k], SC_DURATION_S[k], not quick,
+                    CROSS_FLOWS[k])
 
 
 def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, out: Path | None = None,
@@ -56,6 +58,7 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
     data["disk_only"] = timed("F22: one disk server's disks alone", lambda: runs.run_disk_only(plan.seeds[:3], **kw))
     data["fla"] = timed("Figs. 6-10: FLA shapes × path loss", lambda: runs.run_fla(plan.fla_shapes, plan.fla_losses, FLA_RTTS_MS, plan.seeds, **kw))
     data["sc"] = timed("Fig. 11: 1×j×2 scaling", lambda: runs.run_sc2002(plan.sc_servers, plan.sc_duration_s, plan.seeds[:5], **kw))
+    data["shared"] = timed("§4.2: SC2002 shared with cross traffic", lambda: runs.run_shared(plan.cross, plan.sc_duration_s, plan.seeds[:5], **kw))
     data["comet"] = timed("Fig. 12: Comet Drop against delay", lambda: runs.run_comet(COMET_RTTS_MS, plan.seeds, **kw))
     if plan.sc_full:
         data["sc_full"] = timed("SC2002: the 51 GB transfer", lambda: runs.run_sc2002_full(plan.seeds[:1], **kw))
