@@ -31,6 +31,14 @@ FLA_LOSSES = {"full": (0.0, 1e-5, 1e-4), "quick": (0.0, 1e-4)}
 FLA_RTTS_MS = (200, 20)
 """RTTs of the FLA path: the paper's 200 ms and, for F24's and F32's comparisons, 20 ms."""
 
+# The map of the unknowns on FLA's 1×4×2 at 200 ms (one unknown varied at a time, the others as
+# shipped): A3 the POS router's buffer (0.1 and 1 BDP beside the shipped 0.5) and A14 the iSCSI
+# command window (4 and 64 beside the shipped 32), at every mapped path loss.
+MAP_UNKNOWNS = {
+    "buffer": ("A3: bottleneck buffer", "links.1.queue", ("1.5MB", "15MB")),
+    "window": ("A14: iSCSI command window", "flows.0.reservoir.iscsi.command_window", (4, 64)),
+}
+
 # Fig. 11: 1×j×2 at SC2002, exclusive.
 SC_SERVERS = {"full": (1, 2, 4, 8, 12, 16, 20, 26), "quick": (1, 4, 8, 16, 26)}
 SC_DURATION_S = {"full": 150.0, "quick": 30.0}

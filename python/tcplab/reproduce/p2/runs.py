@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 
 from tcplab.reproduce import runner
-from tcplab.reproduce.p2.constants import BOTTLENECK, COMET_READINGS, NIC_SHIPPED, STUDY
+from tcplab.reproduce.p2.constants import BOTTLENECK, COMET_READINGS, MAP_UNKNOWNS, NIC_SHIPPED, STUDY
 from tcplab.reproduce.scenarios import study_scenario
 
 __all__ = ["run_comet", "run_disk_only", "run_fla", "run_local", "run_sc2002"]
@@ -66,6 +66,15 @@ def run_fla(shapes: Sequence[tuple[int, int]], losses: Sequence[float], rtts_ms:
     t = _run("fla", points, seeds, bottleneck=BOTTLENECK, name="fla", **kw)
     return _label(t, points, {"servers": [k[0] for k in keys], "disks": [k[1] for k in keys], "loss": [k[2] for k in keys],
                               "rtt_ms": [k[3] for k in keys], "nic": [k[4] for k in keys]})
+
+
+def run_map(losses: Sequence[float], seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
+    """The map of the unknowns (`MAP_UNKNOWNS`): FLA's 1×4×2 at 200 ms with one unknown at each of
+    its other values, at every path loss (the shipped values are the FLA runs' own points)."""
+    keys = [(u, v, p) for u, (_, _, values) in MAP_UNKNOWNS.items() for v in values for p in losses]
+    points = [fla_point(4, 2, p, 200, NIC_SHIPPED) | {MAP_UNKNOWNS[u][1]: v} for u, v, p in keys]
+    t = _run("fla", points, seeds, bottleneck=BOTTLENECK, name="map", **kw)
+    return _label(t, points, {"unknown": [k[0] for k in keys], "value": [str(k[1]) for k in keys], "loss": [k[2] for k in keys]})
 
 
 def run_sc2002(servers: Sequence[int], duration_s: float, seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
