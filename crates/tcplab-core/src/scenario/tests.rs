@@ -12,13 +12,16 @@ fn dumbbell() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/dumbbell/dumbbell.toml")).expect("dumbbell scenario")
 }
 
-fn run(text: &str, seed: u64) -> Run {
+/// Load `text` with `seed` and run it (panics with the error on a bad scenario); shared by the
+/// study test files beside this one.
+pub(super) fn run(text: &str, seed: u64) -> Run {
     let mut r = Run::from_toml(text, Some(seed)).unwrap_or_else(|e| panic!("{e}"));
     r.sim.run();
     r
 }
 
-fn error_of(text: &str) -> String {
+/// The error `text` is refused with (panics if it loads).
+pub(super) fn error_of(text: &str) -> String {
     Run::from_toml(text, None).expect_err("should be rejected").to_string()
 }
 

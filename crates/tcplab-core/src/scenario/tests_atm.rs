@@ -4,15 +4,7 @@
 
 use super::*;
 
-fn run(text: &str, seed: u64) -> Run {
-    let mut r = Run::from_toml(text, Some(seed)).unwrap_or_else(|e| panic!("{e}"));
-    r.sim.run();
-    r
-}
-
-fn error_of(text: &str) -> String {
-    Run::from_toml(text, None).expect_err("should be rejected").to_string()
-}
+use super::tests::{error_of, run};
 
 /// Host a sends 4 MB to b through switch sw over OC-3c AAL5 links; `port` is sw's egress
 /// queue towards b, `tcp` extra keys of the TCP table.

@@ -4,15 +4,7 @@
 use super::*;
 use crate::app::Milestone;
 
-fn run(text: &str, seed: u64) -> Run {
-    let mut r = Run::from_toml(text, Some(seed)).unwrap_or_else(|e| panic!("{e}"));
-    r.sim.run();
-    r
-}
-
-fn error_of(text: &str) -> String {
-    Run::from_toml(text, None).expect_err("should be rejected").to_string()
-}
+use super::tests::{error_of, run};
 
 /// One switch, `servers` members in the group, the client's port 40 packets; `extra` is
 /// appended (flow keys first, then more tables).

@@ -6,15 +6,7 @@ use super::*;
 use crate::app::Milestone;
 use crate::sim::RunSummary;
 
-fn run(text: &str, seed: u64) -> Run {
-    let mut r = Run::from_toml(text, Some(seed)).unwrap_or_else(|e| panic!("{e}"));
-    r.sim.run();
-    r
-}
-
-fn error_of(text: &str) -> String {
-    Run::from_toml(text, None).expect_err("should be rejected").to_string()
-}
+use super::tests::{error_of, run};
 
 /// `servers` disk servers `ds` and a file server `fs` (or a destination group `dd` of as many
 /// members) on one switch with links of `rate`; `flow` is the reservoir table's body.

@@ -139,28 +139,17 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
         // delayed ACK every 2 segments or TCP_ATO_MIN 40 ms. MODEL, not modelled: D-SACK and
         // the undo it and timestamps enable, tcp_moderate_cwnd, RFC 2861's idle restart and
         // application-limited decay, the ato adaptation, adaptive dupthresh, route metrics.
+        // 2.6.16's bundle with 2.4's differences.
         ProfileName::Linux2418 => TcpSpec {
             profile: Some(p),
             cc: Some(CcName::NewReno),
-            sack: Some(true),
-            timestamps: Some(true),
-            window_scaling: Some(true),
             initial_cwnd: Some(2),
-            quickack: Some(16),
-            rcv_window_growth: Some(true),
-            rcv_window_rule: Some(RcvWindowRuleName::Linux2616),
-            delack_segments: Some(2),
-            delack_timeout: Some(Dur(SimDuration::from_millis(40))),
-            rtt_estimator: Some(EstimatorName::Linux),
-            rto_min: Some(Dur(SimDuration::from_millis(200))),
-            rto_max: Some(Dur(SimDuration::from_secs(120))),
-            rto_initial: Some(Dur(SimDuration::from_secs(3))),
+            initial_cwnd_rule: None,
             rto_granularity: Some(Dur(SimDuration::from_millis(10))),
-            recovery: Some(RecoveryName::Linux),
             abc_limit: Some(0),
             ts_tick: Some(Dur(SimDuration::from_millis(10))),
             hz: Some(100),
-            ..TcpSpec::default()
+            ..profile_tcp(ProfileName::Linux2616)
         },
         // Modern Linux (algorithms.md §2.6 "Modern Linux", §2.7): CUBIC + HyStart, IW 10,
         // RTO initial 1 s / min 200 ms / max 120 s, Linux estimator, timestamps (1 ms clock),
