@@ -221,6 +221,17 @@ def test_loss_times_decodes_kinds():
         A.loss_times(EVENTS, kinds=["bogus"])
 
 
+def test_loss_times_counts_only_the_data_senders_events():
+    # A two-way application's replies recover their own losses at the other end (`end` 1):
+    # the timeout at 0.7 s marked as the other end's is not flow 0's loss.
+    ends = EVENTS.with_columns(end=pl.Series([0, 0, 1, 0, 0, 0], dtype=pl.UInt32))
+    assert rows_of(A.loss_times(ends), "flow", "kind", "seq") == [
+        (1, "fast_retransmit", 10),
+        (0, "fast_retransmit", 40),
+        (2, "fast_retransmit", 50),
+    ]
+
+
 def test_first_occurrence_order():
     assert A.first_occurrence_order(A.loss_times(EVENTS)) == [1, 0, 2]
     assert A.first_occurrence_order(A.loss_times(EVENTS), flows=[2, 0, 7]) == [0, 2]

@@ -108,7 +108,9 @@ def loss_times(
     events: pl.DataFrame, kinds: Iterable[str] = ("fast_retransmit", "timeout")
 ) -> pl.DataFrame:
     """Loss-recovery events per flow from the `events` trace (default: fast retransmits and
-    retransmission timeouts, the sender's reactions to a loss).
+    retransmission timeouts, the sender's reactions to a loss). Only the flow's data sender's
+    events count (`end == 0` where the trace has the column: a two-way application's replies
+    recover their own losses at the other end).
 
     Uses `kind_name` when present, else decodes `kind` with the core's codes. Returns flow
     (and flow_name), time_s (s), kind (name) and seq (the sequence number the event concerns),
@@ -130,6 +132,8 @@ def loss_times(
     columns = [pl.col("flow"), pl.col("time_s"), name.alias("kind")]
     if "seq" in events.columns:
         columns.append(pl.col("seq"))
+    if "end" in events.columns:
+        events = events.filter(pl.col("end") == 0)
     out = (
         events.select(columns)
         .filter(pl.col("kind").is_in(kinds))

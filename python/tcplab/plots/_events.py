@@ -47,7 +47,7 @@ def event_raster(
     """Events per flow vs time: a row per flow, a marker style per kind of event.
 
     `df` is the `events` trace (kinds: dupack, retransmit, fast_retransmit, timeout,
-    recovery_exit) or a capture (kinds derived from the headers: dupack from
+    recovery_exit; only the data sender's, `end` 0) or a capture (kinds derived from the headers: dupack from
     `dupack_events`, retransmit from `retransmissions`). `kinds` picks and orders the kinds
     shown (default: all present); `flows` (ids or names) picks the rows.
     """
@@ -103,4 +103,6 @@ def _events(df: pl.DataFrame, tap: int | None) -> pl.DataFrame:
     columns = [pl.col("flow"), pl.col("time_s"), kind.alias("kind")]
     if "flow_name" in df.columns:
         columns.append(pl.col("flow_name"))
+    if "end" in df.columns:  # the data sender's events (a two-way application's replies aside)
+        df = df.filter(pl.col("end") == 0)
     return df.select(columns)

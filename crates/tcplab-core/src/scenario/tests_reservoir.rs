@@ -5,6 +5,7 @@
 use super::*;
 use crate::app::Milestone;
 use crate::sim::RunSummary;
+use crate::tcp::TcpEventKind;
 
 use super::tests::{error_of, run};
 
@@ -199,4 +200,29 @@ fn bad_reservoir_tables_are_refused_by_field() {
         let e = error_of(&text);
         assert!(e.contains(want), "want '{want}', got '{e}'");
     }
+}
+
+#[test]
+fn the_event_trace_tells_the_data_senders_events_from_the_replies() {
+    // 1×1×1 remote WRITE through 2 % random loss each way: the iSCSI responses and R2Ts the
+    // target sends lose segments too, and their recoveries are the other end's, not the
+    // stream's (the summary counts the data sender's).
+    let text = remote(1, "1Gbps", "file = \"16MiB\"")
+        .replace("[[switches]]\nname = \"sw\"", "[[switches]]\nname = \"sw\"\n[[switches]]\nname = \"sw2\"\n[[emulators]]\nname = \"em\"\ndelay = \"1ms\"\nloss = 0.02")
+        .replace(
+            "between = [\"dd\", \"sw\"]",
+            "between = [\"sw\", \"em\"]\nrate = \"1Gbps\"\n[[links]]\nbetween = [\"em\", \"sw2\"]\nrate = \"1Gbps\"\n[[links]]\nbetween = [\"dd\", \"sw2\"]",
+        )
+        .replace("[trace]\n", "[trace]\nevents = true\n");
+    let r = run(&text, 2);
+    let s = r.sim.summary();
+    let ev = r.sim.traces.events.as_ref().expect("events recorded");
+    let count = |end: u32, kind: TcpEventKind| ev.end.iter().zip(&ev.kind).filter(|&(&e, &k)| e == end && k == kind as u32).count() as u64;
+    let f = &s.flows[0];
+    assert!(f.fast_retransmits > 5, "the data lost segments: {}", f.fast_retransmits);
+    assert_eq!(count(0, TcpEventKind::FastRetransmit), f.fast_retransmits);
+    assert_eq!(count(0, TcpEventKind::Timeout), f.timeouts);
+    assert_eq!(count(0, TcpEventKind::Retransmit), f.retransmits);
+    let replies = count(1, TcpEventKind::Retransmit);
+    assert!(replies > 0, "the replies lost none at 2 %");
 }

@@ -608,8 +608,9 @@ impl Simulation {
         let (route, class) = (flow.routes[e], flow.class);
         let to = if e == 0 { End::Dst } else { End::Src };
         if let Some(tr) = self.traces.events.as_mut() {
+            let end = u32::from(e != flow.data_sender());
             for ev in &self.out.events {
-                tr.push(EventRow { time_s: now.as_secs_f64(), flow: f as u32, kind: ev.kind as u32, seq: ev.seq });
+                tr.push(EventRow { time_s: now.as_secs_f64(), flow: f as u32, end, kind: ev.kind as u32, seq: ev.seq });
             }
         }
         self.out.events.clear();

@@ -180,9 +180,12 @@ trace! {
         time_s: f64,
         /// Flow id.
         flow: u32,
+        /// Which end's sender: 0 = the flow's data sender, 1 = the other end (the replies of
+        /// a two-way application: iSCSI responses and R2Ts, requests).
+        end: u32,
         /// Event code (`TcpEventKind as u32`).
         kind: u32,
-        /// Sequence number concerned.
+        /// Sequence number concerned (that end's own sequence space).
         seq: u64,
     }
 }

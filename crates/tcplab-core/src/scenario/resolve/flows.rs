@@ -185,7 +185,7 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
                 Some(NodeKind::Group(_)) => {
                     return err(p(field), format!("'{n}' is a host group; name one member ('{n}.0') or use kind = \"block-read\" or \"reservoir\", which use a group's members"))
                 }
-                Some(k) => return err(p(field), format!("'{n}' is a {}, not a host", k.name())),
+                Some(k) => return err(p(field), format!("'{n}' is {}, not a host", k.a_name())),
                 None => return err(p(field), format!("no host is named '{n}'")),
             }
         }

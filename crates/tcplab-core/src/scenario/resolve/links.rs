@@ -160,7 +160,7 @@ pub(super) fn resolve_links(links: &[LinkSpec], default_queue: &QueueSpec, names
             if let Some(NodeKind::Group(_)) = names.get(n) {
                 let other = &l.between[1 - k];
                 if names.get(other) != Some(&NodeKind::Switch) {
-                    return err(format!("links[{i}].between"), format!("'{n}' is a host group, linked member by member to a switch; '{other}' is a {}", names[other].name()));
+                    return err(format!("links[{i}].between"), format!("'{n}' is a host group, linked member by member to a switch; '{other}' is {}", names[other].a_name()));
                 }
             }
         }

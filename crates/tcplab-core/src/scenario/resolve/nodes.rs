@@ -32,6 +32,16 @@ impl NodeKind {
             NodeKind::Emulator => "emulator",
         }
     }
+
+    /// The kind's name with its article ("a switch", "an emulator").
+    pub fn a_name(self) -> &'static str {
+        match self {
+            NodeKind::Host => "a host",
+            NodeKind::Group(_) => "a host group",
+            NodeKind::Switch => "a switch",
+            NodeKind::Emulator => "an emulator",
+        }
+    }
 }
 
 /// Every node's name and kind.
