@@ -16,6 +16,7 @@ from tcplab.reproduce.p2 import checks as p2_checks
 from tcplab.reproduce.p2 import constants as c
 from tcplab.reproduce.p2.measures import run_measures
 from tcplab.reproduce.scenarios import scenario_value, study_dir, study_scenario
+from test_p2_streams import comet_table, path_table, stream_columns, traced_table
 
 
 def test_every_finding_is_read_with_its_quote_and_place():
@@ -37,15 +38,18 @@ def test_the_noise_rules_decided_before_the_runs():
 
 
 def _fla(value):
-    """An FLA table over 10 seeds: every point of the plan, `value(servers, disks, loss, rtt, nic, seed)`
-    giving the row's measures."""
+    """An FLA table over 10 seeds: every point of the plan (1×4×2 also with an ACK per segment),
+    `value(servers, disks, loss, rtt, nic, seed)` giving the row's measures over the per-stream
+    columns of `test_p2_streams`."""
     rows = []
     for (j, k) in c.FLA_SHAPES["full"]:
         for p in c.FLA_LOSSES["full"]:
             for rtt in c.FLA_RTTS_MS:
                 for nic in (c.NIC_SHIPPED, "unlimited"):
                     for seed in range(1, 11):
-                        rows.append({"servers": j, "disks": k, "loss": p, "rtt_ms": rtt, "nic": nic, "seed": seed, **value(j, k, p, rtt, nic, seed)})
+                        for ack in ("delayed", "every") if (j, k, nic) == (4, 2, c.NIC_SHIPPED) else ("delayed",):
+                            rows.append({"servers": j, "disks": k, "loss": p, "rtt_ms": rtt, "nic": nic, "seed": seed, "ack": ack,
+                                         **stream_columns(j, p, rtt, ack, seed), **value(j, k, p, rtt, nic, seed)})
     return pl.DataFrame(rows)
 
 
@@ -76,6 +80,14 @@ def test_the_fla_checks_pass_on_the_papers_pattern_and_fail_when_one_thing_chang
     for judge in (p2_checks._f9, p2_checks._f12, p2_checks._f13, p2_checks._f24, p2_checks._f34):
         ok, text, _ = judge(data_flat)
         assert not ok, f"{judge.__name__} passed a flat run: {text}"
+
+
+def test_rtos_must_mostly_follow_a_failed_fast_recovery():
+    plan = {"fla_losses": c.FLA_LOSSES["full"]}
+    assert p2_checks._f12({"fla": _fla(_paper_fla), "plan": plan})[0]
+    clean = _fla(lambda *a: _paper_fla(*a) | {"s_rto_after_fr": [0] * a[0]})
+    ok, text, _ = p2_checks._f12({"fla": clean, "plan": plan})
+    assert not ok and "0 of 20 RTOs" in text, text
 
 
 def _sc(knee_at):
@@ -132,8 +144,7 @@ def test_every_finding_is_a_check_or_a_setup_sentence_and_not_run_ones_fail():
     data = {"fla": _fla(_paper_fla), "plan": {"fla_losses": c.FLA_LOSSES["full"]}, "sc": _sc(10),
             "local": pl.DataFrame({"seed": [1, 2, 3], "avg_over_peak": [0.99, 0.98, 0.99]}),
             "disk_only": pl.DataFrame({"seed": [1, 1], "file_position": [0.0, 1.0], "agg_mbps": [1000.0, 500.0]}),
-            "comet": pl.DataFrame({"reading": [r for r in c.COMET_READINGS for _ in (0, 1)], "rtt_ms": [0, 200] * len(c.COMET_READINGS),
-                                   "seed": [1] * 2 * len(c.COMET_READINGS), "agg_mbps": [100.0, 28.0] * len(c.COMET_READINGS)}),
+            "comet": comet_table(), "traced": traced_table(), "path": path_table(5.0),
             "sc_full": pl.DataFrame({"ip_mbps": [560.0], "l2_mbps": [565.0], "peak_l2_mbps": [580.0]}), "sc_full_label": "test"}
     data["shared"] = _shared(224.8, 10.0)["shared"]
     result = p2_checks.checks(data)

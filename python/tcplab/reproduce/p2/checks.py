@@ -15,10 +15,12 @@ import numpy as np
 import polars as pl
 
 from tcplab.reproduce.findings import Check
+from tcplab.reproduce.p2.checks_streams import STREAM_JUDGES, f12_detail
 from tcplab.reproduce.p2.constants import COMET_NAMED, COMET_READINGS, NIC_SHIPPED, ORDER_SHARE, POS_IP_MBPS, STUDY
+from tcplab.reproduce.p2.noise import iqr, level, order
 from tcplab.reproduce.scenarios import study_dir
 
-__all__ = ["CALIBRATIONS", "SETUP", "checks", "findings_table", "level", "order"]
+__all__ = ["CALIBRATIONS", "SETUP", "checks", "findings_table", "fla_delayed", "level", "order"]
 
 SETUP = ("F5", "F6", "F7")
 """Findings that fix a scenario's set-up (roles, paths, IPv6 as a header size): no check."""
@@ -31,15 +33,8 @@ MISSING = {
     "F2": "the conventional copy through a page cache (Fig. 3) is not built",
     "F4": "sequential against scattered block placement is not built",
     "F10": "IPv6 headers (40 bytes, MSS 1428) are not modelled",
-    "F11": "the tcptrace outstanding-data reading of a capture is not built",
     "F19": "Comet Drop's processing limit is not modelled",
-    "F21": "the Comet Drop ↔ SC2002 path comparison is not built",
     "F25": "coupled window control (the counterfactual) is not built",
-    "F26": "the per-stream first-loss window analysis is not built",
-    "F28": "the per-stream loss-timing analysis is not built",
-    "F29": "the loss-to-regrowth time analysis is not built",
-    "F30": "the ACK-per-segment count and the ACK-every-segment comparison are not built",
-    "F31": "the imbalance-persistence analysis is not built",
     "F35": "coupled window control (the paper's future work) is not built",
 }
 
@@ -53,30 +48,6 @@ def findings_table() -> dict[str, dict[str, str]]:
         if m:
             rows[m[1]] = {"quote": m[2], "place": m[3], "gist": m[4], "measure": m[5], "criterion": m[6], "figure": m[7], "kind": m[8]}
     return rows
-
-
-def _iqr(v: Sequence[float]) -> float:
-    q1, q3 = np.percentile(np.asarray(v, dtype=float), [25, 75])
-    return float(q3 - q1)
-
-
-def order(above: Sequence[float], below: Sequence[float]) -> tuple[bool, str]:
-    """"`above` above `below`", paired by seed: holds in at least 80 % of the seeds and the
-    medians differ by more than the larger inter-quartile range."""
-    share = sum(a > b for a, b in zip(above, below, strict=True)) / len(above)
-    ma, mb = statistics.median(above), statistics.median(below)
-    gap, noise = ma - mb, max(_iqr(above), _iqr(below))
-    ok = share >= ORDER_SHARE and gap > noise
-    why = "" if ok else (" (not in enough seeds)" if share < ORDER_SHARE else " (not separated: gap within the IQR)")
-    return ok, f"{ma:.3g} vs {mb:.3g} (median), above in {share:.0%} of seeds, gap {gap:.3g}, IQR {noise:.3g}{why}"
-
-
-def level(values: Sequence[float], lo: float, hi: float) -> tuple[bool, str]:
-    """A level in [lo, hi]: the median inside and the band wider than the seeds' IQR."""
-    m, q = statistics.median(values), _iqr(values)
-    ok = lo <= m <= hi and (hi - lo) > q
-    why = "" if ok else (" (outside the band)" if not lo <= m <= hi else " (too noisy to judge)")
-    return ok, f"median {m:.3g} (IQR {q:.3g}) against [{lo:g}, {hi:g}]{why}"
 
 
 def _col(t: pl.DataFrame, col: str, **where: Any) -> list[float]:
@@ -105,8 +76,10 @@ def checks(data: dict[str, Any]) -> list[Check]:
     return out
 
 
-def _fla(data: dict[str, Any]) -> pl.DataFrame:
-    return data["fla"]
+def fla_delayed(data: dict[str, Any]) -> pl.DataFrame:
+    """The FLA runs with Linux 2.4's delayed ACK (the ones with an ACK per segment are F30's)."""
+    t = data["fla"]
+    return t.filter(pl.col("ack") == "delayed") if "ack" in t.columns else t
 
 
 def _worst_loss(data: dict[str, Any]) -> float:
@@ -141,10 +114,10 @@ def _f3(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
 
 
 def _f8(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
-    t, p = _fla(data), _worst_loss(data)
+    t, p = fla_delayed(data), _worst_loss(data)
     base = dict(servers=4, disks=2, rtt_ms=200, nic=NIC_SHIPPED)
     a0, ap = _col(t, "agg_mbps", loss=0.0, **base), _col(t, "agg_mbps", loss=p, **base)
-    spread = lambda v: _iqr(v) / statistics.median(v)  # noqa: E731
+    spread = lambda v: iqr(v) / statistics.median(v)  # noqa: E731
     r0, rp = _col(t, "retx_rate", loss=0.0, **base), _col(t, "retx_rate", loss=p, **base)
     ok_retx, text = order(rp, r0)
     ok = spread(ap) > spread(a0) and ok_retx
@@ -156,7 +129,7 @@ def _f9(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
 
 
 def _f9_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
-    t = _fla(data)
+    t = fla_delayed(data)
     base = dict(servers=4, disks=2, rtt_ms=200, nic=NIC_SHIPPED)
     tails = _col(t, "tail", loss=p, **base)
     lom = _col(t, "last_over_median", loss=p, **base)
@@ -174,10 +147,12 @@ def _f12(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
 
 
 def _f12_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
-    t = _fla(data)
+    t = fla_delayed(data)
     to = _col(t, "timeouts", loss=p, servers=2, disks=1, rtt_ms=200, nic=NIC_SHIPPED)
     share = sum(x >= 1 for x in to) / len(to)
-    return share >= ORDER_SHARE, f"1×2×1 at p={p:g}: ≥ 1 RTO in {share:.0%} of seeds (RTOs {to}); whether they follow a failed fast recovery is not checked", {"timeouts": to}
+    part = t.filter((pl.col("loss") == p) & (pl.col("servers") == 2) & (pl.col("disks") == 1) & (pl.col("rtt_ms") == 200) & (pl.col("nic") == NIC_SHIPPED))
+    most, detail = f12_detail(part)
+    return share >= ORDER_SHARE and most, f"1×2×1 at p={p:g}: ≥ 1 RTO in {share:.0%} of seeds (RTOs {to}); {detail}", {"timeouts": to}
 
 
 def _f13(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
@@ -185,7 +160,7 @@ def _f13(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
 
 
 def _f13_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
-    t = _fla(data)
+    t = fla_delayed(data)
     fin = t.filter((pl.col("loss") == p) & (pl.col("servers") == 2) & (pl.col("disks") == 1) & (pl.col("rtt_ms") == 200) & (pl.col("nic") == NIC_SHIPPED)).sort("seed")["stream_finish_s"].to_list()
     ratios = [max(f) / min(f) for f in fin if None not in f]
     if not ratios:
@@ -198,7 +173,7 @@ def _scaling(data: dict[str, Any]) -> tuple[list[int], list[float], list[float]]
     t = data["sc"]
     js = sorted(set(t["servers"].to_list()))
     med = [statistics.median(_col(t, "ip_mbps", servers=j)) for j in js]
-    spread = [(lambda v: _iqr(v) / statistics.median(v))(_col(t, "ip_mbps", servers=j)) for j in js]
+    spread = [(lambda v: iqr(v) / statistics.median(v))(_col(t, "ip_mbps", servers=j)) for j in js]
     return js, med, spread
 
 
@@ -244,7 +219,7 @@ def _shared(data: dict[str, Any]) -> tuple[list[int], list[list[float]], list[fl
 
 def _f14(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
     ns, shared, alone = _shared(data)
-    spread = lambda v: _iqr(v) / statistics.median(v)  # noqa: E731
+    spread = lambda v: iqr(v) / statistics.median(v)  # noqa: E731
     s_alone, s_shared = spread(alone), [spread(v) for v in shared]
     ok = all(x > s_alone for x in s_shared)
     return ok, (f"1×26×2 seed spread (IQR/median) alone {s_alone:.3f}; with cross traffic "
@@ -294,7 +269,7 @@ def _f24(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
 
 
 def _f24_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
-    t = _fla(data)
+    t = fla_delayed(data)
     base = dict(servers=4, disks=2, nic=NIC_SHIPPED)
     c0, cp = _col(t, "stream_cv", loss=0.0, rtt_ms=200, **base), _col(t, "stream_cv", loss=p, rtt_ms=200, **base)
     c20 = _col(t, "stream_cv", loss=p, rtt_ms=20, **base)
@@ -312,14 +287,14 @@ def _f27(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
 
 
 def _f32(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
-    t = _fla(data)
+    t = fla_delayed(data)
     base = dict(loss=0.0, nic=NIC_SHIPPED)
     s200 = [statistics.fmean(v) for v in _col(t, "stream_mbps", servers=4, disks=2, rtt_ms=200, **base)]
     s20 = [statistics.fmean(v) for v in _col(t, "stream_mbps", servers=4, disks=2, rtt_ms=20, **base)]
     a111, a142 = _col(t, "agg_mbps", servers=1, disks=1, rtt_ms=200, **base), _col(t, "agg_mbps", servers=4, disks=2, rtt_ms=200, **base)
     ok1, t1 = order(s20, s200)
     ok2, t2 = order(a142, a111)
-    sp = lambda v: _iqr(v) / statistics.median(v)  # noqa: E731
+    sp = lambda v: iqr(v) / statistics.median(v)  # noqa: E731
     ok3 = sp(a142) < sp(a111)
     return ok1 and ok2 and ok3, f"per-stream rate 20 ms above 200 ms: {t1}; aggregate 1×4×2 above 1×1×1: {t2}; spread {sp(a111):.3f} → {sp(a142):.3f}", {}
 
@@ -335,7 +310,7 @@ def _f34(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
 
 
 def _f34_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
-    t = _fla(data)
+    t = fla_delayed(data)
     cv = _col(t, "stream_cv", loss=p, servers=4, disks=2, rtt_ms=200, nic=NIC_SHIPPED)
     ok, text = level(cv, 0.2, math.inf)
     return ok, f"1×4×2 at p={p:g}, per-stream rate CV: {text}", {"cv": cv}
@@ -344,4 +319,5 @@ def _f34_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
 JUDGES: dict[str, Callable[[dict[str, Any]], tuple[bool, str, dict[str, Any]]]] = {
     "F1": _f1, "F3": _f3, "F8": _f8, "F9": _f9, "F12": _f12, "F13": _f13, "F15": _f15, "F16": _f16, "F17": _f1,
     "F14": _f14, "F18": _f18, "F20": _f20, "F22": _f22, "F23": _f23, "F24": _f24, "F27": _f27, "F32": _f32, "F33": _f33, "F34": _f34,
+    **STREAM_JUDGES,
 }

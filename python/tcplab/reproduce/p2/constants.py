@@ -10,6 +10,9 @@ POS_IP_MBPS = 599.04 * 1500 / 1506
 """The OC-12c POS bottleneck's rate in IP bytes for 1500-byte packets: 596.653 Mb/s (SONET
 STS-12c payload 599.04 Mb/s, 6 bytes of PPP/HDLC framing per packet, no byte stuffing)."""
 
+MSS = 1448
+"""The streams' segment size: a 1500-byte MTU less 20 (IP), 20 (TCP) and 12 (timestamps)."""
+
 L2_EXTRA_BYTES = 14
 """Ethernet header bytes per packet counted in an "L2" rate (a capture's 1514-byte frame for a
 1500-byte IP packet; the paper's 550 Mb/s is L2 with headers, §4.2 s5)."""

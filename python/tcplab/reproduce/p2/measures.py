@@ -16,7 +16,8 @@ from typing import Any
 
 import polars as pl
 
-from tcplab.reproduce.p2.constants import L2_EXTRA_BYTES, STRAGGLER
+from tcplab.reproduce.p2.constants import L2_EXTRA_BYTES, MSS, STRAGGLER
+from tcplab.reproduce.p2.streams import imbalance_episodes, outstanding_vs_cwnd, stream_dynamics
 
 __all__ = ["run_measures"]
 
@@ -27,7 +28,8 @@ def _cv(values: list[float]) -> float:
     return statistics.pstdev(values) / m if m > 0 and len(values) > 1 else 0.0
 
 
-def run_measures(result: Any, bottleneck: str | None = None, bin_s: float = 1.0, streams: str = "dr.") -> dict[str, Any]:
+def run_measures(result: Any, bottleneck: str | None = None, bin_s: float = 1.0, streams: str = "dr.",
+                 rtt_s: float | str | None = None) -> dict[str, Any]:
     """Measures of one run. `bottleneck` names the queue whose IP bytes give the line's rate;
     `bin_s` is the bin of the average/peak ratio (the throughput trace's bins summed to it);
     `streams` is the name prefix of the Data Reservoir's streams (other flows, cross traffic,
@@ -40,7 +42,13 @@ def run_measures(result: Any, bottleneck: str | None = None, bin_s: float = 1.0,
     `last_over_median`, `retx_rate` (retransmitted over sent data segments), `timeouts`,
     `avg_over_peak` (the aggregate's mean over its transfer over its largest `bin_s` bin, both
     with headers as the trace counts them), `peak_l2_mbps`, `ip_mbps` and `l2_mbps` (the
-    bottleneck's IP bytes, and with 14 bytes per packet, over the transfer)."""
+    bottleneck's IP bytes, and with 14 bytes per packet, over the transfer).
+
+    With `rtt_s` (the path's base RTT, or "srtt-min": the smallest smoothed RTT the streams'
+    cwnd trace shows, a few hundred µs above the base) and the run's `cwnd` and `events` traces, the per-stream
+    readings of `streams.stream_dynamics` (prefixed `s_`; the regrowth times pooled as `regrow_s`) and the imbalance episodes
+    (`imbalance_s`); with a `capture` trace too, each stream's outstanding data against its cwnd
+    (`out_within`, `out_cwnd_windows`, `out_classes`, `out_median_gap`, `acks_per_data`)."""
     flows = result.flows.filter(pl.col("name").str.starts_with(streams))
     if not flows.height:
         raise ValueError(f"no flow named {streams}*: the Data Reservoir's streams")
@@ -91,6 +99,8 @@ def run_measures(result: Any, bottleneck: str | None = None, bin_s: float = 1.0,
         out["avg_over_peak"] = total * 8 / (span_end - t0) / peak if peak > 0 else math.nan
         # The peak bin with 14 L2 bytes per 1500-byte packet of payload + 52 bytes of headers.
         out["peak_l2_mbps"] = peak / 1e6 * (1448 + 52 + L2_EXTRA_BYTES) / 1448
+    if rtt_s is not None:
+        out |= _dynamics(result, flows, finish, end, rtt_s, bin_s)
     if bottleneck is not None:
         q = result.queues.filter(pl.col("name") == bottleneck)
         if q.height:
@@ -98,4 +108,39 @@ def run_measures(result: Any, bottleneck: str | None = None, bin_s: float = 1.0,
             pkts = float(q["departed"][0])
             out["ip_mbps"] = ip * 8 / (span_end - t0) / 1e6
             out["l2_mbps"] = (ip + L2_EXTRA_BYTES * pkts) * 8 / (span_end - t0) / 1e6
+    return out
+
+
+def _dynamics(result: Any, flows: pl.DataFrame, finish: list[float], end: float, rtt_s: float | str, bin_s: float) -> dict[str, Any]:
+    """The trace readings of `run_measures` (its docstring)."""
+    cwnd, events = result.traces.get("cwnd"), result.traces.get("events")
+    if cwnd is None or events is None:
+        raise ValueError("study 002's stream readings need the cwnd and events traces (trace.cwnd, trace.events = true)")
+    ids = flows["id"].to_list()
+    if rtt_s == "srtt-min":
+        sampled = cwnd.filter(pl.col("flow").is_in(ids) & (pl.col("srtt_s") > 0))["srtt_s"]
+        if not sampled.len():
+            raise ValueError("no RTT sample in the cwnd trace: the streams never got an ACK")
+        rtt_s = float(sampled.min())
+    elif not isinstance(rtt_s, (int, float)) or rtt_s <= 0:
+        raise ValueError(f"rtt_s: {rtt_s!r} is neither a positive number of seconds nor 'srtt-min'")
+    ends = [end if math.isnan(f) else f for f in finish]
+    out: dict[str, Any] = {"rtt_s": rtt_s}
+    d = stream_dynamics(cwnd, events, ids, ends, rtt_s)
+    regrow = d.pop("regrow_s")
+    out |= {f"s_{k}": v for k, v in d.items()}
+    # The run's regrowth times pooled over its streams (a list of floats: stores keep it flat).
+    out["regrow_s"] = [float(x) for stream in regrow for x in stream]
+    out["s_ss_growth"] = [None if g is None else float(g) for g in d["ss_growth"]]
+    tp = result.traces.get("throughput")
+    if tp is not None:
+        out["imbalance_s"] = imbalance_episodes(tp, ids, flows["start_s"].to_list(), ends, bin_s)
+    capture = result.traces.get("capture")
+    if capture is not None:
+        per = [outstanding_vs_cwnd(capture, cwnd, events, f, rtt_s, MSS) for f in ids]
+        out["out_within"] = [p["within"] for p in per]
+        out["out_cwnd_windows"] = [p["cwnd_windows"] for p in per]
+        out["out_classes"] = [p["classes"] for p in per]
+        out["out_median_gap"] = [p["median_gap"] for p in per]
+        out["acks_per_data"] = [p["acks_per_data"] for p in per]
     return out

@@ -10,8 +10,8 @@ import polars as pl
 
 from tcplab.reproduce.figures import new_figure, write_figures
 from tcplab.reproduce.findings import Check
-from tcplab.reproduce.p2.checks import SETUP, findings_table
-from tcplab.reproduce.p2.constants import COMET_READINGS, MAP_UNKNOWNS, NIC_SHIPPED, POS_IP_MBPS, SEED_FILE
+from tcplab.reproduce.p2.checks import SETUP, findings_table, fla_delayed
+from tcplab.reproduce.p2.constants import COMET_READINGS, MAP_UNKNOWNS, NIC_SHIPPED, POS_IP_MBPS, SEED_FILE, STUDY
 from tcplab.reproduce.report import Report
 
 __all__ = ["report", "write_figures_p2"]
@@ -80,11 +80,45 @@ def _fig_comet(comet: pl.DataFrame) -> Any:
     return fig
 
 
+def _fig_traced(loss: float, seed: int = 1) -> Any:
+    """Figs. 9–10: the 1×2×1 transfer of `fla_traced.toml` (seed `seed`, path loss `loss`) as the
+    paper's tcpdump shows it — each stream's sequence number against time, and its outstanding
+    data (highest sequence sent − highest ACK, at the sender's NIC) with the sender's cwnd."""
+    import tcplab
+    from tcplab.reproduce.p2.runs import CAPTURED
+    from tcplab.reproduce.scenarios import study_scenario
+
+    r = tcplab.run(study_scenario(STUDY, "fla_traced"), seed=seed, overrides={**CAPTURED, "emulators.0.loss": loss})
+    cap, cwnd = r.traces["capture"], r.traces["cwnd"]
+    fig, (ax_seq, ax_out) = new_figure(2, sharex=True)
+    for f, name in zip(r.flows["id"].to_list(), ("disk1", "disk2"), strict=False):
+        c = cap.filter(pl.col("flow") == f).sort("time_s", maintain_order=True)
+        data = c.filter((pl.col("dir") == 0) & (pl.col("len") > 0))
+        acks = c.filter(pl.col("dir") == 1).select("time_s", pl.col("ack").cum_max().alias("acked"))
+        top = data.select("time_s", (pl.col("seq") + pl.col("len")).cum_max().alias("top"))
+        out = top.join_asof(acks, on="time_s").with_columns(pl.col("acked").fill_null(1))
+        step = max(1, out.height // 4000)
+        thin = out.gather_every(step)
+        line, = ax_seq.plot(thin["time_s"], thin["top"] / 1e6, lw=0.8, label=name)
+        ax_out.plot(thin["time_s"], (thin["top"] - thin["acked"]) / 1e6, lw=0.6, color=line.get_color(), label=f"{name}: outstanding")
+        w = cwnd.filter(pl.col("flow") == f)
+        w = w.gather_every(max(1, w.height // 4000))
+        ax_out.plot(w["time_s"], w["cwnd_bytes"] / 1e6, lw=0.6, ls=":", color=line.get_color(), label=f"{name}: cwnd")
+    ax_seq.set_ylabel("sequence number (MB)")
+    ax_seq.set_title(f"Figs. 9–10: 1×2×1 over the FLA path, path loss {loss:g}, seed {seed}")
+    ax_seq.legend(fontsize=8)
+    ax_out.set_ylabel("outstanding data, cwnd (MB)")
+    ax_out.set_xlabel("time (s)")
+    ax_out.legend(fontsize=7, ncol=2)
+    return fig
+
+
 def write_figures_p2(data: dict[str, Any], out: Path) -> dict[str, Any]:
     """Draw and write every figure into `out`; returns them by name."""
     figs = {
-        "fig6_fla_aggregate": _fig_fla(data["fla"]),
-        "fig9_stream_completion": _fig_streams(data["fla"], max(data["plan"]["fla_losses"])),
+        "fig6_fla_aggregate": _fig_fla(fla_delayed(data)),
+        "fig9_stream_completion": _fig_streams(fla_delayed(data), max(data["plan"]["fla_losses"])),
+        "fig9_10_traced": _fig_traced(max(data["plan"]["fla_losses"])),
         "fig11_scaling": _fig_scaling(data["sc"]),
         "fig12_delay": _fig_comet(data["comet"]),
     }
@@ -115,12 +149,17 @@ def report(data: dict[str, Any], result: list[Check], figs: dict[str, Any]) -> R
     _nic_section(rep, data)
     _map_section(rep, data)
     rep.heading("Every point (medians over seeds)")
-    fla = data["fla"]
+    fla = fla_delayed(data)
     points = fla.select("servers", "disks", "loss", "rtt_ms", "nic").unique(maintain_order=True).rows()
     rep.table(("shape", "path loss", "RTT (ms)", "NIC queue", "aggregate Mb/s", "IP Mb/s", "avg/peak", "stream CV", "stragglers", "retx rate", "RTOs"), [
         (f"1×{j}×{k}", f"{p:g}", rtt, nic, *(f"{_median(fla, c, servers=j, disks=k, loss=p, rtt_ms=rtt, nic=nic):.3g}"
                                            for c in ("agg_mbps", "ip_mbps", "avg_over_peak", "stream_cv", "tail", "retx_rate", "timeouts")))
         for j, k, p, rtt, nic in points])
+    every = data["fla"].filter((pl.col("servers") == 4) & (pl.col("disks") == 2) & (pl.col("rtt_ms") == 200) & (pl.col("nic") == NIC_SHIPPED))
+    growth = every.with_columns(pl.col("s_ss_growth").list.drop_nulls().list.mean().alias("ss_growth"))
+    rep.table(("1×4×2, 200 ms: receiver ACKs", "path loss", "aggregate Mb/s", "slow-start growth per RTT", "last/median completion", "retx rate"), [
+        (ack, f"{p:g}", *(f"{_median(growth, c, ack=ack, loss=p):.3g}" for c in ("agg_mbps", "ss_growth", "last_over_median", "retx_rate")))
+        for ack in ("delayed", "every") for p in sorted(set(every["loss"].to_list()))])
     sc = data["sc"]
     rep.table(("1×j×2, j", "IP Mb/s", "utilisation", "stream CV", "retx rate"), [
         (j, f"{_median(sc, 'ip_mbps', servers=j):.1f}", f"{_median(sc, 'ip_mbps', servers=j) / POS_IP_MBPS:.3f}",
@@ -145,7 +184,7 @@ def report(data: dict[str, Any], result: list[Check], figs: dict[str, Any]) -> R
 def _nic_section(rep: Report, data: dict[str, Any]) -> None:
     """A12 both ways: the senders' NIC queue as shipped (356 packets, a refused packet lost) and
     unlimited (never lost), at 200 ms for the largest shape."""
-    fla = data["fla"]
+    fla = fla_delayed(data)
     rep.heading("The senders' NIC queue, both readings (A12)")
     rep.paragraph(
         "Linux 2.4.17 gives an Ethernet device 100 packets of queue (`ether_setup`) and the FLA hosts' GA620 driver (acenic) a "
@@ -170,7 +209,7 @@ def _nic_section(rep: Report, data: dict[str, Any]) -> None:
 def _map_section(rep: Report, data: dict[str, Any]) -> None:
     """The unknowns mapped one at a time on FLA's 1×4×2 at 200 ms, beside the shipped value, with
     the measures the lossy findings read (F9's stragglers, F24/F34's CV, F8's retransmissions)."""
-    fla, mp = data["fla"], data["map"]
+    fla, mp = fla_delayed(data), data["map"]
     rep.heading("The unknowns mapped one at a time (1×4×2, 200 ms)")
     rep.paragraph("Each unknown at its other values with the others as shipped; the shipped value's row is the FLA runs' own. "
                   "Medians over the seeds. A finding judged above holds or fails at the shipped value only; these rows say "

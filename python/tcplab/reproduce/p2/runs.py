@@ -14,16 +14,27 @@ from tcplab.reproduce import runner
 from tcplab.reproduce.p2.constants import BOTTLENECK, COMET_READINGS, MAP_UNKNOWNS, NIC_SHIPPED, STUDY
 from tcplab.reproduce.scenarios import study_scenario
 
-__all__ = ["run_comet", "run_disk_only", "run_fla", "run_local", "run_sc2002"]
+__all__ = ["run_comet", "run_disk_only", "run_fla", "run_local", "run_path_1x1x1", "run_sc2002", "run_traced"]
 
 HOOK = "tcplab.reproduce.p2.measures:run_measures"
 
 
+TRACED = {"trace.cwnd": True, "trace.events": True}
+"""The traces the per-stream readings need (`streams`); observing a run does not change it."""
+
+
 def _run(scenario: str, points: Sequence[Mapping[str, Any]], seeds: Sequence[int], *, bottleneck: str | None, name: str,
-         out: Path | None = None, workers: int | None = None, cluster: Any = None, overrides: Mapping[str, Any] | None = None) -> pl.DataFrame:
+         out: Path | None = None, workers: int | None = None, cluster: Any = None, overrides: Mapping[str, Any] | None = None,
+         traced: bool = False) -> pl.DataFrame:
+    """`points` of `scenario` over `seeds`; with `traced`, the cwnd and events traces on and the
+    per-stream readings taken (`measures.run_measures` with rtt_s "srtt-min")."""
     path = study_scenario(STUDY, scenario)
+    args: dict[str, Any] = {"bottleneck": bottleneck}
+    if traced:
+        overrides = {**TRACED, **(overrides or {})}
+        args["rtt_s"] = "srtt-min"
     return runner.run_points([(path, dict(p)) for p in points], seeds, overrides=overrides, hook=HOOK,
-                             hook_args={"bottleneck": bottleneck}, out=None if out is None else out / name,
+                             hook_args=args, out=None if out is None else out / name,
                              workers=workers, cluster=cluster, name=f"p2-{name}")
 
 
@@ -47,25 +58,54 @@ def run_disk_only(seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
     return _label(t, points, {"file_position": positions})
 
 
-def fla_point(servers: int, disks: int, loss: float, rtt_ms: int, nic: str) -> dict[str, Any]:
+ACKS = {"delayed": 2, "every": 1}
+"""F30's receivers: Linux 2.4's delayed ACK (every 2 full segments, as the profile) or an ACK
+for every segment (`defaults.tcp.delack_segments`)."""
+
+
+def fla_point(servers: int, disks: int, loss: float, rtt_ms: int, nic: str, ack: str = "delayed") -> dict[str, Any]:
     """The FLA scenario as 1×`servers`×`disks`, random loss `loss` on the POS line, RTT `rtt_ms`,
-    the senders' NIC queue as shipped (`nic` NIC_SHIPPED) or "unlimited"."""
+    the senders' NIC queue as shipped (`nic` NIC_SHIPPED) or "unlimited", the receivers' ACKs
+    `ack` (`ACKS`)."""
     one_way = rtt_ms / 2 - 0.02
     return {"flows.0.reservoir.servers": servers, "flows.0.reservoir.disks": disks, "emulators.0.loss": loss,
-            "links.1.delay": f"{one_way:g}ms", "links.0.queue_a": nic}
+            "links.1.delay": f"{one_way:g}ms", "links.0.queue_a": nic, "defaults.tcp.delack_segments": ACKS[ack]}
 
 
 def run_fla(shapes: Sequence[tuple[int, int]], losses: Sequence[float], rtts_ms: Sequence[int], seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
     """Figs. 6–8 (and F24/F32's RTT comparison): every shape × loss at 200 ms, and the last
-    shape (1×4×2) × loss at the other RTTs and, at 200 ms, with the NIC queue unlimited (A12)."""
+    shape (1×4×2) × loss at the other RTTs and, at 200 ms, with the NIC queue unlimited (A12)
+    and with an ACK for every segment (F30); traced for the per-stream readings."""
     last = shapes[-1]
-    keys = [(j, k, p, rtts_ms[0], NIC_SHIPPED) for (j, k) in shapes for p in losses]
-    keys += [(*last, p, rtt, NIC_SHIPPED) for rtt in rtts_ms[1:] for p in losses]
-    keys += [(*last, p, rtts_ms[0], "unlimited") for p in losses]
+    keys = [(j, k, p, rtts_ms[0], NIC_SHIPPED, "delayed") for (j, k) in shapes for p in losses]
+    keys += [(*last, p, rtt, NIC_SHIPPED, "delayed") for rtt in rtts_ms[1:] for p in losses]
+    keys += [(*last, p, rtts_ms[0], "unlimited", "delayed") for p in losses]
+    keys += [(*last, p, rtts_ms[0], NIC_SHIPPED, "every") for p in losses]
     points = [fla_point(*key) for key in keys]
-    t = _run("fla", points, seeds, bottleneck=BOTTLENECK, name="fla", **kw)
+    t = _run("fla", points, seeds, bottleneck=BOTTLENECK, name="fla", traced=True, **kw)
     return _label(t, points, {"servers": [k[0] for k in keys], "disks": [k[1] for k in keys], "loss": [k[2] for k in keys],
-                              "rtt_ms": [k[3] for k in keys], "nic": [k[4] for k in keys]})
+                              "rtt_ms": [k[3] for k in keys], "nic": [k[4] for k in keys], "ack": [k[5] for k in keys]})
+
+
+CAPTURED = {"taps.0.pcap": False, "taps.1.pcap": False, "taps.0.trace": True, "taps.1.trace": True}
+"""fla_traced.toml's taps as the reproduction reads them: the capture trace, no pcapng files."""
+
+
+def run_traced(losses: Sequence[float], seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
+    """Figs. 9–10 (F11, F30's ACK count): `fla_traced.toml` (1×2×1 with a tap at each sender's
+    NIC) at each path loss, read from its capture trace."""
+    points = [{"emulators.0.loss": p} for p in losses]
+    t = _run("fla_traced", points, seeds, bottleneck=BOTTLENECK, name="traced", traced=True, overrides=CAPTURED, **kw)
+    return _label(t, points, {"loss": list(losses)})
+
+
+def run_path_1x1x1(losses: Sequence[float], seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
+    """F21: Fig. 12's 1×1×1 over the SC2002 path model (`sc2002.toml` as 1×1×1, 1 GB) at each
+    path loss, to set beside the same transfer through Comet Drop at 200 ms."""
+    points = [{"flows.0.reservoir.servers": 1, "flows.0.reservoir.disks": 1, "flows.0.reservoir.file": "1GB", "emulators.0.loss": p}
+              for p in losses]
+    t = _run("sc2002", points, seeds, bottleneck=BOTTLENECK, name="path-1x1x1", traced=True, **kw)
+    return _label(t, points, {"loss": list(losses)})
 
 
 def run_map(losses: Sequence[float], seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
@@ -103,5 +143,5 @@ def run_comet(rtts_ms: Sequence[int], seeds: Sequence[int], **kw: Any) -> pl.Dat
     """Fig. 12: 1×1×1 through Comet Drop at each RTT (delay = RTT/2 each way), per reading."""
     keys = [(r, rtt) for r in COMET_READINGS for rtt in rtts_ms]
     points = [dict(COMET_READINGS[r]["overrides"]) | {"emulators.0.delay": f"{rtt / 2:g}ms"} for r, rtt in keys]
-    t = _run("comet", points, seeds, bottleneck=None, name="comet", **kw)
+    t = _run("comet", points, seeds, bottleneck=None, name="comet", traced=True, **kw)
     return _label(t, points, {"reading": [k[0] for k in keys], "rtt_ms": [k[1] for k in keys]})

@@ -19,6 +19,10 @@ use crate::scenario::ScenarioError;
 use crate::sim::Simulation;
 use crate::units::SimTime;
 
+/// The iSCSI target's well-known TCP port (RFC 3720; IANA `iscsi-target`): captures
+/// show the sessions as iSCSI.
+const ISCSI_PORT: u16 = 3260;
+
 /// Disk server `host`'s volume: its share of the file over its disks, each disk's spindle at
 /// a phase drawn from `hosts/<host>/disks` (disks spin freely before a run starts: where each
 /// platter stands when the first command arrives is the run-to-run variation a testbed has).
@@ -69,7 +73,8 @@ pub(super) fn reservoir(b: &mut Builder, sim: &mut Simulation, i: usize, f: &Res
         let engine = FlowEngine::Tcp(Box::new(tcp_flow(&t.tcp, sender, b.seeds, name, [&initiator, &target])));
         let start = SimTime::ZERO + f.start.0 + b.late(&initiator);
         let info = FlowInfo { name: name.clone(), src: initiator.clone(), dst: target.clone(), kind: "tcp", cc, start, download: sender == 1, background: f.background };
-        let w = b.wire(id, name, &initiator, &target);
+        let mut w = b.wire(id, name, &initiator, &target);
+        w.port[1] = ISCSI_PORT;
         sim.add_flow(Flow::new(info, [fwd, rev], f.class, engine), w);
         let (ini, tgt) = (Socket::new(id, 0), Socket::new(id, 1));
         let target_app = DiskTarget::new(vec![tgt], session, volume(b, r, share, &target)?, SECTOR_BYTES).map_err(|e| ScenarioError::new(key(), e))?;
