@@ -82,6 +82,42 @@ def test_the_fla_checks_pass_on_the_papers_pattern_and_fail_when_one_thing_chang
         assert not ok, f"{judge.__name__} passed a flat run: {text}"
 
 
+def _local(seq, scat):
+    """Fig. 4's runs, sequential and scattered, 3 seeds."""
+    return pl.DataFrame([{"placement": p, "seed": k, "agg_mbps": (seq if p == "sequential" else scat) + k, "avg_over_peak": 0.99}
+                         for p in ("sequential", "scattered") for k in (1, 2, 3)])
+
+
+def _disk_only():
+    return pl.DataFrame({"seed": [1, 1, 1], "file_position": [0.0, 1.0, 0.0], "placement": ["sequential", "sequential", "scattered"],
+                         "agg_mbps": [1000.0, 500.0, 300.0]})
+
+
+def test_the_placement_finding_needs_sequential_faster_beyond_the_noise():
+    ok, text, _ = p2_checks._f4({"local": _local(900.0, 400.0), "disk_only": _disk_only()})
+    assert ok and "2.2" in text and "3.33×" in text, text
+    assert not p2_checks._f4({"local": _local(900.0, 899.0), "disk_only": _disk_only()})[0], "a gain within the seeds' noise"
+    assert not p2_checks._f4({"local": _local(400.0, 900.0), "disk_only": _disk_only()})[0]
+    assert p2_checks._f3({"local": _local(900.0, 400.0)})[0]
+    assert p2_checks._f22({"disk_only": _disk_only()})[0], "F22 reads the sequential runs only"
+
+
+def _comet_limit(held0, held20):
+    """F19's runs: each mapped limit at 0, 20 and 200 ms; the limit's own rates `held0`, `held20`."""
+    return pl.DataFrame([{"limit": lim, "rtt_ms": rtt, "seed": k, "agg_mbps": {0: held0, 20: held20, 200: 4.0}[rtt] + 0.01 * k}
+                         for lim in ("400Mbps", "200Mbps") for rtt in (0, 20, 200) for k in range(1, 11)])
+
+
+def test_the_processing_limit_explains_the_dip_only_if_it_spares_the_other_delays():
+    comet = comet_table()  # 5 Mb/s at every delay, unlimited
+    comet = comet.with_columns(pl.when(pl.col("rtt_ms") == 0).then(500.0).otherwise(pl.col("agg_mbps")).alias("agg_mbps"))
+    ok, text, values = p2_checks._f19({"comet": comet, "comet_limit": _comet_limit(300.0, 5.0)})
+    assert ok and values["explains"] == ["400Mbps", "200Mbps"], text
+    ok, text, _ = p2_checks._f19({"comet": comet, "comet_limit": _comet_limit(300.0, 2.0)})
+    assert not ok, f"a limit that also cuts 20 ms explains nothing: {text}"
+    assert not p2_checks._f19({"comet": comet, "comet_limit": _comet_limit(500.0, 5.0)})[0], "no dip"
+
+
 def test_rtos_must_mostly_follow_a_failed_fast_recovery():
     plan = {"fla_losses": c.FLA_LOSSES["full"]}
     assert p2_checks._f12({"fla": _fla(_paper_fla), "plan": plan})[0]
@@ -142,9 +178,8 @@ def test_the_delay_ratio_is_judged_on_the_named_reading_only():
 
 def test_every_finding_is_a_check_or_a_setup_sentence_and_not_run_ones_fail():
     data = {"fla": _fla(_paper_fla), "plan": {"fla_losses": c.FLA_LOSSES["full"]}, "sc": _sc(10),
-            "local": pl.DataFrame({"seed": [1, 2, 3], "avg_over_peak": [0.99, 0.98, 0.99]}),
-            "disk_only": pl.DataFrame({"seed": [1, 1], "file_position": [0.0, 1.0], "agg_mbps": [1000.0, 500.0]}),
-            "comet": comet_table(), "traced": traced_table(), "path": path_table(5.0),
+            "local": _local(900.0, 400.0), "disk_only": _disk_only(),
+            "comet": comet_table(), "traced": traced_table(), "path": path_table(5.0), "comet_limit": _comet_limit(300.0, 5.0),
             "sc_full": pl.DataFrame({"ip_mbps": [560.0], "l2_mbps": [565.0], "peak_l2_mbps": [580.0]}), "sc_full_label": "test"}
     data["shared"] = _shared(224.8, 10.0)["shared"]
     result = p2_checks.checks(data)

@@ -107,6 +107,20 @@ fn a_disk_limited_read_runs_at_its_zones_media_rate() {
 }
 
 #[test]
+fn a_scattered_file_reads_slower_from_the_disks_and_differently_per_seed() {
+    // 1×1×1 on 10 Gb/s: the disk is the limit. Scattered 256 KiB units cost a seek and a
+    // rotation each: well under half the sequential rate; the slots are drawn per seed.
+    let text = |placement: &str| local(1, "10Gbps", &format!("disks = 1\nfile = \"32MiB\"\nplacement = \"{placement}\""));
+    let seq = span(&run(&text("sequential"), 1).sim.summary());
+    let scat = span(&run(&text("scattered"), 1).sim.summary());
+    assert!(scat > 2.0 * seq, "scattered {scat:.3} s, sequential {seq:.3} s");
+    assert_ne!(span(&run(&text("scattered"), 2).sim.summary()), scat, "seeds 1 and 2 scattered the file alike");
+    assert_eq!(span(&run(&text("scattered"), 1).sim.summary()), scat, "the same seed, the same slots");
+    assert!(Run::from_toml(&text("scattered"), Some(1)).unwrap().resolved_toml().contains("placement = \"scattered\""));
+    assert!(error_of(&text("random")).contains("placement"), "{}", error_of(&text("random")));
+}
+
+#[test]
 fn remote_access_writes_each_share_from_its_disks_to_its_peer_over_one_stream() {
     // 1×2×2, 32 MiB: each source server WRITEs 16 MiB in 64 commands; each command carries
     // 8192 bytes of immediate data, the rest (253,952 bytes) answers one R2T in 31 Data-Out

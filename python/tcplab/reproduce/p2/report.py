@@ -148,6 +148,7 @@ def report(data: dict[str, Any], result: list[Check], figs: dict[str, Any]) -> R
     rep.bullets(f"{f} ({rows[f]['place']}): 「{rows[f]['quote']}」 — {rows[f]['gist']}" for f in SETUP)
     _nic_section(rep, data)
     _map_section(rep, data)
+    _slow_start_section(rep, data)
     rep.heading("Every point (medians over seeds)")
     fla = fla_delayed(data)
     points = fla.select("servers", "disks", "loss", "rtt_ms", "nic").unique(maintain_order=True).rows()
@@ -222,3 +223,21 @@ def _map_section(rep: Report, data: dict[str, Any]) -> None:
             for v in values:
                 rows.append((label, str(v), f"{p:g}", *(f"{_median(mp, c, unknown=u, value=str(v), loss=p):.3g}" for c in ("agg_mbps", "stream_cv", "tail", "retx_rate"))))
     rep.table(("unknown", "value", "path loss", "aggregate Mb/s", "stream CV", "stragglers", "retx rate"), rows)
+
+
+def _slow_start_section(rep: Report, data: dict[str, Any]) -> None:
+    """Beyond the paper: the slow-start overshoot (§5 s7) against Limited Slow Start and HyStart."""
+    from tcplab.reproduce.p2.runs import SLOW_STARTS
+    t = data["slow_start"].with_columns(
+        pl.col("s_cwnd_first_loss").list.drop_nulls().list.max().alias("first_loss_cwnd_max"),
+        pl.col("s_cwnd_first_loss").list.drop_nulls().list.min().alias("first_loss_cwnd_min"))
+    rep.heading("Beyond the paper: the slow-start overshoot")
+    rep.paragraph("§5 s7 blames the loss that ends slow start for the streams' later imbalance. FLA's 1×4×2 at 200 ms with the "
+                  "shipped NewReno, with RFC 3742's Limited Slow Start (the era's remedy; max_ssthresh 100 segments, the RFC's "
+                  "suggestion) and with CUBIC's HyStart (today's Linux), medians over seeds. HighSpeed TCP (RFC 3649) is not built.")
+    rep.table(("slow start", "path loss", "aggregate Mb/s", "avg/peak", "stream CV", "last/median completion", "stragglers",
+               "largest / smallest cwnd at the first loss (MB)", "retx rate"), [
+        (SLOW_STARTS[v][0], f"{p:g}", *(f"{_median(t, c, variant=v, loss=p):.3g}" for c in ("agg_mbps", "avg_over_peak", "stream_cv", "last_over_median", "tail")),
+         f"{_median(t, 'first_loss_cwnd_max', variant=v, loss=p) / 1e6:.2f} / {_median(t, 'first_loss_cwnd_min', variant=v, loss=p) / 1e6:.2f}",
+         f"{_median(t, 'retx_rate', variant=v, loss=p):.2e}")
+        for v in SLOW_STARTS for p in sorted(set(t["loss"].to_list()))])

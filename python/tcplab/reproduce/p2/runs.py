@@ -14,7 +14,7 @@ from tcplab.reproduce import runner
 from tcplab.reproduce.p2.constants import BOTTLENECK, COMET_READINGS, MAP_UNKNOWNS, NIC_SHIPPED, STUDY
 from tcplab.reproduce.scenarios import study_scenario
 
-__all__ = ["run_comet", "run_disk_only", "run_fla", "run_local", "run_path_1x1x1", "run_sc2002", "run_traced"]
+__all__ = ["PROCESSING_LIMITS", "SLOW_STARTS", "run_comet_limit", "run_slow_start", "run_comet", "run_disk_only", "run_fla", "run_local", "run_path_1x1x1", "run_sc2002", "run_traced"]
 
 HOOK = "tcplab.reproduce.p2.measures:run_measures"
 
@@ -43,19 +43,28 @@ def _label(table: pl.DataFrame, points: Sequence[Mapping[str, Any]], labels: Map
     return table.with_columns(pl.Series(k, [v[i] for i in table["index"].to_list()]) for k, v in labels.items())
 
 
+PLACEMENTS = ("sequential", "scattered")
+"""F4: the file's stripe units one after another on each disk (as shipped), or each at its own
+slot drawn over the whole disk (`flows.reservoir.placement`)."""
+
+
 def run_local(seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
-    """Fig. 4: `local_gbe.toml` (1×4×2 local access over GbE, 1 GB) as shipped."""
-    return _run("local_gbe", [{}], seeds, bottleneck=None, name="local", **kw)
+    """Fig. 4: `local_gbe.toml` (1×4×2 local access over GbE, 1 GB) as shipped, and with the
+    file scattered over the disks (F4)."""
+    points = [{"flows.0.reservoir.placement": p} for p in PLACEMENTS]
+    t = _run("local_gbe", points, seeds, bottleneck=None, name="local", **kw)
+    return _label(t, points, {"placement": list(PLACEMENTS)})
 
 
 def run_disk_only(seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
-    """F22: one disk server's disks alone — 1×1×2 local access on 10 Gb/s links (the network far
-    above two disks' media rate), the file at the outer and at the inner edge."""
-    positions = (0.0, 1.0)
-    points = [{"links.0.rate": "10Gbps", "links.1.rate": "10Gbps", "flows.0.reservoir.servers": 1,
-               "flows.0.reservoir.file": "256MiB", "flows.0.reservoir.file_position": p, "links.0.queue_a": "unlimited"} for p in positions]
+    """F22 (and F4's disk-bound reading): one disk server's disks alone — 1×1×2 local access on
+    10 Gb/s links (the network far above two disks' media rate), the file at the outer and at
+    the inner edge, and scattered over the disks."""
+    keys = [(0.0, "sequential"), (1.0, "sequential"), (0.0, "scattered")]
+    points = [{"links.0.rate": "10Gbps", "links.1.rate": "10Gbps", "flows.0.reservoir.servers": 1, "flows.0.reservoir.file": "256MiB",
+               "flows.0.reservoir.file_position": p, "flows.0.reservoir.placement": pl_, "links.0.queue_a": "unlimited"} for p, pl_ in keys]
     t = _run("local_gbe", points, seeds, bottleneck=None, name="disk-only", **kw)
-    return _label(t, points, {"file_position": positions})
+    return _label(t, points, {"file_position": [k[0] for k in keys], "placement": [k[1] for k in keys]})
 
 
 ACKS = {"delayed": 2, "every": 1}
@@ -145,3 +154,37 @@ def run_comet(rtts_ms: Sequence[int], seeds: Sequence[int], **kw: Any) -> pl.Dat
     points = [dict(COMET_READINGS[r]["overrides"]) | {"emulators.0.delay": f"{rtt / 2:g}ms"} for r, rtt in keys]
     t = _run("comet", points, seeds, bottleneck=None, name="comet", traced=True, **kw)
     return _label(t, points, {"reading": [k[0] for k in keys], "rtt_ms": [k[1] for k in keys]})
+
+
+SLOW_STARTS = {
+    "newreno": ("Linux 2.4: NewReno, RFC 5681 slow start (as shipped)", {"defaults.tcp.cc": "newreno", "defaults.tcp.newreno.max_ssthresh": 0, "defaults.tcp.abc_limit": 0}),
+    "lss": ("NewReno with Limited Slow Start (RFC 3742, max_ssthresh 100 segments)",
+            {"defaults.tcp.cc": "newreno", "defaults.tcp.newreno.max_ssthresh": 100, "defaults.tcp.abc_limit": 0}),
+    "cubic": ("CUBIC with HyStart (today's Linux answer; byte counting L = 1)", {"defaults.tcp.cc": "cubic", "defaults.tcp.newreno.max_ssthresh": 0, "defaults.tcp.abc_limit": 1}),
+}
+"""Beyond the paper: the slow-start overshoot that seeds the streams' imbalance (§5 s7), against
+the remedies the paper's era had (RFC 3742's Limited Slow Start) and today's (CUBIC's HyStart).
+HighSpeed TCP (RFC 3649) is not built."""
+
+
+def run_slow_start(losses: Sequence[float], seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
+    """FLA's 1×4×2 at 200 ms at each path loss with each slow start of `SLOW_STARTS`, traced."""
+    keys = [(v, p) for v in SLOW_STARTS for p in losses]
+    points = [fla_point(4, 2, p, 200, NIC_SHIPPED) | SLOW_STARTS[v][1] for v, p in keys]
+    t = _run("fla", points, seeds, bottleneck=BOTTLENECK, name="slow-start", traced=True, **kw)
+    return _label(t, points, {"variant": [k[0] for k in keys], "loss": [k[1] for k in keys]})
+
+
+PROCESSING_LIMITS = ("400Mbps", "200Mbps", "100Mbps")
+"""F19: Comet Drop's processing limit (unknown, mapped): a rate limit in the data direction, i.e.
+32.9k, 16.4k and 8.2k full-size (1,518-byte) frames per second; as shipped it forwards at line
+rate."""
+
+
+def run_comet_limit(limits: Sequence[str], rtts_ms: Sequence[int], seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
+    """F19: `comet.toml` as shipped with each processing limit at each RTT (the unlimited runs
+    are Fig. 12's)."""
+    keys = [(lim, rtt) for lim in limits for rtt in rtts_ms]
+    points = [{"emulators.0.rate": lim, "emulators.0.delay": f"{rtt / 2:g}ms"} for lim, rtt in keys]
+    t = _run("comet", points, seeds, bottleneck=None, name="comet-limit", **kw)
+    return _label(t, points, {"limit": [k[0] for k in keys], "rtt_ms": [k[1] for k in keys]})

@@ -59,9 +59,11 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
     data["fla"] = timed("Figs. 6-10: FLA shapes × path loss", lambda: runs.run_fla(plan.fla_shapes, plan.fla_losses, FLA_RTTS_MS, plan.seeds, **kw))
     data["traced"] = timed("Figs. 9-10: 1×2×1 traced at the senders' NICs", lambda: runs.run_traced(plan.fla_losses, plan.seeds, **kw))
     data["map"] = timed("the map: bottleneck buffer, command window", lambda: runs.run_map(plan.fla_losses, plan.seeds, **kw))
+    data["slow_start"] = timed("beyond: slow starts against the overshoot", lambda: runs.run_slow_start(plan.fla_losses, plan.seeds, **kw))
     data["sc"] = timed("Fig. 11: 1×j×2 scaling", lambda: runs.run_sc2002(plan.sc_servers, plan.sc_duration_s, plan.seeds[:5], **kw))
     data["shared"] = timed("§4.2: SC2002 shared with cross traffic", lambda: runs.run_shared(plan.cross, plan.sc_duration_s, plan.seeds[:5], **kw))
     data["comet"] = timed("Fig. 12: Comet Drop against delay", lambda: runs.run_comet(COMET_RTTS_MS, plan.seeds, **kw))
+    data["comet_limit"] = timed("F19: Comet Drop's processing limit", lambda: runs.run_comet_limit(runs.PROCESSING_LIMITS, (0, 20, 200), plan.seeds, **kw))
     data["path"] = timed("F21: Fig. 12's 1×1×1 over the SC2002 path model", lambda: runs.run_path_1x1x1(plan.fla_losses, plan.seeds, **kw))
     if plan.sc_full:
         data["sc_full"] = timed("SC2002: the 51 GB transfer", lambda: runs.run_sc2002_full(plan.seeds[:1], **kw))

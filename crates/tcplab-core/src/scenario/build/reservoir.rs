@@ -14,7 +14,7 @@ use crate::app::storage::{BlockInitiator, DiskTarget};
 use crate::app::{Application, Socket};
 use crate::flow::{Flow, FlowEngine, FlowInfo};
 use crate::scenario::resolve::{reservoir_names, Res, ReservoirTraffic, ResolvedFlow, ResolvedReservoir, SECTOR_BYTES};
-use crate::scenario::spec::Access;
+use crate::scenario::spec::{Access, Placement};
 use crate::scenario::ScenarioError;
 use crate::sim::Simulation;
 use crate::units::SimTime;
@@ -25,12 +25,17 @@ const ISCSI_PORT: u16 = 3260;
 
 /// Disk server `host`'s volume: its share of the file over its disks, each disk's spindle at
 /// a phase drawn from `hosts/<host>/disks` (disks spin freely before a run starts: where each
-/// platter stands when the first command arrives is the run-to-run variation a testbed has).
+/// platter stands when the first command arrives is the run-to-run variation a testbed has);
+/// with a scattered placement, each stripe unit's slot drawn from `hosts/<host>/placement`.
 fn volume(b: &Builder, r: &ResolvedReservoir, share: u64, host: &str) -> Res<Volume> {
     let mut v =
         Volume::new(share, r.disks, r.disk_stripe_unit.0, r.base_lba(), r.disk.max_request.0, r.disk_params(), r.bus_params()).map_err(|e| ScenarioError::new("reservoir", e))?;
     let mut rng = b.seeds.stream(&format!("hosts/{host}/disks"));
     v.set_rotation_phases(|| rng.next_u64());
+    if r.placement == Placement::Scattered {
+        let mut rng = b.seeds.stream(&format!("hosts/{host}/placement"));
+        v.scatter(|n| rng.below(n)).map_err(|e| ScenarioError::new("reservoir", e))?;
+    }
     Ok(v)
 }
 

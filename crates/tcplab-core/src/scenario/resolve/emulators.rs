@@ -102,9 +102,8 @@ fn resolve_emulator(e: &EmulatorSpec, i: usize, links: &[LinkSpec]) -> Res<Resol
         }
         Preset::CometDrop => {
             quantum = Some(quantum.unwrap_or(Dur(SimDuration::from_millis(1))));
-            if e.rate.is_some() {
-                return err(p("rate"), "the comet-drop preset forwards at line rate");
-            }
+            // A `rate` here is the device's processing limit (study 002 blames Fig. 12's 0 ms
+            // point on it): by default it forwards at line rate.
             if e.delay.is_some_and(|d| d.0 > SimDuration::from_secs(1)) {
                 return err(p("delay"), "Comet Drop delays at most about 1s");
             }

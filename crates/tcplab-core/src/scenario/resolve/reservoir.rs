@@ -11,7 +11,7 @@ use crate::app::storage::bus::BusParams;
 use crate::app::storage::disk::{DiskParams, SeekParams};
 use crate::app::storage::iscsi::{Digest, SessionParams};
 use crate::app::storage::stripe::{Stripe, StripeParams};
-use crate::scenario::spec::{Access, Dur, FlowSpec, Rate, ReservoirSpec, Size};
+use crate::scenario::spec::{Access, Dur, FlowSpec, Placement, Rate, ReservoirSpec, Size};
 use crate::scenario::ScenarioError;
 use crate::units::BitRate;
 
@@ -48,6 +48,9 @@ pub struct ResolvedReservoir {
     pub disk_stripe_unit: Size,
     /// The file's place on every disk, 0 = outer edge … 1 = inner edge (default 0).
     pub file_position: f64,
+    /// How each disk's stripe units lie on it (default "sequential"; "scattered" ignores
+    /// `file_position`).
+    pub placement: Placement,
     /// `[flows.reservoir.iscsi]`.
     pub iscsi: ResolvedIscsi,
     /// `[flows.reservoir.disk]`.
@@ -312,7 +315,8 @@ pub(super) fn resolve_reservoir(i: usize, f: &FlowSpec, names: &Names) -> Res<Re
     if disk.rate_outer.0 == BitRate(0) {
         return err(rp("disk.rate_outer"), "must be above 0");
     }
-    let resolved = ResolvedReservoir { access, servers, disks, file, block, stripe_unit, disk_stripe_unit, file_position, iscsi, disk };
+    let placement = r.placement.unwrap_or_default();
+    let resolved = ResolvedReservoir { access, servers, disks, file, block, stripe_unit, disk_stripe_unit, file_position, placement, iscsi, disk };
     let iscsi_keys = [("max_recv_data_segment_length_initiator", "max_recv_data_segment_length"), ("max_recv_data_segment_length_target", "max_recv_data_segment_length")];
     resolved.session().validate().map_err(|e| keyed(e, &rp("iscsi"), &iscsi_keys))?;
     let disk_keys = [("capacity_sectors", "capacity"), ("cache_bytes", "cache"), ("overhead_hit", "overhead"), ("overhead_miss", "overhead")];

@@ -424,7 +424,7 @@ fn dctcp_turns_ecn_on_and_its_table_builds_the_config() {
     let r = resolved(&with("[defaults.tcp]\ncc = \"dctcp\"\n[defaults.tcp.dctcp]\nshift_g = 5\nalpha_on_init = 512"));
     let cfg = r.flows[0].tcp().unwrap().config();
     assert!(cfg.ecn, "DCTCP needs ECN: on unless said otherwise");
-    assert_eq!(cfg.cc, CcConfig::Dctcp(crate::tcp::cc::DctcpConfig { reno: crate::tcp::cc::RenoConfig { abc_limit: 1 }, shift_g: 5, alpha_on_init: 512 }));
+    assert_eq!(cfg.cc, CcConfig::Dctcp(crate::tcp::cc::DctcpConfig { reno: crate::tcp::cc::RenoConfig { abc_limit: 1, max_ssthresh: 0 }, shift_g: 5, alpha_on_init: 512 }));
     // ECN alone, for any controller; off by default.
     assert!(resolved(&with("[defaults.tcp]\necn = true\ncc = \"cubic\"")).flows[0].tcp().unwrap().config().ecn);
     assert!(!resolved(TINY).flows[0].tcp().unwrap().config().ecn);
@@ -461,4 +461,36 @@ fn ecn_and_queue_table_errors_name_the_key() {
     let text = run.resolved_toml();
     assert!(text.contains("ecn_threshold = \"20pkts\""), "{text}");
     assert_eq!(Run::from_toml(&text, None).unwrap().resolved, run.resolved);
+}
+
+#[test]
+fn limited_slow_start_is_newreno_and_renos_table_key() {
+    let r = resolved(&with("[defaults.tcp]\ncc = \"newreno\"\nabc_limit = 0\n[defaults.tcp.newreno]\nmax_ssthresh = 100"));
+    assert_eq!(r.flows[0].tcp().unwrap().config().cc, CcConfig::NewReno(crate::tcp::cc::RenoConfig { abc_limit: 0, max_ssthresh: 100 }));
+    let r = resolved(&with("[defaults.tcp]\ncc = \"reno\"\n[defaults.tcp.reno]\nmax_ssthresh = 50"));
+    assert_eq!(r.flows[0].tcp().unwrap().config().cc, CcConfig::Reno(crate::tcp::cc::RenoConfig { abc_limit: 1, max_ssthresh: 50 }));
+    let e = Run::from_toml(&with("[defaults.tcp.newreno]\nmax_ssthresh = -1"), None).unwrap_err().to_string();
+    assert!(e.contains("max_ssthresh"), "{e}");
+}
+
+#[test]
+fn comet_drops_processing_limit_is_a_rate_limit_below_line_rate() {
+    // A 20 MB bulk transfer across Comet Drop on GbE, 1 ms each way: at line rate without a
+    // limit, held below 200 Mb/s by a 200 Mb/s processing limit (its queue unlimited).
+    let text = |limit: &str| {
+        format!(
+            "name = \"c\"\n[run]\nstop = \"flows-done\"\n[defaults.tcp]\nsndbuf = \"4MB\"\nrcvbuf = \"4MB\"\n[[hosts]]\nname = \"a\"\n[[hosts]]\nname = \"b\"\n\
+             [[emulators]]\nname = \"comet\"\npreset = \"comet-drop\"\ndelay = \"1ms\"\n{limit}\n\
+             [[links]]\nbetween = [\"a\", \"comet\"]\nrate = \"1Gbps\"\n[[links]]\nbetween = [\"comet\", \"b\"]\nrate = \"1Gbps\"\n\
+             [[flows]]\nname = \"f\"\nsrc = \"a\"\ndst = \"b\"\nbulk = {{ bytes = \"20MB\" }}\n"
+        )
+    };
+    let goodput = |limit: &str| {
+        let mut r = Run::from_toml(&text(limit), Some(1)).unwrap_or_else(|e| panic!("{e}"));
+        r.sim.run();
+        r.sim.summary().flows[0].goodput_bps
+    };
+    let (free, held) = (goodput(""), goodput("rate = \"200Mbps\""));
+    assert!(free > 500e6, "line rate: {:.0} Mb/s", free / 1e6);
+    assert!(held < 200e6 && held > 150e6, "held: {:.0} Mb/s", held / 1e6);
 }

@@ -18,6 +18,19 @@ pub enum Access {
     Local,
 }
 
+/// Where a disk server lays its stripe units on each of its disks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// One after another from the file's place (`file_position`): what block-level access
+    /// lets the Data Reservoir arrange (the paper's §2).
+    #[default]
+    Sequential,
+    /// Each stripe unit at its own slot drawn uniformly over the whole disk (per run, from the
+    /// seed): a file system's fragmented layout, a seek and a rotational wait per unit.
+    Scattered,
+}
+
 /// `[flows.reservoir]`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,6 +60,9 @@ pub struct ReservoirSpec {
     /// Where the file lies on every disk, 0 (outer edge, fastest) to 1 (inner edge) (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_position: Option<f64>,
+    /// "sequential" (default) or "scattered": how each disk's stripe units lie on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
     /// The iSCSI sessions' parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iscsi: Option<IscsiSpec>,

@@ -11,11 +11,38 @@ pub struct RenoConfig {
     /// Slow-start byte-counting limit L in segments (RFC 3465 / RFC 5681: 1 = at most one SMSS
     /// per ACK; 2 = appropriate byte counting with L = 2).
     pub abc_limit: u32,
+    /// Limited Slow Start (RFC 3742): above this many segments of cwnd, slow start adds
+    /// MSS/K per ACK with K = ⌊cwnd / (max_ssthresh/2)⌋, at most max_ssthresh/2 segments per
+    /// RTT; 0 = off (RFC 5681's slow start).
+    pub max_ssthresh: u32,
 }
 
 impl Default for RenoConfig {
     fn default() -> Self {
-        RenoConfig { abc_limit: 1 }
+        RenoConfig { abc_limit: 1, max_ssthresh: 0 }
+    }
+}
+
+impl RenoConfig {
+    /// Slow start's increase for an ACK of `delivered` new bytes at `cwnd` (RFC 5681 §3.1 with
+    /// RFC 3465's limit, then RFC 3742's when cwnd is past max_ssthresh).
+    fn slow_start_increase(&self, cwnd: u64, delivered: u64, mss: u64) -> u64 {
+        let inc = match self.abc_limit {
+            // No byte counting: one segment per ACK of new data, however little it
+            // acknowledges (RFC 2581 before RFC 3465; ns-2's agents).
+            0 => mss,
+            // RFC 3465 §2.2 / RFC 5681 §3.1: min(N, L·SMSS), N the bytes newly
+            // delivered (Linux `acked_sacked`), not data already SACKed.
+            l => delivered.min(l as u64 * mss),
+        };
+        let max_ss = self.max_ssthresh as u64 * mss;
+        if max_ss > 0 && cwnd > max_ss {
+            // RFC 3742 §2: K = int(cwnd / (0.5 max_ssthresh)); cwnd += int(MSS / K).
+            let k = cwnd / (max_ss / 2).max(1);
+            inc.min((mss / k.max(1)).max(1))
+        } else {
+            inc
+        }
     }
 }
 
@@ -51,14 +78,7 @@ impl CongestionControl for Reno {
         }
         let mss = a.mss as u64;
         if self.cwnd < self.ssthresh {
-            self.cwnd += match self.cfg.abc_limit {
-                // No byte counting: one segment per ACK of new data, however little it
-                // acknowledges (RFC 2581 before RFC 3465; ns-2's agents).
-                0 => mss,
-                // RFC 3465 §2.2 / RFC 5681 §3.1: min(N, L·SMSS), N the bytes newly
-                // delivered (Linux `acked_sacked`), not data already SACKed.
-                l => a.delivered.min(l as u64 * mss),
-            };
+            self.cwnd += self.cfg.slow_start_increase(self.cwnd, a.delivered, mss);
         } else {
             self.cwnd += (mss * mss / self.cwnd).max(1);
         }
@@ -75,12 +95,7 @@ impl CongestionControl for Reno {
     fn growth_bound(&self, a: &AckSample) -> u64 {
         let mss = a.mss as u64;
         if self.cwnd < self.ssthresh {
-            // RFC 5681 §3.1 / RFC 3465: min(N, L·SMSS) per ACK; one SMSS without byte counting.
-            if self.cfg.abc_limit == 0 {
-                mss
-            } else {
-                a.delivered.min(self.cfg.abc_limit as u64 * mss)
-            }
+            self.cfg.slow_start_increase(self.cwnd, a.delivered, mss)
         } else {
             (mss * mss / self.cwnd.max(1)).max(1) // RFC 5681 eq. (3)
         }
@@ -99,8 +114,12 @@ impl CongestionControl for Reno {
 }
 
 crate::param_table! {
-    /// `[….tcp.reno]`: Reno has no parameters of its own (`abc_limit` is the `tcp` table's).
-    RenoSpec => RenoParams {}
+    /// `[….tcp.reno]`: Limited Slow Start (`abc_limit` is the `tcp` table's).
+    RenoSpec => RenoParams {
+        /// RFC 3742's max_ssthresh in segments: past it slow start grows by at most
+        /// max_ssthresh/2 segments per RTT (the RFC suggests 100); 0 = off (default 0).
+        max_ssthresh: u32 = 0,
+    }
 }
 
 impl super::Registered for Reno {
@@ -109,8 +128,8 @@ impl super::Registered for Reno {
     type Config = RenoConfig;
     type Params = RenoParams;
     const RECOVERY_WITHOUT_SACK: crate::tcp::config::RecoveryKind = crate::tcp::config::RecoveryKind::Reno;
-    fn config(_: &RenoParams, tcp: &super::CcContext) -> RenoConfig {
-        RenoConfig { abc_limit: tcp.abc_limit }
+    fn config(p: &RenoParams, tcp: &super::CcContext) -> RenoConfig {
+        RenoConfig { abc_limit: tcp.abc_limit, max_ssthresh: p.max_ssthresh }
     }
     fn build(cfg: &RenoConfig, cwnd: u64, ssthresh: u64, _mss: u32) -> Reno {
         Reno::new("reno", *cfg, cwnd, ssthresh)
@@ -122,8 +141,12 @@ impl super::Registered for Reno {
 pub struct NewReno;
 
 crate::param_table! {
-    /// `[….tcp.newreno]`: NewReno has no parameters of its own (`abc_limit` is the `tcp` table's).
-    NewRenoSpec => NewRenoParams {}
+    /// `[….tcp.newreno]`: Limited Slow Start (`abc_limit` is the `tcp` table's).
+    NewRenoSpec => NewRenoParams {
+        /// RFC 3742's max_ssthresh in segments: past it slow start grows by at most
+        /// max_ssthresh/2 segments per RTT (the RFC suggests 100); 0 = off (default 0).
+        max_ssthresh: u32 = 0,
+    }
 }
 
 impl super::Registered for NewReno {
@@ -131,8 +154,8 @@ impl super::Registered for NewReno {
     type Controller = Reno;
     type Config = RenoConfig;
     type Params = NewRenoParams;
-    fn config(_: &NewRenoParams, tcp: &super::CcContext) -> RenoConfig {
-        RenoConfig { abc_limit: tcp.abc_limit }
+    fn config(p: &NewRenoParams, tcp: &super::CcContext) -> RenoConfig {
+        RenoConfig { abc_limit: tcp.abc_limit, max_ssthresh: p.max_ssthresh }
     }
     fn build(cfg: &RenoConfig, cwnd: u64, ssthresh: u64, _mss: u32) -> Reno {
         Reno::new("newreno", *cfg, cwnd, ssthresh)
@@ -175,6 +198,34 @@ mod tests {
         assert_eq!(r.cwnd(), 4250, "SMSS²/cwnd in avoidance");
         r.on_ack(&ack(1000, false));
         assert_eq!(r.cwnd(), 4250, "no growth when not cwnd-limited");
+    }
+
+    #[test]
+    fn limited_slow_start_adds_at_most_half_max_ssthresh_per_window() {
+        // RFC 3742 with max_ssthresh = 100 segments (MSS 1000): up to 100 segments one
+        // segment per ACK; at 150 segments K = 3, a third of a segment per ACK; at 250, K = 5.
+        let cfg = RenoConfig { abc_limit: 1, max_ssthresh: 100 };
+        let mut r = Reno::new("newreno", cfg, 100_000, u64::MAX);
+        r.on_ack(&ack(1000, true));
+        assert_eq!(r.cwnd(), 101_000, "at max_ssthresh itself: one segment");
+        let mut r = Reno::new("newreno", cfg, 150_000, u64::MAX);
+        r.on_ack(&ack(1000, true));
+        assert_eq!(r.cwnd(), 150_333);
+        let mut r = Reno::new("newreno", cfg, 250_000, u64::MAX);
+        r.on_ack(&ack(1000, true));
+        assert_eq!(r.cwnd(), 250_200);
+        // One window of ACKs (one per segment) from 400 segments grows ≤ 50 segments, where
+        // RFC 5681 would double it.
+        let mut r = Reno::new("newreno", cfg, 400_000, u64::MAX);
+        for _ in 0..400 {
+            r.on_ack(&ack(1000, true));
+        }
+        let grown = (r.cwnd() - 400_000) / 1000;
+        assert!((45..=50).contains(&grown), "grew {grown} segments in one window");
+        // Off (0): plain slow start.
+        let mut r = Reno::new("newreno", RenoConfig { abc_limit: 1, max_ssthresh: 0 }, 400_000, u64::MAX);
+        r.on_ack(&ack(1000, true));
+        assert_eq!(r.cwnd(), 401_000);
     }
 
     #[test]
