@@ -128,7 +128,7 @@ def stream_fla(broken=False):
 def traced_table(broken=False):
     return pl.DataFrame([{"loss": p, "seed": s, "out_within": [90, 95] if not broken else [40, 50], "out_cwnd_windows": [100, 100],
                           "out_classes": [{"recovery": 3, "rwnd": 0, "cwnd": 100, "other": 1}] * 2, "out_median_gap": [0.01, 0.02],
-                          "acks_per_data": [0.52, 0.53] if not broken else [0.95, 0.97]} for p in (0.0, 1e-4) for s in SEEDS])
+                          "acks_per_data": [0.52, 0.53] if not broken else [0.95, 0.97]} for p in c.FLA_LOSSES["full"] for s in SEEDS])
 
 
 def comet_table(broken=False):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,8 +45,20 @@ def _worst(data: dict[str, Any]) -> float:
     return max(data["plan"]["fla_losses"])
 
 
-def _f11(data: dict[str, Any]) -> Verdict:
-    t = _rows(data["traced"], loss=_worst(data))
+def _also(data: dict[str, Any], judge: Callable[[dict[str, Any], float], Verdict]) -> Verdict:
+    """`judge` at the largest mapped path loss (decided before the runs), with its verdict and
+    text at every other lossy point appended (reported, not judged: a mapped unknown's other
+    values, which may flip the finding)."""
+    p = _worst(data)
+    ok, text, values = judge(data, p)
+    for q in sorted(x for x in data["plan"]["fla_losses"] if 0 < x < p):
+        ok_q, text_q, _ = judge(data, q)
+        text += f". [At p={q:g}, reported: {'holds' if ok_q else 'does not hold'}: {text_q}]"
+    return ok, text, values
+
+
+def _f11_at(data: dict[str, Any], p: float) -> Verdict:
+    t = _rows(data["traced"], loss=p)
     shares = [sum(w) / sum(n) if sum(n) else math.nan for w, n in zip(t["out_within"].to_list(), t["out_cwnd_windows"].to_list(), strict=True)]
     classes = {"recovery": 0, "rwnd": 0, "cwnd": 0, "other": 0}
     for run in t["out_classes"].to_list():
@@ -58,10 +70,14 @@ def _f11(data: dict[str, Any]) -> Verdict:
         return False, f"a run without one cwnd-limited RTT window: {shares}", {}
     ok = statistics.median(shares) >= 0.9 and sum(s >= 0.9 for s in shares) / len(shares) >= ORDER_SHARE
     total = sum(classes.values())
-    return ok, (f"1×2×1 at p={_worst(data):g}, a tap at each sender's NIC: peak outstanding within 5 % of cwnd in a median "
+    return ok, (f"1×2×1 at p={p:g}, a tap at each sender's NIC: peak outstanding within 5 % of cwnd in a median "
                 f"{statistics.median(shares):.1%} of the cwnd-limited RTT windows (need ≥ 90 % in ≥ 80 % of seeds; median gap "
                 f"{statistics.median(gaps):.2%}); the exceptions: of {total:,} RTT windows, {classes['recovery']:,} in recovery, "
                 f"{classes['rwnd']:,} held by the receive window, {classes['other']:,} held by the application/disks"), {"shares": shares, "classes": classes}
+
+
+def _f11(data: dict[str, Any]) -> Verdict:
+    return _also(data, _f11_at)
 
 
 def f12_detail(t: pl.DataFrame) -> tuple[bool, str]:
@@ -106,8 +122,7 @@ def _f21(data: dict[str, Any]) -> Verdict:
                  f"Mathis at p = 7/65536, 200 ms: {lo:.1f}–{hi:.1f} Mb/s per stream"), {"comet_rtos": c_to, "comet_retx": c_rx, "comet_mbps": c_agg}
 
 
-def _f26(data: dict[str, Any]) -> Verdict:
-    p = _worst(data)
+def _f26_at(data: dict[str, Any], p: float) -> Verdict:
 
     def rho(rtt_ms: int) -> tuple[float, int]:
         t = _fla142(data, p, rtt_ms)
@@ -124,6 +139,10 @@ def _f26(data: dict[str, Any]) -> Verdict:
     ok = r200 <= -0.5 and abs(r20) < abs(r200)
     return ok, (f"1×4×2 at p={p:g}, Spearman ρ(cwnd at the first loss, completion time) pooled over seeds: {r200:.2f} at 200 ms "
                 f"({n200} streams; need ≤ −0.5), {r20:.2f} at 20 ms ({n20} streams; need a smaller |ρ|)"), {"rho_200": r200, "rho_20": r20}
+
+
+def _f26(data: dict[str, Any]) -> Verdict:
+    return _also(data, _f26_at)
 
 
 def _first_loss_gaps(t: pl.DataFrame) -> list[float]:
@@ -199,8 +218,7 @@ def _f29(data: dict[str, Any]) -> Verdict:
                 f"by the next loss is censored, not counted)"), {"slopes": slopes}
 
 
-def _f30(data: dict[str, Any]) -> Verdict:
-    p = _worst(data)
+def _f30_at(data: dict[str, Any], p: float) -> Verdict:
     traced = _rows(data["traced"], loss=p)
     ratio = statistics.median([x for run in traced["acks_per_data"].to_list() for x in run])
     dl, ev = _fla142(data, p, ack="delayed"), _fla142(data, p, ack="every")
@@ -214,13 +232,16 @@ def _f30(data: dict[str, Any]) -> Verdict:
         {"acks_per_data": ratio}
 
 
+def _f30(data: dict[str, Any]) -> Verdict:
+    return _also(data, _f30_at)
+
+
 def _persistence(t: pl.DataFrame) -> list[float]:
     """Per run, the median length (s) of its imbalance episodes; 0 when none arose."""
     return [statistics.median(v) if v else 0.0 for v in t["imbalance_s"].to_list()]
 
 
-def _f31(data: dict[str, Any]) -> Verdict:
-    p = _worst(data)
+def _f31_at(data: dict[str, Any], p: float) -> Verdict:
     a200, a20 = _fla142(data, p, 200), _fla142(data, p, 20)
     s200, s20 = _persistence(a200), _persistence(a20)
     ok_l, t_l = level(s200, 5.0, math.inf)
@@ -228,6 +249,10 @@ def _f31(data: dict[str, Any]) -> Verdict:
     arose = sum(bool(v) for v in a200["imbalance_s"].to_list()) / a200.height
     return ok_l and ok_o, (f"1×4×2 at p={p:g}: how long two streams' 1 s rates stay ≥ 2× apart (median episode per run): at 200 ms "
                            f"{t_l} (imbalance arose in {arose:.0%} of runs); 200 ms longer than 20 ms: {t_o}"), {"persist_200": s200, "persist_20": s20}
+
+
+def _f31(data: dict[str, Any]) -> Verdict:
+    return _also(data, _f31_at)
 
 
 STREAM_JUDGES = {"F11": _f11, "F21": _f21, "F26": _f26, "F28": _f28, "F29": _f29, "F30": _f30, "F31": _f31}
