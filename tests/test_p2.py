@@ -16,7 +16,7 @@ from tcplab.reproduce.p2 import checks as p2_checks
 from tcplab.reproduce.p2 import constants as c
 from tcplab.reproduce.p2.measures import run_measures
 from tcplab.reproduce.scenarios import scenario_value, study_dir, study_scenario
-from test_p2_streams import comet_table, path_table, stream_columns, traced_table
+from test_p2_streams import comet_table, competing_table, coupled_table, path_table, stream_columns, traced_table
 
 
 def test_every_finding_is_read_with_its_quote_and_place():
@@ -180,6 +180,7 @@ def test_every_finding_is_a_check_or_a_setup_sentence_and_not_run_ones_fail():
     data = {"fla": _fla(_paper_fla), "plan": {"fla_losses": c.FLA_LOSSES["full"]}, "sc": _sc(10),
             "local": _local(900.0, 400.0), "disk_only": _disk_only(),
             "comet": comet_table(), "traced": traced_table(), "path": path_table(5.0), "comet_limit": _comet_limit(300.0, 5.0),
+            "coupled": coupled_table(), "competing": competing_table(),
             "sc_full": pl.DataFrame({"ip_mbps": [560.0], "l2_mbps": [565.0], "peak_l2_mbps": [580.0]}), "sc_full_label": "test"}
     data["shared"] = _shared(224.8, 10.0)["shared"]
     result = p2_checks.checks(data)

@@ -114,7 +114,7 @@ def stream_columns(j, p, rtt, ack, seed, broken=False):
         growth, lom = 1.7, 1.1
     persist = ([8.0 + 0.1 * seed, 10.0] if rtt == 200 else [1.0]) if not broken else []
     rtos = [1 if i < 2 and p > 0 else 0 for i in range(j)]
-    return {"s_rtos": rtos, "s_rto_after_fr": rtos if not broken else [0] * j, "s_cwnd_first_loss": w, "stream_finish_s": finish, "s_first_loss_s": first, "rtt_s": rtt / 1e3, "s_loss_events": events,
+    return {"stream_cv": 0.3 + 0.001 * seed, "avg_over_peak": 0.5 + 0.001 * seed, "agg_mbps": 100.0 + seed, "s_rtos": rtos, "s_rto_after_fr": rtos if not broken else [0] * j, "s_cwnd_first_loss": w, "stream_finish_s": finish, "s_first_loss_s": first, "rtt_s": rtt / 1e3, "s_loss_events": events,
             "stream_mbps": rate, "s_ss_growth": [growth] * j, "last_over_median": lom, "imbalance_s": persist}
 
 
@@ -147,9 +147,29 @@ def path_table(rate):
     return pl.DataFrame([{"loss": p, "seed": s, "agg_mbps": rate, "timeouts": 1, "retx_rate": 1.1e-3} for p in (0.0, 1e-4) for s in SEEDS])
 
 
+def coupled_table(broken=False):
+    """F25/F35's coordinated runs: steadier, balanced streams (`broken`: as the independent ones)."""
+    rows = []
+    for p in c.FLA_LOSSES["full"]:
+        for s in SEEDS:
+            if broken:
+                rows.append({"loss": p, "seed": s, **stream_columns(4, p, 200, "delayed", s)})
+            else:
+                rows.append({"loss": p, "seed": s, "stream_cv": 0.05 + 0.001 * s, "avg_over_peak": 0.8 + 0.001 * s, "agg_mbps": 95.0,
+                             "stream_finish_s": [80.0 + 0.01 * s] * 4})
+    return pl.DataFrame(rows)
+
+
+def competing_table(broken=False):
+    """F35's competing flow: its goodput beside independent and coordinated streams."""
+    return pl.DataFrame([{"mode": m, "seed": s, "others_mbps": (100.0 if m == "independent" else 50.0 if broken else 110.0) + s}
+                         for m in ("independent", "coupled") for s in SEEDS])
+
+
 def stream_data(broken=False):
     return {"fla": stream_fla(broken), "traced": traced_table(broken), "comet": comet_table(broken),
-            "path": path_table(5.0 if not broken else 40.0), "plan": {"fla_losses": (0.0, 1e-4)}}
+            "path": path_table(5.0 if not broken else 40.0), "coupled": coupled_table(broken), "competing": competing_table(broken),
+            "plan": {"fla_losses": (0.0, 1e-4)}}
 
 
 @pytest.mark.parametrize("fid", sorted(cs.STREAM_JUDGES))

@@ -1,6 +1,7 @@
 //! A DECP-like cooperative window controller (study 000's remedy): every `interval` it pulls
 //! the windows of the coordinated TCP flows that stand above (1 + tolerance)·mean back to the
-//! mean. It sees the flows' senders only, and their windows through
+//! mean. It sees the flows' data senders only (a reservoir's local READ streams send from
+//! their far end), and their windows through
 //! `Connection::window_for_remedy`; the controllers know nothing of it.
 
 use super::Action;
@@ -32,11 +33,15 @@ impl Coordinator {
         let windows: Vec<(usize, u64)> = self
             .flows
             .iter()
-            .filter_map(|f| match &flows[f.0 as usize].engine {
-                FlowEngine::Tcp(t) if matches!(t.ends[0].state(), State::Established | State::CloseWait) && t.ends[0].cwnd() >= t.ends[0].ssthresh() => {
-                    Some((f.0 as usize, t.ends[0].cwnd()))
+            .filter_map(|f| {
+                let flow = &flows[f.0 as usize];
+                let sender = flow.data_sender();
+                match &flow.engine {
+                    FlowEngine::Tcp(t) if matches!(t.ends[sender].state(), State::Established | State::CloseWait) && t.ends[sender].cwnd() >= t.ends[sender].ssthresh() => {
+                        Some((f.0 as usize, t.ends[sender].cwnd()))
+                    }
+                    _ => None,
                 }
-                _ => None,
             })
             .collect();
         let mut clamped = Vec::new();

@@ -240,3 +240,39 @@ fn the_event_trace_tells_the_data_senders_events_from_the_replies() {
     let replies = count(1, TcpEventKind::Retransmit);
     assert!(replies > 0, "the replies lost none at 2 %");
 }
+
+#[test]
+fn a_coordinator_takes_a_reservoirs_streams_and_acts_on_their_data_senders() {
+    // 100 Mb/s links with 20-packet buffers (the senders' own in remote access, the file
+    // server's port both streams share in local access): losses put the streams in congestion
+    // avoidance, where a coordinator acting every 20 ms with no tolerance pulls the larger
+    // window to the mean. It must reach the data's senders — the source disk servers
+    // (end 0) in remote access, the far ends (end 1) in local access — so their windows run
+    // differently from the uncoordinated ones; acting on the wrong end would change nothing
+    // there (the windows far above this LAN's BDP do not change the finish times).
+    // (In remote access the senders jitter by up to 50 µs: identical streams on identical
+    // paths run in lockstep, and equal windows give the coordinator nothing to do.)
+    let coord = "[[coordinators]]\nkind = \"decp\"\nflows = [\"dr\"]\ninterval = \"20ms\"\ntolerance = 0.0\n";
+    // The data senders' windows as the cwnd trace records them (it follows the data sender).
+    let windows = |text: &str| -> Vec<(u32, u64)> {
+        let r = run(&text.replace("[trace]\n", "[trace]\ncwnd = true\n"), 1);
+        assert!(r.sim.summary().flows.iter().all(|f| f.finish_s.is_some()), "every stream finishes");
+        let c = r.sim.traces.cwnd.as_ref().expect("traced");
+        c.flow.iter().copied().zip(c.cwnd_bytes.iter().copied()).collect()
+    };
+    let cases = [
+        remote(2, "100Mbps", "disks = 2\nfile = \"32MiB\"")
+            .replace("between = [\"ds\", \"sw\"]\nrate = \"100Mbps\"", "between = [\"ds\", \"sw\"]\nrate = \"100Mbps\"\nqueue = \"20pkts\"")
+            .replace("name = \"ds\"\ncount = 2", "name = \"ds\"\ncount = 2\njitter = \"50us\""),
+        local(2, "100Mbps", "disks = 2\nfile = \"32MiB\"").replace("queue_a = \"2000pkts\"", "queue_a = \"20pkts\""),
+    ];
+    for text in cases {
+        let coordinated = text.replace("[trace]\n", &format!("{coord}[trace]\n"));
+        let r = Run::from_toml(&coordinated, Some(1)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.resolved.coordinators[0].members, ["dr.0", "dr.1"]);
+        let (free, held) = (windows(&text), windows(&coordinated));
+        assert_ne!(free, held, "the coordinator left the data senders' windows alone");
+    }
+    let bad = remote(2, "1Gbps", "file = \"8MiB\"").replace("[trace]\n", "[[coordinators]]\nkind = \"decp\"\nflows = [\"dr.5\"]\n[trace]\n");
+    assert!(error_of(&bad).contains("no flow named 'dr.5' ('dr' has streams dr.0 … dr.1)"), "{}", error_of(&bad));
+}

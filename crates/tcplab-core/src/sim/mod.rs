@@ -193,8 +193,9 @@ impl Simulation {
         for action in self.agents[agent as usize].act(&self.flows) {
             match action {
                 Action::ClampWindow { flow, bytes } => {
+                    let sender = self.flows[flow].data_sender();
                     if let FlowEngine::Tcp(t) = &mut self.flows[flow].engine {
-                        if let Some(w) = t.ends[0].window_for_remedy() {
+                        if let Some(w) = t.ends[sender].window_for_remedy() {
                             crate::agent::clamp(w, bytes);
                         }
                     }

@@ -32,8 +32,6 @@ checks beyond the verdict (`paper=False`)."""
 MISSING = {
     "F2": "the conventional copy through a page cache (Fig. 3) is not built",
     "F10": "IPv6 headers (40 bytes, MSS 1428) are not modelled",
-    "F25": "coupled window control (the counterfactual) is not built",
-    "F35": "coupled window control (the paper's future work) is not built",
 }
 
 

@@ -255,5 +255,42 @@ def _f31(data: dict[str, Any]) -> Verdict:
     return _also(data, _f31_at)
 
 
-STREAM_JUDGES = {"F11": _f11, "F21": _f21, "F26": _f26, "F28": _f28, "F29": _f29, "F30": _f30, "F31": _f31}
+def _spread_ratio(t: pl.DataFrame) -> list[float]:
+    """Per run: the slowest stream's completion time over the fastest's."""
+    return [max(f) / min(f) for f in t["stream_finish_s"].to_list() if f and None not in f]
+
+
+def _f25_at(data: dict[str, Any], p: float) -> Verdict:
+    free = _fla142(data, p)
+    coupled = _rows(data["coupled"], loss=p)
+    ok, text = order(free["stream_cv"].to_list(), coupled["stream_cv"].to_list())
+    return ok, f"1×4×2 at 200 ms, p={p:g}, per-stream rate CV independent above coordinated: {text}", {}
+
+
+def _f25(data: dict[str, Any]) -> Verdict:
+    return _also(data, _f25_at)
+
+
+def _f35_at(data: dict[str, Any], p: float) -> Verdict:
+    free = _fla142(data, p)
+    coupled = _rows(data["coupled"], loss=p)
+    ok_r, t_r = order(_spread_ratio(free), _spread_ratio(coupled))
+    ok_a, t_a = order(coupled["avg_over_peak"].to_list(), free["avg_over_peak"].to_list())
+    agg = (statistics.median(free["agg_mbps"].to_list()), statistics.median(coupled["agg_mbps"].to_list()))
+    comp = data["competing"]
+    c_free, c_coupled = _rows(comp, mode="independent")["others_mbps"].to_list(), _rows(comp, mode="coupled")["others_mbps"].to_list()
+    took_more, t_c = order(c_free, c_coupled)
+    return ok_r and ok_a and not took_more, (
+        f"1×4×2 at 200 ms, p={p:g}, coordinated against independent: slowest/fastest completion independent above coordinated: "
+        f"{t_r}; average/peak coordinated above independent: {t_a}; aggregate {agg[0]:.1f} → {agg[1]:.1f} Mb/s. A competing bulk "
+        f"TCP flow on the SC2002 path gets {statistics.median(c_free):.1f} Mb/s beside independent streams and "
+        f"{statistics.median(c_coupled):.1f} beside coordinated ones (need: not less — independent above coordinated must not "
+        f"hold: {t_c})"), {}
+
+
+def _f35(data: dict[str, Any]) -> Verdict:
+    return _also(data, _f35_at)
+
+
+STREAM_JUDGES = {"F11": _f11, "F21": _f21, "F25": _f25, "F35": _f35, "F26": _f26, "F28": _f28, "F29": _f29, "F30": _f30, "F31": _f31}
 """The per-stream findings' judges, by id (merged into `checks.JUDGES`)."""

@@ -42,7 +42,8 @@ def run_measures(result: Any, bottleneck: str | None = None, bin_s: float = 1.0,
     `last_over_median`, `retx_rate` (retransmitted over sent data segments), `timeouts`,
     `avg_over_peak` (the aggregate's mean over its transfer over its largest `bin_s` bin, both
     with headers as the trace counts them), `peak_l2_mbps`, `ip_mbps` and `l2_mbps` (the
-    bottleneck's IP bytes, and with 14 bytes per packet, over the transfer).
+    bottleneck's IP bytes, and with 14 bytes per packet, over the transfer), `others_mbps`
+    (the summed goodput of every other flow, when there is one).
 
     With `rtt_s` (the path's base RTT, or "srtt-min": the smallest smoothed RTT the streams'
     cwnd trace shows, a few hundred µs above the base) and the run's `cwnd` and `events` traces, the per-stream
@@ -85,6 +86,10 @@ def run_measures(result: Any, bottleneck: str | None = None, bin_s: float = 1.0,
         "timeouts": int(flows["timeouts"].sum()),
         "stream_timeouts": flows["timeouts"].to_list(),
     }
+    others = result.flows.filter(~pl.col("name").str.starts_with(streams))
+    if others.height:
+        # Everything else on the path (cross traffic, a competing flow): its goodput, summed.
+        out["others_mbps"] = float(others["goodput_bps"].sum()) / 1e6
     tp = result.traces.get("throughput")
     if tp is not None:
         tp = tp.filter(pl.col("flow").is_in(ids))

@@ -149,6 +149,7 @@ def report(data: dict[str, Any], result: list[Check], figs: dict[str, Any]) -> R
     _nic_section(rep, data)
     _map_section(rep, data)
     _slow_start_section(rep, data)
+    _coupled_section(rep, data)
     rep.heading("Every point (medians over seeds)")
     fla = fla_delayed(data)
     points = fla.select("servers", "disks", "loss", "rtt_ms", "nic").unique(maintain_order=True).rows()
@@ -241,3 +242,24 @@ def _slow_start_section(rep: Report, data: dict[str, Any]) -> None:
          f"{_median(t, 'first_loss_cwnd_max', variant=v, loss=p) / 1e6:.2f} / {_median(t, 'first_loss_cwnd_min', variant=v, loss=p) / 1e6:.2f}",
          f"{_median(t, 'retx_rate', variant=v, loss=p):.2e}")
         for v in SLOW_STARTS for p in sorted(set(t["loss"].to_list()))])
+
+
+def _coupled_section(rep: Report, data: dict[str, Any]) -> None:
+    """Beyond the paper: the paper's future work, the stripe's windows controlled jointly."""
+    free = fla_delayed(data).filter((pl.col("servers") == 4) & (pl.col("disks") == 2) & (pl.col("rtt_ms") == 200) & (pl.col("nic") == NIC_SHIPPED))
+    both = pl.concat([free.select("loss", "seed", "agg_mbps", "avg_over_peak", "stream_cv", "stream_finish_s").with_columns(mode=pl.lit("independent")),
+                      data["coupled"].select("loss", "seed", "agg_mbps", "avg_over_peak", "stream_cv", "stream_finish_s").with_columns(mode=pl.lit("coordinated"))])
+    both = both.with_columns((pl.col("stream_finish_s").list.max() / pl.col("stream_finish_s").list.min()).alias("slow_over_fast"))
+    rep.heading("Beyond the paper: the streams' windows coordinated")
+    rep.paragraph("§7 s6's future work, as the remedy the same group published next (DECP, Kamezawa et al., SC2004; the "
+                  "coordinator of study 000): every 300 ms the streams in congestion avoidance whose window is above 1.1 × their "
+                  "mean are pulled down to it. FLA's 1×4×2 at 200 ms, medians over seeds (F25, F35). RFC 6356's coupled increase "
+                  "is not built.")
+    rep.table(("streams", "path loss", "aggregate Mb/s", "avg/peak", "stream CV", "slowest/fastest completion"), [
+        (m, f"{p:g}", *(f"{_median(both, c, mode=m, loss=p):.3g}" for c in ("agg_mbps", "avg_over_peak", "stream_cv", "slow_over_fast")))
+        for p in sorted(set(both["loss"].to_list())) for m in ("independent", "coordinated")])
+    comp = data["competing"]
+    rep.paragraph("Beside one competing bulk TCP flow on the SC2002 path (1×4×2, 150 s; 30 s with --quick), the competing flow "
+                  f"gets {_median(comp, 'others_mbps', mode='independent'):.1f} Mb/s next to independent streams and "
+                  f"{_median(comp, 'others_mbps', mode='coupled'):.1f} next to coordinated ones; the streams move "
+                  f"{_median(comp, 'agg_mbps', mode='independent'):.1f} and {_median(comp, 'agg_mbps', mode='coupled'):.1f} Mb/s.")

@@ -25,6 +25,14 @@ pub struct ResolvedCoordinator {
     pub members: Vec<String>,
 }
 
+/// How many streams flow `f` names: its copies, or a reservoir's streams (one per disk server).
+fn copies(f: &ResolvedFlow) -> u32 {
+    match &f.traffic {
+        Traffic::Reservoir(r) => r.reservoir.servers,
+        _ => f.count,
+    }
+}
+
 /// Resolve `[[coordinators]]` over the resolved flows.
 pub(super) fn resolve_coordinators(coordinators: &[CoordinatorSpec], flows: &[ResolvedFlow]) -> Res<Vec<ResolvedCoordinator>> {
     let mut out = Vec::with_capacity(coordinators.len());
@@ -35,18 +43,20 @@ pub(super) fn resolve_coordinators(coordinators: &[CoordinatorSpec], flows: &[Re
             let q = format!("coordinators[{i}].flows[{k}]");
             // The flow itself (`name`, or a replicated flow's base name: all its copies), or
             // one copy of a replicated flow (`name.j`, j < count).
+            // A reservoir flow is its streams, `name.s` for each of its disk servers.
             let whole = flows.iter().find(|f| &f.name == name);
             let copy = name.rsplit_once('.').and_then(|(b, j)| {
                 let j: u32 = j.parse().ok()?;
-                flows.iter().find(|f| f.name == b && f.count > 1 && j < f.count)
+                flows.iter().find(|f| f.name == b && j < copies(f) && copies(f) > 1)
             });
             let (f, names) = match (whole, copy) {
-                (Some(f), _) => (f, if f.count > 1 { (0..f.count).map(|j| format!("{}.{j}", f.name)).collect() } else { vec![f.name.clone()] }),
+                (Some(f), _) => (f, if copies(f) > 1 { (0..copies(f)).map(|j| format!("{}.{j}", f.name)).collect() } else { vec![f.name.clone()] }),
                 (None, Some(f)) => (f, vec![name.clone()]),
                 (None, None) => {
                     let hint = name.rsplit_once('.').and_then(|(b, _)| flows.iter().find(|f| f.name == b)).map_or(String::new(), |f| {
-                        if f.count > 1 {
-                            format!(" ('{}' has copies {}.0 … {}.{})", f.name, f.name, f.name, f.count - 1)
+                        if copies(f) > 1 {
+                            let what = if matches!(f.traffic, Traffic::Reservoir(_)) { "streams" } else { "copies" };
+                            format!(" ('{}' has {what} {}.0 … {}.{})", f.name, f.name, f.name, copies(f) - 1)
                         } else {
                             format!(" ('{}' is a single flow)", f.name)
                         }
@@ -54,8 +64,8 @@ pub(super) fn resolve_coordinators(coordinators: &[CoordinatorSpec], flows: &[Re
                     return err(q, format!("no flow named '{name}'{hint}"));
                 }
             };
-            if !matches!(f.traffic, Traffic::Tcp(_)) {
-                return err(q, format!("'{name}' is not a bulk TCP flow (kind = \"tcp\"); coordinators act on parallel TCP streams"));
+            if !matches!(f.traffic, Traffic::Tcp(_) | Traffic::Reservoir(_)) {
+                return err(q, format!("'{name}' is neither a bulk TCP flow (kind = \"tcp\") nor a reservoir; coordinators act on parallel TCP streams"));
             }
             for n in names {
                 if members.contains(&n) {

@@ -186,8 +186,8 @@ pub enum CoordinatorKind {
 pub struct CoordinatorSpec {
     /// What it does.
     pub kind: CoordinatorKind,
-    /// The flows it coordinates (names; `name.i` for replicated flows, or the base name for
-    /// all of them).
+    /// The flows it coordinates (names; `name.i` for replicated flows or a reservoir's
+    /// streams, or the base name for all of them).
     pub flows: Vec<String>,
     /// How often it acts (default 300ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
