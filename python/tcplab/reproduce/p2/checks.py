@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 
 from tcplab.reproduce.findings import Check
-from tcplab.reproduce.p2.checks_streams import STREAM_JUDGES, f12_detail
+from tcplab.reproduce.p2.checks_streams import STREAM_JUDGES, also, f12_detail, worst_loss
 from tcplab.reproduce.p2.constants import COMET_NAMED, COMET_READINGS, NIC_SHIPPED, ORDER_SHARE, POS_IP_MBPS, STUDY
 from tcplab.reproduce.p2.noise import iqr, level, order
 from tcplab.reproduce.scenarios import study_dir
@@ -78,23 +78,6 @@ def fla_delayed(data: dict[str, Any]) -> pl.DataFrame:
     return t.filter(pl.col("ack") == "delayed") if "ack" in t.columns else t
 
 
-def _worst_loss(data: dict[str, Any]) -> float:
-    """The path loss the lossy FLA findings are judged at: the largest mapped (decided before the
-    runs); `_also` prints the other lossy points beside it."""
-    return max(data["plan"]["fla_losses"])
-
-
-def _also(data: dict[str, Any], judge: Callable[[dict[str, Any], float], tuple[bool, str, dict[str, Any]]]) -> tuple[bool, str, dict[str, Any]]:
-    """`judge` at the judged loss, with its verdict and text at every other lossy point appended
-    (reported, not judged: a mapped unknown's other values)."""
-    p = _worst_loss(data)
-    ok, text, values = judge(data, p)
-    for q in sorted(x for x in data["plan"]["fla_losses"] if 0 < x < p):
-        ok_q, text_q, _ = judge(data, q)
-        text += f". [At p={q:g}, reported: {'holds' if ok_q else 'does not hold'}: {text_q}]"
-    return ok, text, values
-
-
 def _f1(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
     t = data["sc_full"]
     ip, l2 = t["ip_mbps"].to_list(), t["l2_mbps"].to_list()
@@ -110,7 +93,7 @@ def _f3(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
 
 
 def _f8(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
-    t, p = fla_delayed(data), _worst_loss(data)
+    t, p = fla_delayed(data), worst_loss(data)
     base = dict(servers=4, disks=2, rtt_ms=200, nic=NIC_SHIPPED)
     a0, ap = _col(t, "agg_mbps", loss=0.0, **base), _col(t, "agg_mbps", loss=p, **base)
     spread = lambda v: iqr(v) / statistics.median(v)  # noqa: E731
@@ -121,7 +104,7 @@ def _f8(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
 
 
 def _f9(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
-    return _also(data, _f9_at)
+    return also(data, _f9_at)
 
 
 def _f9_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
@@ -139,7 +122,7 @@ def _f9_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
 
 
 def _f12(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
-    return _also(data, _f12_at)
+    return also(data, _f12_at)
 
 
 def _f12_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
@@ -152,7 +135,7 @@ def _f12_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
 
 
 def _f13(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
-    return _also(data, _f13_at)
+    return also(data, _f13_at)
 
 
 def _f13_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
@@ -295,7 +278,7 @@ def _f23(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
 
 
 def _f24(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
-    return _also(data, _f24_at)
+    return also(data, _f24_at)
 
 
 def _f24_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:
@@ -336,7 +319,7 @@ def _f33(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
 
 
 def _f34(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
-    return _also(data, _f34_at)
+    return also(data, _f34_at)
 
 
 def _f34_at(data: dict[str, Any], p: float) -> tuple[bool, str, dict[str, Any]]:

@@ -14,7 +14,7 @@ import polars as pl
 from tcplab.reproduce.p2.constants import MSS, NIC_SHIPPED, ORDER_SHARE
 from tcplab.reproduce.p2.noise import level, order
 
-__all__ = ["STREAM_JUDGES", "f12_detail", "spearman"]
+__all__ = ["STREAM_JUDGES", "also", "f12_detail", "spearman", "worst_loss"]
 
 Verdict = tuple[bool, str, dict[str, Any]]
 
@@ -41,15 +41,17 @@ def _fla142(data: dict[str, Any], p: float, rtt_ms: int = 200, ack: str = "delay
     return _rows(data["fla"], servers=4, disks=2, loss=p, rtt_ms=rtt_ms, nic=NIC_SHIPPED, ack=ack)
 
 
-def _worst(data: dict[str, Any]) -> float:
+def worst_loss(data: dict[str, Any]) -> float:
+    """The path loss the lossy findings are judged at: the largest mapped (decided before the
+    runs); `also` prints the other lossy points beside it."""
     return max(data["plan"]["fla_losses"])
 
 
-def _also(data: dict[str, Any], judge: Callable[[dict[str, Any], float], Verdict]) -> Verdict:
+def also(data: dict[str, Any], judge: Callable[[dict[str, Any], float], Verdict]) -> Verdict:
     """`judge` at the largest mapped path loss (decided before the runs), with its verdict and
     text at every other lossy point appended (reported, not judged: a mapped unknown's other
     values, which may flip the finding)."""
-    p = _worst(data)
+    p = worst_loss(data)
     ok, text, values = judge(data, p)
     for q in sorted(x for x in data["plan"]["fla_losses"] if 0 < x < p):
         ok_q, text_q, _ = judge(data, q)
@@ -77,7 +79,7 @@ def _f11_at(data: dict[str, Any], p: float) -> Verdict:
 
 
 def _f11(data: dict[str, Any]) -> Verdict:
-    return _also(data, _f11_at)
+    return also(data, _f11_at)
 
 
 def f12_detail(t: pl.DataFrame) -> tuple[bool, str]:
@@ -142,7 +144,7 @@ def _f26_at(data: dict[str, Any], p: float) -> Verdict:
 
 
 def _f26(data: dict[str, Any]) -> Verdict:
-    return _also(data, _f26_at)
+    return also(data, _f26_at)
 
 
 def _first_loss_gaps(t: pl.DataFrame) -> list[float]:
@@ -167,7 +169,7 @@ def _loss_rate_rho(t: pl.DataFrame) -> float:
 
 
 def _f28(data: dict[str, Any]) -> Verdict:
-    p = _worst(data)
+    p = worst_loss(data)
     drop, rand = _fla142(data, 0.0), _fla142(data, p)
     rho0, rhop = _loss_rate_rho(drop), _loss_rate_rho(rand)
     gaps = _first_loss_gaps(drop)
@@ -233,7 +235,7 @@ def _f30_at(data: dict[str, Any], p: float) -> Verdict:
 
 
 def _f30(data: dict[str, Any]) -> Verdict:
-    return _also(data, _f30_at)
+    return also(data, _f30_at)
 
 
 def _persistence(t: pl.DataFrame) -> list[float]:
@@ -252,7 +254,7 @@ def _f31_at(data: dict[str, Any], p: float) -> Verdict:
 
 
 def _f31(data: dict[str, Any]) -> Verdict:
-    return _also(data, _f31_at)
+    return also(data, _f31_at)
 
 
 def _spread_ratio(t: pl.DataFrame) -> list[float]:
@@ -268,7 +270,7 @@ def _f25_at(data: dict[str, Any], p: float) -> Verdict:
 
 
 def _f25(data: dict[str, Any]) -> Verdict:
-    return _also(data, _f25_at)
+    return also(data, _f25_at)
 
 
 def _f35_at(data: dict[str, Any], p: float) -> Verdict:
@@ -289,7 +291,7 @@ def _f35_at(data: dict[str, Any], p: float) -> Verdict:
 
 
 def _f35(data: dict[str, Any]) -> Verdict:
-    return _also(data, _f35_at)
+    return also(data, _f35_at)
 
 
 STREAM_JUDGES = {"F11": _f11, "F21": _f21, "F25": _f25, "F35": _f35, "F26": _f26, "F28": _f28, "F29": _f29, "F30": _f30, "F31": _f31}
