@@ -205,6 +205,9 @@ mod tests;
 #[path = "tests_atm.rs"]
 mod tests_atm;
 #[cfg(test)]
+#[path = "tests_coupled.rs"]
+mod tests_coupled;
+#[cfg(test)]
 #[path = "tests_incast.rs"]
 mod tests_incast;
 #[cfg(test)]

@@ -12,7 +12,7 @@ fn cfg() -> TcpConfig {
     // Slow start by ACKs, not bytes (ns-2's agents): with byte counting, the first held ACK
     // after a timeout (460 bytes) leaves a one-segment window 1000 bytes short of a segment.
     let mut c = TcpConfig { mss: MSS as u32, sack: false, delack_segments: 1, initial_cwnd: 10, ..TcpConfig::default() };
-    c.cc = crate::tcp::cc::CcConfig::NewReno(crate::tcp::cc::RenoConfig { abc_limit: 0, max_ssthresh: 0 });
+    c.cc = crate::tcp::cc::CcConfig::NewReno(crate::tcp::cc::RenoConfig { abc_limit: 0, max_ssthresh: 0, exact_increase: false });
     c
 }
 

@@ -259,6 +259,11 @@ impl Endpoint {
     pub fn window_for_remedy(&mut self) -> Option<WindowState<'_>> {
         self.conn.window_for_remedy()
     }
+
+    /// Give the controller an input from outside the connection (`Connection::attach_input`).
+    pub fn attach_input(&mut self, input: crate::tcp::cc::ControllerInput) -> bool {
+        self.conn.attach_input(input)
+    }
 }
 
 #[cfg(test)]

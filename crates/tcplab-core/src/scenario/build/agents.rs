@@ -1,13 +1,15 @@
-//! The run's agents: AHTCP's throughput monitor on each receiving host, and the DECP
-//! coordinators over named flows.
+//! The run's agents: AHTCP's throughput monitor on each receiving host, the DECP
+//! coordinators over named flows, and the coupled groups (RFC 6356) their members' senders join.
 
 use std::collections::BTreeMap;
 
 use crate::agent::{Agent, AhtcpMonitor, Coordinator, ThresholdRule};
+use crate::flow::FlowEngine;
 use crate::net::FlowId;
 use crate::scenario::resolve::{err, MonitorKey, Res, ResolvedAhtcp, ResolvedScenario, ResolvedTcp, ResolvedVariant};
-use crate::scenario::spec::{TargetsName, ThresholdRuleName};
+use crate::scenario::spec::{CoordinatorKind, TargetsName, ThresholdRuleName};
 use crate::sim::Simulation;
+use crate::tcp::cc::{ControllerInput, CoupledGroup};
 
 /// The agents gathered while the flows are built.
 #[derive(Default)]
@@ -57,8 +59,27 @@ impl Agents {
             sim.add_agent(Agent::AhtcpMonitor(m.1));
         }
         for c in &r.coordinators {
-            let ids = c.members.iter().map(|name| FlowId(sim.flows.iter().position(|f| &f.info.name == name).expect("a coordinator's members are flows") as u32)).collect();
-            sim.add_agent(Agent::Coordinator(Coordinator { flows: ids, interval: c.interval.0, tolerance: c.tolerance, actions: 0 }));
+            let ids: Vec<FlowId> =
+                c.members.iter().map(|name| FlowId(sim.flows.iter().position(|f| &f.info.name == name).expect("a coordinator's members are flows") as u32)).collect();
+            match c.kind {
+                CoordinatorKind::Decp => {
+                    let (interval, tolerance) = (c.interval.expect("resolved for decp").0, c.tolerance.expect("resolved for decp"));
+                    sim.add_agent(Agent::Coordinator(Coordinator { flows: ids, interval, tolerance, actions: 0 }));
+                }
+                CoordinatorKind::Lia => {
+                    // One group; each member's data sender joins it (a local READ stream
+                    // sends from its far end).
+                    let group = CoupledGroup::shared();
+                    for id in ids {
+                        let flow = &mut sim.flows[id.0 as usize];
+                        let sender = flow.data_sender();
+                        if let FlowEngine::Tcp(t) = &mut flow.engine {
+                            let taken = t.ends[sender].attach_input(ControllerInput::Coupled(CoupledGroup::join(&group)));
+                            assert!(taken, "resolve checked that every member's controller couples");
+                        }
+                    }
+                }
+            }
         }
     }
 }

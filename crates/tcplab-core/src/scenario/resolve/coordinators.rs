@@ -5,6 +5,7 @@ use serde::Serialize;
 use super::flows::{ResolvedFlow, Traffic};
 use super::{check_period, err, Res};
 use crate::scenario::spec::{CoordinatorKind, CoordinatorSpec, Dur};
+use crate::tcp::cc::{CcConfig, CongestionControl, Controller, ControllerInput, CoupledGroup};
 use crate::units::SimDuration;
 
 /// `[[coordinators]]`, resolved.
@@ -15,10 +16,12 @@ pub struct ResolvedCoordinator {
     /// The flows it coordinates, at least two (names; a replicated flow's base name means all
     /// its copies).
     pub flows: Vec<String>,
-    /// How often it acts, at least 1us (default 300ms).
-    pub interval: Dur,
-    /// Relative excess over the mean tolerated before acting, in [0, 10] (default 0.1).
-    pub tolerance: f64,
+    /// How often it acts, at least 1us (`decp`; default 300ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Dur>,
+    /// Relative excess over the mean tolerated before acting, in [0, 10] (`decp`; default 0.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<f64>,
     /// The flows by their expanded names (`flows` with each replicated flow's base name
     /// replaced by its copies), each once.
     #[serde(skip)]
@@ -31,6 +34,12 @@ fn copies(f: &ResolvedFlow) -> u32 {
         Traffic::Reservoir(r) => r.reservoir.servers,
         _ => f.count,
     }
+}
+
+/// True when the controller `cc` configures takes a coupled group's membership.
+fn couples(cc: &CcConfig) -> bool {
+    let mut c = Controller::new(cc, 14_600, u64::MAX, 1460);
+    c.attach(&ControllerInput::Coupled(CoupledGroup::join(&CoupledGroup::shared())))
 }
 
 /// Resolve `[[coordinators]]` over the resolved flows.
@@ -77,13 +86,33 @@ pub(super) fn resolve_coordinators(coordinators: &[CoordinatorSpec], flows: &[Re
         if members.len() < 2 {
             return err(p("flows"), format!("coordinate at least two flows (these name {})", members.len()));
         }
-        let interval = c.interval.map_or(SimDuration::from_millis(300), |d| d.0);
-        check_period(p("interval"), interval)?;
-        let tolerance = c.tolerance.unwrap_or(0.1);
-        if !(0.0..=10.0).contains(&tolerance) {
-            return err(p("tolerance"), format!("{tolerance} is out of range [0, 10]"));
-        }
-        out.push(ResolvedCoordinator { kind: c.kind, flows: c.flows.clone(), interval: Dur(interval), tolerance, members });
+        let (interval, tolerance) = match c.kind {
+            CoordinatorKind::Decp => {
+                let interval = c.interval.map_or(SimDuration::from_millis(300), |d| d.0);
+                check_period(p("interval"), interval)?;
+                let tolerance = c.tolerance.unwrap_or(0.1);
+                if !(0.0..=10.0).contains(&tolerance) {
+                    return err(p("tolerance"), format!("{tolerance} is out of range [0, 10]"));
+                }
+                (Some(Dur(interval)), Some(tolerance))
+            }
+            CoordinatorKind::Lia => {
+                for (key, given) in [("interval", c.interval.is_some()), ("tolerance", c.tolerance.is_some())] {
+                    if given {
+                        return err(p(key), "not used by kind = \"lia\" (the coupled increase acts on every ACK)");
+                    }
+                }
+                for name in &members {
+                    let base = flows.iter().find(|f| &f.name == name || name.rsplit_once('.').is_some_and(|(b, _)| f.name == b)).expect("members are flows");
+                    let cfg = base.tcp().expect("members are TCP flows").config();
+                    if !couples(&cfg.cc) {
+                        return err(p("kind"), format!("flow '{name}' uses cc = \"{}\", which has no coupled increase; RFC 6356's applies to reno and newreno", cfg.cc.name()));
+                    }
+                }
+                (None, None)
+            }
+        };
+        out.push(ResolvedCoordinator { kind: c.kind, flows: c.flows.clone(), interval, tolerance, members });
     }
     Ok(out)
 }

@@ -148,12 +148,13 @@ pub fn resolve(sc: &Scenario) -> Res<ResolvedScenario> {
             }
         }
         for (i, c) in coordinators.iter().enumerate() {
-            if fast(c.interval.0) {
+            let Some(interval) = c.interval else { continue };
+            if fast(interval.0) {
                 return err(
                     format!("coordinators[{i}].interval"),
                     format!(
                         "{} without run.duration: an agent acting more often than every 1ms can keep a run going for days of work before the 1000000s cap; set run.duration",
-                        crate::units::format_duration(c.interval.0)
+                        crate::units::format_duration(interval.0)
                     ),
                 );
             }

@@ -149,6 +149,10 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             abc_limit: Some(0),
             ts_tick: Some(Dur(SimDuration::from_millis(10))),
             hz: Some(100),
+            // 2.4's tcp_cong_avoid counts ACKs in snd_cwnd_cnt and adds one segment per cwnd
+            // of them: SMSS²/cwnd per ACK exactly, never rounded up to a byte.
+            newreno: crate::tcp::cc::reno::NewRenoSpec { exact_increase: Some(true), ..Default::default() },
+            reno: crate::tcp::cc::reno::RenoSpec { exact_increase: Some(true), ..Default::default() },
             ..profile_tcp(ProfileName::Linux2616)
         },
         // Modern Linux (algorithms.md §2.6 "Modern Linux", §2.7): CUBIC + HyStart, IW 10,

@@ -424,7 +424,10 @@ fn dctcp_turns_ecn_on_and_its_table_builds_the_config() {
     let r = resolved(&with("[defaults.tcp]\ncc = \"dctcp\"\n[defaults.tcp.dctcp]\nshift_g = 5\nalpha_on_init = 512"));
     let cfg = r.flows[0].tcp().unwrap().config();
     assert!(cfg.ecn, "DCTCP needs ECN: on unless said otherwise");
-    assert_eq!(cfg.cc, CcConfig::Dctcp(crate::tcp::cc::DctcpConfig { reno: crate::tcp::cc::RenoConfig { abc_limit: 1, max_ssthresh: 0 }, shift_g: 5, alpha_on_init: 512 }));
+    assert_eq!(
+        cfg.cc,
+        CcConfig::Dctcp(crate::tcp::cc::DctcpConfig { reno: crate::tcp::cc::RenoConfig { abc_limit: 1, max_ssthresh: 0, exact_increase: false }, shift_g: 5, alpha_on_init: 512 })
+    );
     // ECN alone, for any controller; off by default.
     assert!(resolved(&with("[defaults.tcp]\necn = true\ncc = \"cubic\"")).flows[0].tcp().unwrap().config().ecn);
     assert!(!resolved(TINY).flows[0].tcp().unwrap().config().ecn);
@@ -466,9 +469,14 @@ fn ecn_and_queue_table_errors_name_the_key() {
 #[test]
 fn limited_slow_start_is_newreno_and_renos_table_key() {
     let r = resolved(&with("[defaults.tcp]\ncc = \"newreno\"\nabc_limit = 0\n[defaults.tcp.newreno]\nmax_ssthresh = 100"));
-    assert_eq!(r.flows[0].tcp().unwrap().config().cc, CcConfig::NewReno(crate::tcp::cc::RenoConfig { abc_limit: 0, max_ssthresh: 100 }));
+    assert_eq!(r.flows[0].tcp().unwrap().config().cc, CcConfig::NewReno(crate::tcp::cc::RenoConfig { abc_limit: 0, max_ssthresh: 100, exact_increase: false }));
     let r = resolved(&with("[defaults.tcp]\ncc = \"reno\"\n[defaults.tcp.reno]\nmax_ssthresh = 50"));
-    assert_eq!(r.flows[0].tcp().unwrap().config().cc, CcConfig::Reno(crate::tcp::cc::RenoConfig { abc_limit: 1, max_ssthresh: 50 }));
+    assert_eq!(r.flows[0].tcp().unwrap().config().cc, CcConfig::Reno(crate::tcp::cc::RenoConfig { abc_limit: 1, max_ssthresh: 50, exact_increase: false }));
+    // Linux 2.4.18 counts avoidance ACKs exactly (snd_cwnd_cnt); a scenario may turn it off.
+    let r = resolved(&with("[defaults.tcp]\nprofile = \"linux-2.4.18\""));
+    assert_eq!(r.flows[0].tcp().unwrap().config().cc, CcConfig::NewReno(crate::tcp::cc::RenoConfig { abc_limit: 0, max_ssthresh: 0, exact_increase: true }));
+    let r = resolved(&with("[defaults.tcp]\nprofile = \"linux-2.4.18\"\n[defaults.tcp.newreno]\nexact_increase = false"));
+    assert_eq!(r.flows[0].tcp().unwrap().config().cc, CcConfig::NewReno(crate::tcp::cc::RenoConfig { abc_limit: 0, max_ssthresh: 0, exact_increase: false }));
     let e = Run::from_toml(&with("[defaults.tcp.newreno]\nmax_ssthresh = -1"), None).unwrap_err().to_string();
     assert!(e.contains("max_ssthresh"), "{e}");
 }

@@ -178,6 +178,10 @@ pub enum CoordinatorKind {
     /// streams in congestion avoidance whose window exceeds (1 + tolerance)·mean of those
     /// streams are pulled down to the mean. ASSUMPTION(p0): the paper gives no formula.
     Decp,
+    /// RFC 6356's coupled congestion control (MPTCP's linked increases): on every ACK a
+    /// member's congestion avoidance grows by min(α·MSS²/cwnd_total, MSS²/cwnd), so the group
+    /// takes no more than one TCP on the best of its paths. Members use `reno` or `newreno`.
+    Lia,
 }
 
 /// `[[coordinators]]`: a remedy acting on a group of parallel streams.
@@ -189,10 +193,10 @@ pub struct CoordinatorSpec {
     /// The flows it coordinates (names; `name.i` for replicated flows or a reservoir's
     /// streams, or the base name for all of them).
     pub flows: Vec<String>,
-    /// How often it acts (default 300ms).
+    /// How often it acts (`decp`; default 300ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Dur>,
-    /// Relative excess over the mean tolerated before acting (default 0.1).
+    /// Relative excess over the mean tolerated before acting (`decp`; default 0.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tolerance: Option<f64>,
 }

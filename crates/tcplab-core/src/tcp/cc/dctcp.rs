@@ -159,7 +159,7 @@ impl super::Registered for Dctcp {
         Ok(())
     }
     fn config(p: &DctcpParams, tcp: &super::CcContext) -> DctcpConfig {
-        DctcpConfig { reno: RenoConfig { abc_limit: tcp.abc_limit, max_ssthresh: 0 }, shift_g: p.shift_g, alpha_on_init: p.alpha_on_init }
+        DctcpConfig { reno: RenoConfig { abc_limit: tcp.abc_limit, max_ssthresh: 0, exact_increase: false }, shift_g: p.shift_g, alpha_on_init: p.alpha_on_init }
     }
     fn build(cfg: &DctcpConfig, cwnd: u64, ssthresh: u64, _mss: u32) -> Dctcp {
         Dctcp::new(*cfg, cwnd, ssthresh)

@@ -5,6 +5,7 @@
 //! line in that list, never a connection change.
 
 pub mod bic;
+pub mod coupling;
 pub mod cubic;
 pub mod dctcp;
 pub mod registry;
@@ -15,6 +16,7 @@ use crate::tcp::config::RecoveryKind;
 use crate::units::{SimDuration, SimTime};
 
 pub use bic::{Bic, BicConfig};
+pub use coupling::{ControllerInput, CoupledGroup, CoupledMember};
 pub use cubic::{Cubic, CubicConfig};
 pub use dctcp::{Dctcp, DctcpConfig};
 pub use registry::{CcContext, Registered};
@@ -172,6 +174,14 @@ pub trait CongestionControl {
         let floor = 2 * ev.mss as u64;
         (floor, self.cwnd().max(ev.inflight).max(floor))
     }
+    /// Take an input from outside the connection (see `coupling`); false when this controller
+    /// cannot use it (the scenario refuses such a pairing before the run). None by default.
+    fn attach(&mut self, input: &ControllerInput) -> bool {
+        let _ = input;
+        false
+    }
+    /// The sender has sent all its data (its FIN is out): a coupled member leaves its group.
+    fn on_sender_done(&mut self) {}
 }
 
 macro_rules! define_controllers {
@@ -255,6 +265,12 @@ macro_rules! define_controllers {
             }
             fn loss_ssthresh(&self, ev: &CongestionEvent) -> (u64, u64) {
                 match self { $( Controller::$v(c) => c.loss_ssthresh(ev), )* }
+            }
+            fn attach(&mut self, input: &ControllerInput) -> bool {
+                match self { $( Controller::$v(c) => c.attach(input), )* }
+            }
+            fn on_sender_done(&mut self) {
+                match self { $( Controller::$v(c) => c.on_sender_done(), )* }
             }
         }
     };

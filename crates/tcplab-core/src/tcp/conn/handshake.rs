@@ -3,7 +3,7 @@
 //! window and window scale a configuration gives.
 
 use crate::net::packet::{flags, TcpHeader};
-use crate::tcp::cc::Controller;
+use crate::tcp::cc::{CongestionControl, Controller};
 use crate::tcp::config::{InitialWindowRule, RcvWindowRule, RecoveryKind, TcpConfig};
 use crate::units::{SimDuration, SimTime};
 
@@ -84,6 +84,9 @@ impl Connection {
         }
         // The effective MSS is known only now: rebuild the controller for it.
         self.cc = Controller::new(&self.cfg.cc, initial_window(&self.cfg, self.smss), self.cfg.initial_ssthresh, self.smss);
+        for input in &self.inputs {
+            self.cc.attach(input);
+        }
     }
 
     /// TSval for `now`: ticks of the timestamp clock, offset by one so that it is never 0

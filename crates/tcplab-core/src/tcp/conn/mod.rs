@@ -151,6 +151,9 @@ pub struct Connection {
     clock_phase: SimDuration,
     /// Counters.
     pub stats: ConnStats,
+    /// Inputs from outside the connection the controller took (`attach_input`), kept to hand
+    /// to the controller rebuilt once the MSS is known.
+    inputs: Vec<crate::tcp::cc::ControllerInput>,
     /// The sample the controller was given on the current call (invariant checks only).
     #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
     inv_sample: Option<crate::tcp::cc::AckSample>,
@@ -215,6 +218,7 @@ impl Connection {
             rto_rng: Rng::from_seed(0),
             clock_phase: SimDuration::ZERO,
             stats: ConnStats::default(),
+            inputs: Vec::new(),
             #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
             inv_sample: None,
             cfg,
@@ -470,6 +474,16 @@ impl Connection {
     /// coordination); `None` during fast recovery, whose window the connection manages.
     pub fn window_for_remedy(&mut self) -> Option<WindowState<'_>> {
         self.recovery.is_none().then(|| self.cc.window())
+    }
+
+    /// Give the controller an input from outside the connection (a coupled group's
+    /// membership); false, and nothing kept, when the controller cannot use it.
+    pub fn attach_input(&mut self, input: crate::tcp::cc::ControllerInput) -> bool {
+        let taken = self.cc.attach(&input);
+        if taken {
+            self.inputs.push(input);
+        }
+        taken
     }
 
     /// Have the application read received data as soon as it arrives (the default, as iperf

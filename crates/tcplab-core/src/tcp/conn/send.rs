@@ -412,6 +412,7 @@ impl Connection {
         h.flags |= flags::FIN;
         out.segments.push(h);
         self.fin_sent = true;
+        self.cc.on_sender_done();
         self.snd_nxt = self.stream_end + 1;
         self.snd_max = self.snd_nxt;
         self.sent.push_back(SentRecord { end: self.snd_nxt, at: now, retransmitted: false });

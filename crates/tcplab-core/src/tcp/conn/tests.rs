@@ -586,7 +586,7 @@ fn reliable_delivery_under_random_impairment() {
         (true, RecoveryKind::LinuxSack, bic),
         (false, RecoveryKind::LinuxSack, bic),
         (true, RecoveryKind::Auto, CcConfig::NewReno(RenoConfig::default())),
-        (true, RecoveryKind::Auto, CcConfig::Reno(RenoConfig { abc_limit: 2, max_ssthresh: 0 })),
+        (true, RecoveryKind::Auto, CcConfig::Reno(RenoConfig { abc_limit: 2, max_ssthresh: 0, exact_increase: false })),
         (false, RecoveryKind::Auto, CcConfig::NewReno(RenoConfig::default())),
         (false, RecoveryKind::Auto, CcConfig::Reno(RenoConfig::default())),
     ];

@@ -33,7 +33,7 @@ fn a_hole_filling_ack_after_a_timeout_grows_the_window_by_what_it_delivered() {
     // 39 of 40 segments were SACKed after the timeout; the ACK that fills the hole delivers one
     // segment, so slow start adds one, whatever the controller (it added 39, or ssthresh
     // and half the rest for CUBIC: 1 → 725 segments in an 8-flow run).
-    let reno2 = RenoConfig { abc_limit: 2, max_ssthresh: 0 };
+    let reno2 = RenoConfig { abc_limit: 2, max_ssthresh: 0, exact_increase: false };
     for cc in
         [CcConfig::Reno(reno2), CcConfig::NewReno(reno2), CcConfig::Bic(BicConfig::default()), CcConfig::Cubic(CubicConfig::default()), CcConfig::Dctcp(DctcpConfig::default())]
     {
