@@ -148,22 +148,24 @@ def path_table(rate):
 
 
 def coupled_table(broken=False):
-    """F25/F35's coordinated runs: steadier, balanced streams (`broken`: as the independent ones)."""
+    """F25/F35's coordinated runs, each joint control: steadier, balanced streams (`broken`: as
+    the independent ones)."""
     rows = []
-    for p in c.FLA_LOSSES["full"]:
-        for s in SEEDS:
-            if broken:
-                rows.append({"loss": p, "seed": s, **stream_columns(4, p, 200, "delayed", s)})
-            else:
-                rows.append({"loss": p, "seed": s, "stream_cv": 0.05 + 0.001 * s, "avg_over_peak": 0.8 + 0.001 * s, "agg_mbps": 95.0,
-                             "stream_finish_s": [80.0 + 0.01 * s] * 4})
+    for m in ("decp", "lia"):
+        for p in c.FLA_LOSSES["full"]:
+            for s in SEEDS:
+                if broken:
+                    rows.append({"mode": m, "loss": p, "seed": s, **stream_columns(4, p, 200, "delayed", s)})
+                else:
+                    rows.append({"mode": m, "loss": p, "seed": s, "stream_cv": 0.05 + 0.001 * s, "avg_over_peak": 0.8 + 0.001 * s,
+                                 "agg_mbps": 95.0, "stream_finish_s": [80.0 + 0.01 * s] * 4})
     return pl.DataFrame(rows)
 
 
 def competing_table(broken=False):
-    """F35's competing flow: its goodput beside independent and coordinated streams."""
-    return pl.DataFrame([{"mode": m, "seed": s, "others_mbps": (100.0 if m == "independent" else 50.0 if broken else 110.0) + s}
-                         for m in ("independent", "coupled") for s in SEEDS])
+    """F35's competing flow: its goodput beside independent streams and each joint control."""
+    return pl.DataFrame([{"line": line, "mode": m, "seed": s, "others_mbps": (100.0 if m == "independent" else 50.0 if broken else 110.0) + s}
+                         for line in ("599.04Mbps", "100Mbps") for m in ("independent", "decp", "lia") for s in SEEDS])
 
 
 def stream_data(broken=False):
@@ -178,3 +180,31 @@ def test_each_stream_judge_passes_the_papers_pattern_and_fails_a_broken_one(fid)
     assert ok, f"{fid}: {text}"
     ok, text, _ = cs.STREAM_JUDGES[fid](stream_data(broken=True))
     assert not ok, f"{fid} passed a broken input: {text}"
+
+
+def test_f35_holds_when_one_joint_control_meets_all_three_and_prints_both():
+    # One joint control enough (the paper asks for "a method"); each one's verdict printed.
+    data = stream_data()
+    broken = coupled_table(broken=True)
+    data["coupled"] = pl.concat([data["coupled"].filter(pl.col("mode") == "lia"),
+                                 broken.filter(pl.col("mode") == "decp").select(data["coupled"].columns)], how="vertical_relaxed")
+    ok, text, _ = cs.STREAM_JUDGES["F35"](data)
+    assert ok, text
+    assert "equalised toward the mean (DECP-like) (misses)" in text and "RFC 6356's coupled increase (meets all three)" in text, text
+    # A joint control that takes from the competing flow where the flows contend misses, however
+    # balanced its streams; on the uncontended shipped line it is only reported.
+    def taking(line):
+        comp = stream_data()["competing"]
+        took = (pl.col("mode") != "independent") & (pl.col("line") == line)
+        return comp.with_columns(pl.when(took).then(pl.col("others_mbps") - 30.0).otherwise(pl.col("others_mbps")).alias("others_mbps"))
+    data = stream_data()
+    data["competing"] = taking("100Mbps")
+    ok, text, _ = cs.STREAM_JUDGES["F35"](data)
+    assert not ok, text
+    data["competing"] = taking("599.04Mbps")
+    ok, text, _ = cs.STREAM_JUDGES["F35"](data)
+    assert ok, text
+    # No contended runs: nothing to judge, so it cannot hold.
+    data["competing"] = stream_data()["competing"].filter(pl.col("line") != "100Mbps")
+    ok, text, _ = cs.STREAM_JUDGES["F35"](data)
+    assert not ok, text

@@ -246,20 +246,24 @@ def _slow_start_section(rep: Report, data: dict[str, Any]) -> None:
 
 def _coupled_section(rep: Report, data: dict[str, Any]) -> None:
     """Beyond the paper: the paper's future work, the stripe's windows controlled jointly."""
+    from tcplab.reproduce.p2 import runs
+
+    cols = ("loss", "seed", "agg_mbps", "avg_over_peak", "stream_cv", "stream_finish_s", "retx_rate")
     free = fla_delayed(data).filter((pl.col("servers") == 4) & (pl.col("disks") == 2) & (pl.col("rtt_ms") == 200) & (pl.col("nic") == NIC_SHIPPED))
-    both = pl.concat([free.select("loss", "seed", "agg_mbps", "avg_over_peak", "stream_cv", "stream_finish_s").with_columns(mode=pl.lit("independent")),
-                      data["coupled"].select("loss", "seed", "agg_mbps", "avg_over_peak", "stream_cv", "stream_finish_s").with_columns(mode=pl.lit("coordinated"))])
+    both = pl.concat([free.select(*cols).with_columns(mode=pl.lit("independent")), data["coupled"].select(*cols, "mode")])
     both = both.with_columns((pl.col("stream_finish_s").list.max() / pl.col("stream_finish_s").list.min()).alias("slow_over_fast"))
-    rep.heading("Beyond the paper: the streams' windows coordinated")
-    rep.paragraph("§7 s6's future work, as the remedy the same group published next (DECP, Kamezawa et al., SC2004; the "
-                  "coordinator of study 000): every 300 ms the streams in congestion avoidance whose window is above 1.1 × their "
-                  "mean are pulled down to it. FLA's 1×4×2 at 200 ms, medians over seeds (F25, F35). RFC 6356's coupled increase "
-                  "is not built.")
-    rep.table(("streams", "path loss", "aggregate Mb/s", "avg/peak", "stream CV", "slowest/fastest completion"), [
-        (m, f"{p:g}", *(f"{_median(both, c, mode=m, loss=p):.3g}" for c in ("agg_mbps", "avg_over_peak", "stream_cv", "slow_over_fast")))
-        for p in sorted(set(both["loss"].to_list())) for m in ("independent", "coordinated")])
+    rep.heading("Beyond the paper: the streams' windows controlled jointly")
+    rep.paragraph("§7 s6's future work, two ways: `decp`, the remedy the same group published next (DECP, Kamezawa et al., "
+                  "SC2004; the coordinator of study 000): every 300 ms the streams in congestion avoidance whose window is "
+                  "above 1.1 × their mean are pulled down to it; `lia`, RFC 6356's coupled increase (MPTCP's linked "
+                  "increases) over the four streams, on every ACK. FLA's 1×4×2 at 200 ms, medians over seeds (F25, F35).")
+    modes = ("independent", *runs.COORDINATION)
+    rep.table(("streams", "path loss", "aggregate Mb/s", "avg/peak", "stream CV", "slowest/fastest completion", "retx rate"), [
+        (m, f"{p:g}", *(f"{_median(both, c, mode=m, loss=p):.3g}" for c in ("agg_mbps", "avg_over_peak", "stream_cv", "slow_over_fast", "retx_rate")))
+        for p in sorted(set(both["loss"].to_list())) for m in modes])
     comp = data["competing"]
-    rep.paragraph("Beside one competing bulk TCP flow on the SC2002 path (1×4×2, 150 s; 30 s with --quick), the competing flow "
-                  f"gets {_median(comp, 'others_mbps', mode='independent'):.1f} Mb/s next to independent streams and "
-                  f"{_median(comp, 'others_mbps', mode='coupled'):.1f} next to coordinated ones; the streams move "
-                  f"{_median(comp, 'agg_mbps', mode='independent'):.1f} and {_median(comp, 'agg_mbps', mode='coupled'):.1f} Mb/s.")
+    rep.paragraph("Beside one competing bulk TCP flow on the SC2002 path (1×4×2, 150 s; 30 s with --quick), as shipped and with "
+                  "the line at 100 Mb/s and a 2.5 MB buffer so that the five flows contend; medians over seeds, Mb/s.")
+    rep.table(("line", "streams", "competing flow", "the four streams"), [
+        (line, m, f"{_median(comp, 'others_mbps', line=line, mode=m):.1f}", f"{_median(comp, 'agg_mbps', line=line, mode=m):.1f}")
+        for line in runs.COMPETING_LINES for m in runs.COMPETING_MODES])

@@ -14,7 +14,7 @@ from tcplab.reproduce import runner
 from tcplab.reproduce.p2.constants import BOTTLENECK, COMET_READINGS, MAP_UNKNOWNS, NIC_SHIPPED, STUDY
 from tcplab.reproduce.scenarios import study_scenario
 
-__all__ = ["COUPLED", "run_competing", "run_coupled", "PROCESSING_LIMITS", "SLOW_STARTS", "run_comet_limit", "run_slow_start", "run_comet", "run_disk_only", "run_fla", "run_local", "run_path_1x1x1", "run_sc2002", "run_traced"]
+__all__ = ["COMPETING_LINES", "COMPETING_MODES", "COORDINATION", "run_competing", "run_coupled", "PROCESSING_LIMITS", "SLOW_STARTS", "run_comet_limit", "run_slow_start", "run_comet", "run_disk_only", "run_fla", "run_local", "run_path_1x1x1", "run_sc2002", "run_traced"]
 
 HOOK = "tcplab.reproduce.p2.measures:run_measures"
 
@@ -190,27 +190,45 @@ def run_comet_limit(limits: Sequence[str], rtts_ms: Sequence[int], seeds: Sequen
     return _label(t, points, {"limit": [k[0] for k in keys], "rtt_ms": [k[1] for k in keys]})
 
 
-COUPLED = [{"kind": "decp", "flows": ["dr"], "interval": "300ms", "tolerance": 0.1}]
-"""The paper's future work, joint window control of the stripe's streams (§7 s6), as the
-equalise-toward-the-mean remedy the same group published next (DECP, Kamezawa et al., SC2004;
-study 000's coordinator): every 300 ms the streams in congestion avoidance above 1.1 × the mean
-window are pulled down to the mean."""
+COORDINATION = {
+    "decp": [{"kind": "decp", "flows": ["dr"], "interval": "300ms", "tolerance": 0.1}],
+    "lia": [{"kind": "lia", "flows": ["dr"]}],
+}
+"""The paper's future work, joint window control of the stripe's streams (§7 s6), two ways:
+`decp`, the equalise-toward-the-mean remedy the same group published next (DECP, Kamezawa et
+al., SC2004; study 000's coordinator: every 300 ms the streams in congestion avoidance above
+1.1 × the mean window are pulled down to the mean); `lia`, RFC 6356's coupled increase over
+the streams (MPTCP's linked increases, on every ACK)."""
 
 
 def run_coupled(losses: Sequence[float], seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
     """F25/F35: FLA's 1×4×2 at 200 ms at each path loss with the streams' windows coordinated
-    (`COUPLED`); the independent runs are Figs. 6–8's."""
-    points = [fla_point(4, 2, p, 200, NIC_SHIPPED) for p in losses]
-    t = _run("fla", points, seeds, bottleneck=BOTTLENECK, name="coupled", traced=True, overrides={"coordinators": COUPLED}, **kw)
-    return _label(t, points, {"loss": list(losses)})
+    each way of `COORDINATION` (column `mode`); the independent runs are Figs. 6–8's."""
+    keys = [(m, p) for m in COORDINATION for p in losses]
+    points = [{**fla_point(4, 2, p, 200, NIC_SHIPPED), "coordinators": COORDINATION[m]} for m, p in keys]
+    t = _run("fla", points, seeds, bottleneck=BOTTLENECK, name="coupled", traced=True, **kw)
+    return _label(t, points, {"mode": [k[0] for k in keys], "loss": [k[1] for k in keys]})
+
+
+COMPETING_MODES = ("independent", *COORDINATION)
+"""F35's competing-flow runs: the streams independent, then each coordination."""
+
+
+COMPETING_LINES = {"599.04Mbps": {}, "100Mbps": {"links.2.rate": "100Mbps", "links.2.queue": "2.5MB"}}
+"""F35's lines for the competing-flow runs: the SC2002 path as shipped (which four streams and
+one competing flow do not fill in 150 s: the competing flow's rate is its own slow start's
+whatever the streams do), and the same path with the line at 100 Mb/s and a buffer of one
+bandwidth-delay product (2.5 MB), where the five flows contend — beyond the paper, chosen so
+that the comparison can tell."""
 
 
 def run_competing(duration_s: float, seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
     """F35's second half: 1×4×2 beside one competing bulk TCP flow on the SC2002 path
     (`sc2002_shared.toml` with 4 servers and 1 cross flow), `duration_s` simulated seconds,
-    with the streams independent and coordinated."""
-    modes = ("independent", "coupled")
+    with the streams independent and coordinated each way (column `mode`), on each of
+    `COMPETING_LINES` (column `line`)."""
+    keys = [(line, m) for line in COMPETING_LINES for m in COMPETING_MODES]
     points = [{"flows.0.reservoir.servers": 4, "flows.1.count": 1, "run.duration": f"{duration_s:g}s",
-               "coordinators": COUPLED if m == "coupled" else []} for m in modes]
+               "coordinators": COORDINATION.get(m, []), **COMPETING_LINES[line]} for line, m in keys]
     t = _run("sc2002_shared", points, seeds, bottleneck=BOTTLENECK, name="competing", **kw)
-    return _label(t, points, {"mode": list(modes)})
+    return _label(t, points, {"line": [k[0] for k in keys], "mode": [k[1] for k in keys]})
