@@ -16,7 +16,7 @@ use tcplab_core::Run;
 
 mod seeded;
 
-const CCS: [&str; 5] = ["reno", "newreno", "bic", "cubic", "dctcp"];
+const CCS: [&str; 6] = ["reno", "newreno", "bic", "cubic", "dctcp", "highspeed"];
 const PROFILES: [&str; 5] = ["rfc", "linux-2.6.16", "linux-modern", "freebsd-3.2", "linux-2.4.18"];
 
 /// One generated case.
@@ -42,7 +42,7 @@ struct Case {
 
 fn cases() -> impl Strategy<Value = Case> {
     (
-        (0usize..5, 0usize..PROFILES.len(), any::<bool>(), any::<bool>(), any::<bool>()),
+        (0usize..CCS.len(), 0usize..PROFILES.len(), any::<bool>(), any::<bool>(), any::<bool>()),
         (
             prop::sample::select(vec![1u32, 2, 3, 4, 8, 16, 32, 64]),
             prop::sample::select(vec![10u32, 100, 1000]),
@@ -224,4 +224,77 @@ fn eight_cubic_flows_on_a_small_buffer_lose_and_time_out_like_their_peers() {
     assert!(drops <= 3 * nr_drops.max(bic_drops), "cubic drops {drops} against newreno {nr_drops}, bic {bic_drops}");
     assert!(to <= 8, "cubic timed out {to} times (at most once per flow, in the first slow start)");
     assert!(goodput >= 0.9 * nr_goodput, "cubic goodput {goodput} against newreno {nr_goodput}");
+}
+
+#[test]
+fn eight_highspeed_flows_on_a_small_buffer_keep_the_rules_and_fill_the_link() {
+    // Issue 30's case with HighSpeed TCP: every ACK is held to its a(w)·SMSS²/cwnd and every
+    // loss to its (1 − b(w))·FlightSize. The 8 flows share a 333-packet BDP and 32 packets of
+    // buffer (≈ 46 segments each at the peaks, just above Low_Window's 38), so they fill the
+    // link and lose about as often as NewReno.
+    let s = run(&eight_flows("highspeed"), 1).unwrap();
+    let nr = run(&eight_flows("newreno"), 1).unwrap();
+    let drops = |s: &RunSummary| s.queues.iter().map(|q| q.dropped).sum::<u64>();
+    let goodput = |s: &RunSummary| s.flows.iter().map(|f| f.goodput_bps).sum::<f64>();
+    let timeouts: u64 = s.flows.iter().map(|f| f.timeouts).sum();
+    eprintln!("8 flows, 32 packets: highspeed {} drops {timeouts} timeouts {:.1} Mb/s; newreno {} drops {:.1} Mb/s", drops(&s), goodput(&s) / 1e6, drops(&nr), goodput(&nr) / 1e6);
+    assert!(s.flows.iter().all(|f| f.cc == "highspeed" && f.goodput_bps > 30e6), "every flow gets a share");
+    assert!(goodput(&s) >= 0.9 * goodput(&nr) && goodput(&s) <= 1e9, "{} against newreno {}", goodput(&s), goodput(&nr));
+    assert!(drops(&s) <= 3 * drops(&nr).max(1) && timeouts <= 8, "{} drops, {timeouts} timeouts", drops(&s));
+}
+
+/// One flow over a long fat path with random loss `p`: 1 Gb/s, 50 ms RTT, an ACK per
+/// segment, 60 s.
+fn long_fat(cc: &str, p: f64) -> String {
+    format!(
+        r#"name = "long-fat"
+[run]
+duration = "60s"
+[defaults.tcp]
+cc = "{cc}"
+delack_segments = 1
+[[hosts]]
+name = "s"
+[[hosts]]
+name = "d"
+[[switches]]
+name = "l"
+[[switches]]
+name = "r"
+[[emulators]]
+name = "e"
+delay = "25ms"
+loss = {p}
+[[links]]
+between = ["s", "l"]
+rate = "10Gbps"
+[[links]]
+between = ["l", "e"]
+rate = "1Gbps"
+queue_a = "1000pkts"
+[[links]]
+between = ["e", "r"]
+rate = "1Gbps"
+[[links]]
+between = ["r", "d"]
+rate = "10Gbps"
+[[flows]]
+name = "f"
+src = "s"
+dst = "d"
+"#
+    )
+}
+
+#[test]
+fn highspeed_keeps_the_rules_at_large_windows_and_outgrows_newreno_under_random_loss() {
+    // At p = 2e-5 Standard TCP's window is 1.2/√p ≈ 268 segments (63 Mb/s of 1460-byte
+    // segments at 50 ms) and HighSpeed's 0.12/p^0.835 ≈ 1006 (235 Mb/s): windows where
+    // a(w) ≈ 6 and b(w) ≈ 0.37, every ACK and loss held to them by the invariant checker.
+    let run_cc = |cc: &str| run(&long_fat(cc, 2e-5), 1).unwrap().flows[0].goodput_bps;
+    let (hs, nr) = (run_cc("highspeed"), run_cc("newreno"));
+    let model = 0.12 / 2e-5f64.powf(0.835) * 1460.0 * 8.0 / 0.05;
+    eprintln!("1 Gb/s, 50 ms, p = 2e-5: highspeed {:.1} Mb/s (response function {:.1}), newreno {:.1} Mb/s", hs / 1e6, model / 1e6, nr / 1e6);
+    assert!((hs / model - 1.0).abs() <= 0.25, "highspeed {hs} against the response function's {model}");
+    assert!(hs >= 2.5 * nr, "highspeed {hs} against newreno {nr}");
 }

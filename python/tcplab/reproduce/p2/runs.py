@@ -160,11 +160,14 @@ SLOW_STARTS = {
     "newreno": ("Linux 2.4: NewReno, RFC 5681 slow start (as shipped)", {"defaults.tcp.cc": "newreno", "defaults.tcp.newreno.max_ssthresh": 0, "defaults.tcp.abc_limit": 0}),
     "lss": ("NewReno with Limited Slow Start (RFC 3742, max_ssthresh 100 segments)",
             {"defaults.tcp.cc": "newreno", "defaults.tcp.newreno.max_ssthresh": 100, "defaults.tcp.abc_limit": 0}),
+    "highspeed": ("HighSpeed TCP (RFC 3649) with Limited Slow Start (RFC 3742, max_ssthresh 100 segments)",
+                  {"defaults.tcp.cc": "highspeed", "defaults.tcp.highspeed.max_ssthresh": 100, "defaults.tcp.abc_limit": 0}),
     "cubic": ("CUBIC with HyStart (today's Linux answer; byte counting L = 1)", {"defaults.tcp.cc": "cubic", "defaults.tcp.newreno.max_ssthresh": 0, "defaults.tcp.abc_limit": 1}),
 }
 """Beyond the paper: the slow-start overshoot that seeds the streams' imbalance (§5 s7), against
-the remedies the paper's era had (RFC 3742's Limited Slow Start) and today's (CUBIC's HyStart).
-HighSpeed TCP (RFC 3649) is not built."""
+the remedies of the paper's era — RFC 3742's Limited Slow Start, and HighSpeed TCP (RFC 3649)
+with it, as Floyd proposed the two together in 2003 (the paper cites neither; it cites
+RFC 2581 and the window-tuning work of its refs. [9], [10]) — and today's (CUBIC's HyStart)."""
 
 
 def run_slow_start(losses: Sequence[float], seeds: Sequence[int], **kw: Any) -> pl.DataFrame:

@@ -439,6 +439,17 @@ fn dctcp_turns_ecn_on_and_its_table_builds_the_config() {
 }
 
 #[test]
+fn highspeed_takes_its_slow_start_from_its_table_and_the_tcp_table() {
+    let text = with("[defaults.tcp]\ncc = \"highspeed\"\nabc_limit = 2\n[defaults.tcp.highspeed]\nmax_ssthresh = 100");
+    let reno = crate::tcp::cc::RenoConfig { abc_limit: 2, max_ssthresh: 100, exact_increase: false };
+    assert_eq!(cc_of(&text), CcConfig::HighSpeed(crate::tcp::cc::HighSpeedConfig { reno }));
+    let run = Run::from_toml(&text, None).unwrap();
+    let back = run.resolved_toml();
+    assert!(back.contains("cc = \"highspeed\"") && back.contains("max_ssthresh = 100"), "{back}");
+    assert_eq!(Run::from_toml(&back, None).unwrap().resolved, run.resolved);
+}
+
+#[test]
 fn ecn_and_queue_table_errors_name_the_key() {
     let link_q = |q: &str| TINY.replace("delay = \"1ms\"", &format!("delay = \"1ms\"\nqueue = {q}"));
     let cases: Vec<(String, &str)> = vec![

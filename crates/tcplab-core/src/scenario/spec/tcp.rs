@@ -401,7 +401,7 @@ crate::tcp::cc::registry::with_controllers!(tcp_table {
         recovery: RecoveryName = RecoveryName::Auto,
         /// Slow-start byte-counting limit L, segments per ACK (RFC 3465; default 1); BIC's
         /// `tcp_abc`; 0 turns byte counting off (one MSS per ACK of new data, as RFC 2581 and
-        /// ns-2) for reno, newreno and bic; cubic needs at least 1.
+        /// ns-2) for reno, newreno, highspeed and bic; cubic needs at least 1.
         abc_limit: u32 = crate::tcp::cc::RenoConfig::default().abc_limit,
         /// Timestamp clock tick, positive (default 1ms).
         ts_tick: Dur = Dur(d.ts_tick),

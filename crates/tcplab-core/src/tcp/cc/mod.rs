@@ -8,6 +8,7 @@ pub mod bic;
 pub mod coupling;
 pub mod cubic;
 pub mod dctcp;
+pub mod highspeed;
 pub mod registry;
 pub mod reno;
 pub mod window;
@@ -19,6 +20,7 @@ pub use bic::{Bic, BicConfig};
 pub use coupling::{ControllerInput, CoupledGroup, CoupledMember};
 pub use cubic::{Cubic, CubicConfig};
 pub use dctcp::{Dctcp, DctcpConfig};
+pub use highspeed::{HighSpeed, HighSpeedConfig};
 pub use registry::{CcContext, Registered};
 pub use reno::{NewReno, Reno, RenoConfig};
 pub use window::{PacketWindow, WindowState};
@@ -291,6 +293,7 @@ mod tests {
             CcConfig::Bic(BicConfig::default()),
             CcConfig::Cubic(CubicConfig::default()),
             CcConfig::Dctcp(DctcpConfig::default()),
+            CcConfig::HighSpeed(HighSpeedConfig::default()),
         ] {
             let c = Controller::new(&cfg, 14_600, u64::MAX, 1460);
             assert_eq!(c.name(), cfg.name());
@@ -302,7 +305,13 @@ mod tests {
         // RFC 5681 §3.2 leaves recovery at the first new ACK; every other controller here uses
         // RFC 6582's NewReno when SACK is off (the config decides, not the name).
         assert_eq!(CcConfig::Reno(RenoConfig::default()).recovery_without_sack(), RecoveryKind::Reno);
-        for cfg in [CcConfig::NewReno(RenoConfig::default()), CcConfig::Bic(BicConfig::default()), CcConfig::Cubic(CubicConfig::default())] {
+        for cfg in [
+            CcConfig::NewReno(RenoConfig::default()),
+            CcConfig::Bic(BicConfig::default()),
+            CcConfig::Cubic(CubicConfig::default()),
+            CcConfig::Dctcp(DctcpConfig::default()),
+            CcConfig::HighSpeed(HighSpeedConfig::default()),
+        ] {
             assert_eq!(cfg.recovery_without_sack(), RecoveryKind::NewReno, "{}", cfg.name());
         }
     }

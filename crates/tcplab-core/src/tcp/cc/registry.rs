@@ -78,6 +78,8 @@ macro_rules! with_controllers {
                 Cubic, cubic, "cubic", $crate::tcp::cc::cubic::Cubic;
                 /// DCTCP (RFC 8257; Linux `tcp_dctcp.c`) over ECN.
                 Dctcp, dctcp, "dctcp", $crate::tcp::cc::dctcp::Dctcp;
+                /// HighSpeed TCP (RFC 3649): NewReno up to 38 segments, then a(w), b(w).
+                HighSpeed, highspeed, "highspeed", $crate::tcp::cc::highspeed::HighSpeed;
             }
         }
     };

@@ -32,8 +32,8 @@ impl Default for RenoConfig {
 
 impl RenoConfig {
     /// Slow start's increase for an ACK of `delivered` new bytes at `cwnd` (RFC 5681 §3.1 with
-    /// RFC 3465's limit, then RFC 3742's when cwnd is past max_ssthresh).
-    fn slow_start_increase(&self, cwnd: u64, delivered: u64, mss: u64) -> u64 {
+    /// RFC 3465's limit, then RFC 3742's when cwnd is past max_ssthresh); HighSpeed TCP's too.
+    pub(super) fn slow_start_increase(&self, cwnd: u64, delivered: u64, mss: u64) -> u64 {
         let inc = match self.abc_limit {
             // No byte counting: one segment per ACK of new data, however little it
             // acknowledges (RFC 2581 before RFC 3465; ns-2's agents).

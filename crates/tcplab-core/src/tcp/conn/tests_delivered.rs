@@ -3,7 +3,7 @@
 //! soon as the last one's recovery point is acknowledged.
 
 use super::*;
-use crate::tcp::cc::{BicConfig, CcConfig, CubicConfig, DctcpConfig, RenoConfig};
+use crate::tcp::cc::{BicConfig, CcConfig, CubicConfig, DctcpConfig, HighSpeedConfig, RenoConfig};
 
 /// A sender (config `c`, 40 segments of 1000 bytes outstanding, nothing arriving) whose
 /// retransmission timer has fired once; the wire holds nothing.
@@ -34,9 +34,14 @@ fn a_hole_filling_ack_after_a_timeout_grows_the_window_by_what_it_delivered() {
     // segment, so slow start adds one, whatever the controller (it added 39, or ssthresh
     // and half the rest for CUBIC: 1 → 725 segments in an 8-flow run).
     let reno2 = RenoConfig { abc_limit: 2, max_ssthresh: 0, exact_increase: false };
-    for cc in
-        [CcConfig::Reno(reno2), CcConfig::NewReno(reno2), CcConfig::Bic(BicConfig::default()), CcConfig::Cubic(CubicConfig::default()), CcConfig::Dctcp(DctcpConfig::default())]
-    {
+    for cc in [
+        CcConfig::Reno(reno2),
+        CcConfig::NewReno(reno2),
+        CcConfig::Bic(BicConfig::default()),
+        CcConfig::Cubic(CubicConfig::default()),
+        CcConfig::Dctcp(DctcpConfig::default()),
+        CcConfig::HighSpeed(HighSpeedConfig { reno: reno2 }),
+    ] {
         let c = TcpConfig { cc, initial_cwnd: 40, recovery: RecoveryKind::Sack, ..cfg() };
         let mut w = after_timeout(c);
         let mut out = Output::default();
