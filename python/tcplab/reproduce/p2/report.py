@@ -227,7 +227,7 @@ def _map_section(rep: Report, data: dict[str, Any]) -> None:
 
 
 def _slow_start_section(rep: Report, data: dict[str, Any]) -> None:
-    """Beyond the paper: the slow-start overshoot (§5 s7) against Limited Slow Start and HyStart."""
+    """Beyond the paper: the slow-start overshoot (§5 s7) against Limited Slow Start, HighSpeed TCP and HyStart."""
     from tcplab.reproduce.p2.runs import SLOW_STARTS
     t = data["slow_start"].with_columns(
         pl.col("s_cwnd_first_loss").list.drop_nulls().list.max().alias("first_loss_cwnd_max"),
@@ -235,7 +235,8 @@ def _slow_start_section(rep: Report, data: dict[str, Any]) -> None:
     rep.heading("Beyond the paper: the slow-start overshoot")
     rep.paragraph("§5 s7 blames the loss that ends slow start for the streams' later imbalance. FLA's 1×4×2 at 200 ms with the "
                   "shipped NewReno, with RFC 3742's Limited Slow Start (the era's remedy; max_ssthresh 100 segments, the RFC's "
-                  "suggestion) and with CUBIC's HyStart (today's Linux), medians over seeds. HighSpeed TCP (RFC 3649) is not built.")
+                  "suggestion), with HighSpeed TCP (RFC 3649) over Limited Slow Start (proposed together in 2003) and with CUBIC's "
+                  "HyStart (today's Linux), medians over seeds.")
     rep.table(("slow start", "path loss", "aggregate Mb/s", "avg/peak", "stream CV", "last/median completion", "stragglers",
                "largest / smallest cwnd at the first loss (MB)", "retx rate"), [
         (SLOW_STARTS[v][0], f"{p:g}", *(f"{_median(t, c, variant=v, loss=p):.3g}" for c in ("agg_mbps", "avg_over_peak", "stream_cv", "last_over_median", "tail")),
