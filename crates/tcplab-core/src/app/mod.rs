@@ -8,6 +8,7 @@
 pub mod block_read;
 pub mod bulk;
 pub mod cbr;
+pub mod fs_copy;
 pub mod sink;
 pub mod storage;
 
@@ -17,6 +18,7 @@ use crate::units::SimTime;
 pub use block_read::{BlockReader, BlockServer};
 pub use bulk::BulkSender;
 pub use cbr::CbrSource;
+pub use fs_copy::{FsCopySink, FsCopySource};
 pub use sink::Sink;
 
 /// A socket: one end of a flow (end 0: the flow's source, the active opener; 1: its
@@ -190,6 +192,10 @@ pub enum Application {
     DiskTarget(Box<storage::DiskTarget>),
     /// An iSCSI initiator moving a striped file's blocks (study 002).
     BlockInitiator(Box<storage::BlockInitiator>),
+    /// netcat sending a file through its host's page cache (study 002's conventional copy).
+    FsCopySource(Box<FsCopySource>),
+    /// netcat receiving into a file through its host's page cache; reads its socket itself.
+    FsCopySink(Box<FsCopySink>),
 }
 
 impl Application {
@@ -204,13 +210,21 @@ impl Application {
             Application::BlockServer(a) => a.on(notice, io),
             Application::DiskTarget(a) => a.on(notice, io),
             Application::BlockInitiator(a) => a.on(notice, io),
+            Application::FsCopySource(a) => a.on(notice, io),
+            Application::FsCopySink(a) => a.on(notice, io),
         }
     }
 
     /// The socket notices it needs.
     pub fn interest(&self) -> Interest {
         match self {
-            Application::Bulk(_) | Application::BlockReader(_) | Application::BlockServer(_) | Application::DiskTarget(_) | Application::BlockInitiator(_) => Interest::Every,
+            Application::Bulk(_)
+            | Application::BlockReader(_)
+            | Application::BlockServer(_)
+            | Application::DiskTarget(_)
+            | Application::BlockInitiator(_)
+            | Application::FsCopySource(_)
+            | Application::FsCopySink(_) => Interest::Every,
             Application::Sink(s) if s.is_paced() => Interest::Every,
             Application::Sink(_) => Interest::PeerClosed,
             Application::Cbr(_) => Interest::Nothing,
@@ -220,7 +234,7 @@ impl Application {
     /// True when it reads its sockets itself (`Sockets::read`); the others' connections read
     /// every byte on arrival.
     pub fn reads_itself(&self) -> bool {
-        matches!(self, Application::Sink(s) if s.is_paced())
+        matches!(self, Application::Sink(s) if s.is_paced()) || matches!(self, Application::FsCopySink(_))
     }
 
     /// Where its timer's events stand among simultaneous events (`engine::order`), and whether
@@ -232,7 +246,9 @@ impl Application {
             | Application::BlockReader(_)
             | Application::BlockServer(_)
             | Application::DiskTarget(_)
-            | Application::BlockInitiator(_) => (Rank::AppStop, false),
+            | Application::BlockInitiator(_)
+            | Application::FsCopySource(_)
+            | Application::FsCopySink(_) => (Rank::AppStop, false),
             Application::Cbr(_) => (Rank::Cbr, true),
         }
     }

@@ -5,7 +5,8 @@
 //! disks on it; `stripe`: hierarchical `i×j×k` striping of a file over disk servers and disks;
 //! `iscsi`: RFC 3720's PDUs, transfer plans and initiator/target state machines over records;
 //! `volume`: a disk server's share over its disks, as tasks; `outbox`: a session's PDUs in
-//! order; the applications `DiskTarget` (a disk server answering iSCSI) and `BlockInitiator`
+//! order; `page_cache`: a Linux 2.4 host's page cache over one file on one disk (read-ahead,
+//! bdflush/kupdate write-back); the applications `DiskTarget` (a disk server answering iSCSI) and `BlockInitiator`
 //! (a file server reading, or a source disk server writing to its peer).
 
 pub mod block_initiator;
@@ -15,6 +16,7 @@ pub mod disk_target;
 pub mod geometry;
 pub mod iscsi;
 pub mod outbox;
+pub mod page_cache;
 pub mod stripe;
 pub mod volume;
 

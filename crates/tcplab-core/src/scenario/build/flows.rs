@@ -1,6 +1,6 @@
 //! The flows, one builder per traffic kind: a bulk TCP transfer, a UDP CBR stream, a block
 //! read (a client reading striped blocks from servers), a reservoir transfer
-//! (`build::reservoir`). Each builder adds the flows, their
+//! (`build::reservoir`), a file copy through page caches (`build::fs_copy`). Each builder adds the flows, their
 //! routes and their applications; the order of flows and routes follows the scenario's.
 
 use std::collections::BTreeMap;
@@ -60,6 +60,7 @@ pub(super) fn build(r: &ResolvedScenario, net: &Network, seeds: &SeedTree, sim: 
             Traffic::Tcp(t) => bulk(&mut b, sim, i, f, t)?,
             Traffic::UdpCbr(t) => udp_cbr(&mut b, sim, i, f, t)?,
             Traffic::Reservoir(t) => super::reservoir::reservoir(&mut b, sim, i, f, t)?,
+            Traffic::FsCopy(t) => super::fs_copy::fs_copy(&mut b, sim, i, f, t)?,
         }
     }
     Ok(())

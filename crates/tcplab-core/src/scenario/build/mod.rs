@@ -10,6 +10,7 @@
 
 mod agents;
 mod flows;
+mod fs_copy;
 mod network;
 mod observe;
 mod reservoir;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::fs_copy::FsCopyTraffic;
 use super::nodes::{Names, NodeKind};
 use super::reservoir::ReservoirTraffic;
 use super::run::ResolvedRun;
@@ -48,6 +49,7 @@ impl ResolvedFlow {
             Traffic::Tcp(t) => Some(&t.tcp),
             Traffic::BlockRead(b) => Some(&b.tcp),
             Traffic::Reservoir(r) => Some(&r.tcp),
+            Traffic::FsCopy(c) => Some(&c.tcp),
             Traffic::UdpCbr(_) => None,
         }
     }
@@ -65,6 +67,8 @@ pub enum Traffic {
     BlockRead(BlockReadTraffic),
     /// A striped file moved over iSCSI between disk servers (study 002).
     Reservoir(ReservoirTraffic),
+    /// netcat copying a file through both hosts' page caches (study 002's conventional copy).
+    FsCopy(FsCopyTraffic),
 }
 
 /// The most blocks a block-read flow reads (a TOML integer, and far beyond any run).
@@ -141,12 +145,13 @@ pub struct Cbr {
 
 /// The table of each kind (`[flows.bulk]`, `[flows.cbr]`, `[flows.block_read]`): a table
 /// given for another kind is an error naming it.
-fn kind_tables(f: &FlowSpec) -> [(&'static str, FlowKind, bool); 4] {
+fn kind_tables(f: &FlowSpec) -> [(&'static str, FlowKind, bool); 5] {
     [
         ("bulk", FlowKind::Tcp, f.bulk.is_some()),
         ("cbr", FlowKind::UdpCbr, f.cbr.is_some()),
         ("block_read", FlowKind::BlockRead, f.block_read.is_some()),
         ("reservoir", FlowKind::Reservoir, f.reservoir.is_some()),
+        ("fs_copy", FlowKind::FsCopy, f.fs_copy.is_some()),
     ]
 }
 
@@ -156,6 +161,7 @@ fn kind_name(k: FlowKind) -> &'static str {
         FlowKind::UdpCbr => "udp-cbr",
         FlowKind::BlockRead => "block-read",
         FlowKind::Reservoir => "reservoir",
+        FlowKind::FsCopy => "fs-copy",
     }
 }
 
@@ -210,6 +216,7 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         let dst_members = super::nodes::members(&f.dst, names).len() as u32;
         let servers = br.servers.unwrap_or(dst_members);
         let reservoir = if f.kind == FlowKind::Reservoir { Some(super::reservoir::resolve_reservoir(i, f, names)?) } else { None };
+        let fs_copy = if f.kind == FlowKind::FsCopy { Some(super::fs_copy::resolve_fs_copy(i, f)?) } else { None };
         let (count, made) = if let Some(r) = &reservoir {
             (1, r.servers as u64)
         } else if f.kind == FlowKind::BlockRead {
@@ -304,6 +311,10 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
             FlowKind::Reservoir => {
                 let tcp = if f.tcp == TcpSpec::default() { resolved_tcp.clone() } else { resolve_tcp(defaults_tcp, &f.tcp, &p("tcp"))? };
                 Traffic::Reservoir(ReservoirTraffic { reservoir: reservoir.expect("resolved above for this kind"), tcp })
+            }
+            FlowKind::FsCopy => {
+                let tcp = if f.tcp == TcpSpec::default() { resolved_tcp.clone() } else { resolve_tcp(defaults_tcp, &f.tcp, &p("tcp"))? };
+                Traffic::FsCopy(FsCopyTraffic { fs_copy: fs_copy.expect("resolved above for this kind"), tcp })
             }
         };
         let start = f.start.map_or(SimDuration::ZERO, |d| d.0);

@@ -11,7 +11,7 @@ use crate::app::storage::bus::BusParams;
 use crate::app::storage::disk::{DiskParams, SeekParams};
 use crate::app::storage::iscsi::{Digest, SessionParams};
 use crate::app::storage::stripe::{Stripe, StripeParams};
-use crate::scenario::spec::{Access, Dur, FlowSpec, Placement, Rate, ReservoirSpec, Size};
+use crate::scenario::spec::{Access, DiskSpec, Dur, FlowSpec, Placement, Rate, ReservoirSpec, Size};
 use crate::scenario::ScenarioError;
 use crate::units::BitRate;
 
@@ -147,27 +147,12 @@ impl ResolvedReservoir {
 
     /// The disk model.
     pub fn disk_params(&self) -> DiskParams {
-        let d = &self.disk;
-        DiskParams {
-            sector_bytes: SECTOR_BYTES,
-            capacity_sectors: d.capacity.0 / SECTOR_BYTES as u64,
-            rpm: d.rpm,
-            rate_outer: d.rate_outer.0,
-            rate_inner: d.rate_inner.0,
-            zones: d.zones,
-            seek_read: SeekParams { track_to_track: d.seek_track.0, average: d.seek_read.0, full_stroke: d.seek_read_full.0 },
-            seek_write: SeekParams { track_to_track: d.seek_track.0, average: d.seek_write.0, full_stroke: d.seek_write_full.0 },
-            overhead_miss: d.overhead.0,
-            overhead_hit: DiskParams::default().overhead_hit.min(d.overhead.0),
-            cache_bytes: d.cache.0,
-            read_ahead: d.read_ahead,
-            write_cache: d.write_cache,
-        }
+        self.disk.params()
     }
 
     /// The bus.
     pub fn bus_params(&self) -> BusParams {
-        BusParams { rate: self.disk.bus.0, efficiency_percent: self.disk.bus_efficiency }
+        self.disk.bus_params()
     }
 
     /// The file's `1×j×k` layout, placed at `file_position` on every disk.
@@ -196,13 +181,82 @@ impl ResolvedReservoir {
     }
 }
 
+impl ResolvedDisk {
+    /// The disk model.
+    pub fn params(&self) -> DiskParams {
+        DiskParams {
+            sector_bytes: SECTOR_BYTES,
+            capacity_sectors: self.capacity.0 / SECTOR_BYTES as u64,
+            rpm: self.rpm,
+            rate_outer: self.rate_outer.0,
+            rate_inner: self.rate_inner.0,
+            zones: self.zones,
+            seek_read: SeekParams { track_to_track: self.seek_track.0, average: self.seek_read.0, full_stroke: self.seek_read_full.0 },
+            seek_write: SeekParams { track_to_track: self.seek_track.0, average: self.seek_write.0, full_stroke: self.seek_write_full.0 },
+            overhead_miss: self.overhead.0,
+            overhead_hit: DiskParams::default().overhead_hit.min(self.overhead.0),
+            cache_bytes: self.cache.0,
+            read_ahead: self.read_ahead,
+            write_cache: self.write_cache,
+        }
+    }
+
+    /// The bus.
+    pub fn bus_params(&self) -> BusParams {
+        BusParams { rate: self.bus.0, efficiency_percent: self.bus_efficiency }
+    }
+
+    /// Check the disk model and the bus; errors name the key under `path` (`….disk`).
+    pub(super) fn check(&self, path: &str) -> Res<()> {
+        let disk_keys = [("capacity_sectors", "capacity"), ("cache_bytes", "cache"), ("overhead_hit", "overhead"), ("overhead_miss", "overhead")];
+        self.params().validate().map_err(|e| keyed(e, path, &disk_keys))?;
+        self.bus_params().validate().map_err(|e| keyed(e, path, &[("rate", "bus"), ("efficiency_percent", "bus_efficiency")]))?;
+        Ok(())
+    }
+}
+
+/// `[….disk]` with every default written out, its simple checks made (`rp` names a key).
+pub(super) fn resolve_disk(d: &DiskSpec, rp: impl Fn(&str) -> String) -> Res<ResolvedDisk> {
+    let sector = SECTOR_BYTES as u64;
+    let (dd, bd) = (DiskParams::default(), BusParams::default());
+    let disk = ResolvedDisk {
+        rpm: d.rpm.unwrap_or(dd.rpm),
+        rate_outer: d.rate_outer.unwrap_or(Rate(dd.rate_outer)),
+        rate_inner: d.rate_inner.unwrap_or(Rate(dd.rate_inner)),
+        zones: d.zones.unwrap_or(dd.zones),
+        capacity: d.capacity.unwrap_or(Size(dd.capacity_sectors * sector)),
+        seek_read: d.seek_read.unwrap_or(Dur(dd.seek_read.average)),
+        seek_write: d.seek_write.unwrap_or(Dur(dd.seek_write.average)),
+        seek_track: d.seek_track.unwrap_or(Dur(dd.seek_read.track_to_track)),
+        seek_read_full: d.seek_read_full.unwrap_or(Dur(dd.seek_read.full_stroke)),
+        seek_write_full: d.seek_write_full.unwrap_or(Dur(dd.seek_write.full_stroke)),
+        overhead: d.overhead.unwrap_or(Dur(dd.overhead_miss)),
+        cache: d.cache.unwrap_or(Size(dd.cache_bytes)),
+        read_ahead: d.read_ahead.unwrap_or(dd.read_ahead),
+        write_cache: d.write_cache.unwrap_or(dd.write_cache),
+        max_request: d.max_request.unwrap_or(Size(256 * 1024)),
+        bus: d.bus.unwrap_or(Rate(bd.rate)),
+        bus_efficiency: d.bus_efficiency.unwrap_or(bd.efficiency_percent),
+    };
+    if disk.capacity.0 < sector {
+        return err(rp("disk.capacity"), format!("{} bytes hold no {sector}-byte sector", disk.capacity.0));
+    }
+    if disk.max_request.0 == 0 || !disk.max_request.0.is_multiple_of(sector) {
+        return err(rp("disk.max_request"), format!("{} bytes is not a whole number (≥ 1) of {sector}-byte sectors", disk.max_request.0));
+    }
+    if disk.rate_outer.0 == BitRate(0) {
+        return err(rp("disk.rate_outer"), "must be above 0");
+    }
+    Ok(disk)
+}
+
 /// The names of a reservoir flow's streams: `name.s` for disk server `s`.
 pub fn reservoir_names(name: &str, servers: u32) -> Vec<String> {
     (0..servers).map(|s| format!("{name}.{s}")).collect()
 }
 
 /// Rewrite a model's error (`field: reason`) with the scenario key it comes from.
-fn keyed(e: String, path: &str, keys: &[(&str, &str)]) -> ScenarioError {
+pub(super) fn keyed(e: String, path: &str, keys: &[(&str, &str)]) -> ScenarioError {
     let (field, rest) = e.split_once(':').unwrap_or(("", &e));
     let head = field.split('.').next().unwrap_or(field);
     let key = keys.iter().find(|(model, _)| *model == head).map_or(head, |k| k.1);
@@ -285,43 +339,12 @@ pub(super) fn resolve_reservoir(i: usize, f: &FlowSpec, names: &Names) -> Res<Re
         command_window: s.command_window.unwrap_or(dflt.command_window),
         phase_collapse: s.phase_collapse.unwrap_or(dflt.phase_collapse),
     };
-    let d = r.disk.clone().unwrap_or_default();
-    let (dd, bd) = (DiskParams::default(), BusParams::default());
-    let disk = ResolvedDisk {
-        rpm: d.rpm.unwrap_or(dd.rpm),
-        rate_outer: d.rate_outer.unwrap_or(Rate(dd.rate_outer)),
-        rate_inner: d.rate_inner.unwrap_or(Rate(dd.rate_inner)),
-        zones: d.zones.unwrap_or(dd.zones),
-        capacity: d.capacity.unwrap_or(Size(dd.capacity_sectors * sector)),
-        seek_read: d.seek_read.unwrap_or(Dur(dd.seek_read.average)),
-        seek_write: d.seek_write.unwrap_or(Dur(dd.seek_write.average)),
-        seek_track: d.seek_track.unwrap_or(Dur(dd.seek_read.track_to_track)),
-        seek_read_full: d.seek_read_full.unwrap_or(Dur(dd.seek_read.full_stroke)),
-        seek_write_full: d.seek_write_full.unwrap_or(Dur(dd.seek_write.full_stroke)),
-        overhead: d.overhead.unwrap_or(Dur(dd.overhead_miss)),
-        cache: d.cache.unwrap_or(Size(dd.cache_bytes)),
-        read_ahead: d.read_ahead.unwrap_or(dd.read_ahead),
-        write_cache: d.write_cache.unwrap_or(dd.write_cache),
-        max_request: d.max_request.unwrap_or(Size(256 * 1024)),
-        bus: d.bus.unwrap_or(Rate(bd.rate)),
-        bus_efficiency: d.bus_efficiency.unwrap_or(bd.efficiency_percent),
-    };
-    if disk.capacity.0 < sector {
-        return err(rp("disk.capacity"), format!("{} bytes hold no {sector}-byte sector", disk.capacity.0));
-    }
-    if disk.max_request.0 == 0 || !disk.max_request.0.is_multiple_of(sector) {
-        return err(rp("disk.max_request"), format!("{} bytes is not a whole number (≥ 1) of {sector}-byte sectors", disk.max_request.0));
-    }
-    if disk.rate_outer.0 == BitRate(0) {
-        return err(rp("disk.rate_outer"), "must be above 0");
-    }
+    let disk = resolve_disk(&r.disk.clone().unwrap_or_default(), rp)?;
     let placement = r.placement.unwrap_or_default();
     let resolved = ResolvedReservoir { access, servers, disks, file, block, stripe_unit, disk_stripe_unit, file_position, placement, iscsi, disk };
     let iscsi_keys = [("max_recv_data_segment_length_initiator", "max_recv_data_segment_length"), ("max_recv_data_segment_length_target", "max_recv_data_segment_length")];
     resolved.session().validate().map_err(|e| keyed(e, &rp("iscsi"), &iscsi_keys))?;
-    let disk_keys = [("capacity_sectors", "capacity"), ("cache_bytes", "cache"), ("overhead_hit", "overhead"), ("overhead_miss", "overhead")];
-    resolved.disk_params().validate().map_err(|e| keyed(e, &rp("disk"), &disk_keys))?;
-    resolved.bus_params().validate().map_err(|e| keyed(e, &rp("disk"), &[("rate", "bus"), ("efficiency_percent", "bus_efficiency")]))?;
+    resolved.disk.check(&rp("disk"))?;
     resolved.layout(resolved.base_lba()).build().map_err(|e| keyed(e, &format!("flows[{i}].reservoir"), &[("unit_servers", "stripe_unit"), ("unit_disks", "disk_stripe_unit")]))?;
     resolved.stripe().check_fits(file.0, resolved.disk.capacity.0 / sector).map_err(|e| keyed(e, &format!("flows[{i}].reservoir"), &[("file_bytes", "file")]))?;
     Ok(resolved)

@@ -435,6 +435,9 @@ pub enum FlowKind {
     /// TCP stream per disk server of `src`, to the paired member of `dst` (remote access) or to
     /// the file server `dst` (local access).
     Reservoir,
+    /// netcat copying a file from `src`'s disk to `dst`'s through both page caches (study 002's
+    /// conventional copy, Fig. 3): one TCP stream.
+    FsCopy,
 }
 
 /// `[[flows]]`.
@@ -477,6 +480,9 @@ pub struct FlowSpec {
     /// `kind = "reservoir"`: the striped transfer's table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reservoir: Option<ReservoirSpec>,
+    /// `kind = "fs-copy"`: the file copy's table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs_copy: Option<FsCopySpec>,
     /// Per-flow TCP settings.
     #[serde(default, skip_serializing_if = "is_default_tcp")]
     pub tcp: TcpSpec,

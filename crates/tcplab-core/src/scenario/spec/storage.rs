@@ -1,6 +1,7 @@
 //! `[flows.reservoir]` (`kind = "reservoir"`, study 002): a striped file moved between disk
-//! servers over iSCSI, one TCP stream per disk server. Defaults and their evidence are on the
-//! resolved form (`resolve::ResolvedReservoir`).
+//! servers over iSCSI, one TCP stream per disk server; `[flows.fs_copy]` (`kind = "fs-copy"`):
+//! netcat copying a file between two hosts through their page caches. Defaults and their
+//! evidence are on the resolved forms (`resolve::ResolvedReservoir`, `resolve::ResolvedFsCopy`).
 
 use serde::{Deserialize, Serialize};
 
@@ -163,4 +164,50 @@ pub struct DiskSpec {
     /// Share of the bus rate left for data, percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bus_efficiency: Option<u32>,
+}
+
+/// `[flows.fs_copy]` (`kind = "fs-copy"`): netcat copying a file from `src`'s disk to `dst`'s,
+/// each through its host's page cache.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FsCopySpec {
+    /// The file's size (default 1GB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<Size>,
+    /// netcat's read size (default 8KiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<Size>,
+    /// Memory the dirty limits are percentages of (default 893MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<Size>,
+    /// `vm.min-readahead`, pages (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_readahead: Option<u64>,
+    /// `vm.max-readahead`, pages (default 31).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_readahead: Option<u64>,
+    /// bdflush `nfract`, percent (default 40).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nfract: Option<u32>,
+    /// bdflush `nfract_sync`, percent (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nfract_sync: Option<u32>,
+    /// kupdate's period (default 5s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Dur>,
+    /// Age at which kupdate writes a dirty buffer out (default 30s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub age_buffer: Option<Dur>,
+    /// Write commands queued at most (default 64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u32>,
+    /// Where the file lies on the source's disk, 0 (outer edge) to 1 (inner edge) (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src_position: Option<f64>,
+    /// Where the copy lies on the destination's disk, 0 to 1 (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst_position: Option<f64>,
+    /// Both hosts' disk and bus (the keys of `[flows.reservoir.disk]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<DiskSpec>,
 }
