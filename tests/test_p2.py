@@ -14,7 +14,7 @@ from tcplab.reproduce import STUDY_NAMES
 from tcplab.reproduce.findings import missing_quotes
 from tcplab.reproduce.p2 import checks as p2_checks
 from tcplab.reproduce.p2 import constants as c
-from tcplab.reproduce.p2.measures import run_measures
+from tcplab.reproduce.p2.measures import copy_measures, run_measures
 from tcplab.reproduce.scenarios import scenario_value, study_dir, study_scenario
 from test_p2_streams import comet_table, competing_table, coupled_table, path_table, stream_columns, traced_table
 
@@ -88,6 +88,27 @@ def _local(seq, scat):
                          for p in ("sequential", "scattered") for k in (1, 2, 3)])
 
 
+def _copy(shipped, inner=0.6):
+    """Fig. 3's copy runs: average/peak `shipped` with the destination at the outer edge, lower inward."""
+    return pl.DataFrame([{"dst_position": p, "seed": k, "avg_over_peak": (shipped if p == 0.0 else inner) + 0.001 * k,
+                          "peak_mbps": 530.0, "avg_mbps": 530.0 * shipped} for p in (0.0, 0.5, 1.0) for k in (1, 2, 3)])
+
+
+def test_the_copy_findings_need_the_copy_below_its_peak_and_below_the_reservoir():
+    # F2: the copy's average/peak below 0.8 and below 1×4×2's (order); F3 needs the reverse order.
+    good = {"local": _local(900.0, 400.0), "copy": _copy(0.6)}
+    for judge in (p2_checks._f2, p2_checks._f3):
+        ok, text, _ = judge(good)
+        assert ok, f"{judge.__name__}: {text}"
+    # A copy that sustains its peak (equal disks: the shipped reading) fails both, and the map is printed.
+    flat = {"local": _local(900.0, 400.0), "copy": _copy(0.999)}
+    for judge in (p2_checks._f2, p2_checks._f3):
+        ok, text, _ = judge(flat)
+        assert not ok and "1: 0.602" in text, f"{judge.__name__}: {text}"
+    # Below the reservoir but not below 0.8: F2 fails on its level.
+    assert not p2_checks._f2({"local": _local(900.0, 400.0), "copy": _copy(0.85)})[0]
+
+
 def _disk_only():
     return pl.DataFrame({"seed": [1, 1, 1], "file_position": [0.0, 1.0, 0.0], "placement": ["sequential", "sequential", "scattered"],
                          "agg_mbps": [1000.0, 500.0, 300.0]})
@@ -98,7 +119,7 @@ def test_the_placement_finding_needs_sequential_faster_beyond_the_noise():
     assert ok and "2.2" in text and "3.33×" in text, text
     assert not p2_checks._f4({"local": _local(900.0, 899.0), "disk_only": _disk_only()})[0], "a gain within the seeds' noise"
     assert not p2_checks._f4({"local": _local(400.0, 900.0), "disk_only": _disk_only()})[0]
-    assert p2_checks._f3({"local": _local(900.0, 400.0)})[0]
+    assert p2_checks._f3({"local": _local(900.0, 400.0), "copy": _copy(0.6)})[0]
     assert p2_checks._f22({"disk_only": _disk_only()})[0], "F22 reads the sequential runs only"
 
 
@@ -178,7 +199,7 @@ def test_the_delay_ratio_is_judged_on_the_named_reading_only():
 
 def test_every_finding_is_a_check_or_a_setup_sentence_and_not_run_ones_fail():
     data = {"fla": _fla(_paper_fla), "plan": {"fla_losses": c.FLA_LOSSES["full"]}, "sc": _sc(10),
-            "local": _local(900.0, 400.0), "disk_only": _disk_only(),
+            "local": _local(900.0, 400.0), "disk_only": _disk_only(), "copy": _copy(0.6),
             "comet": comet_table(), "traced": traced_table(), "path": path_table(5.0), "comet_limit": _comet_limit(300.0, 5.0),
             "coupled": coupled_table(), "competing": competing_table(),
             "sc_full": pl.DataFrame({"ip_mbps": [560.0], "l2_mbps": [565.0], "peak_l2_mbps": [580.0]}), "sc_full_label": "test"}
@@ -209,6 +230,20 @@ def test_the_measures_of_a_real_run(tmp_path):
     r2 = tcplab.run(path, overrides={"flows.0.reservoir.file": "8MiB", "trace.milestones": False})
     with pytest.raises(ValueError, match="milestones"):
         run_measures(r2)
+
+
+def test_the_copy_measures_of_a_real_run():
+    # 64 MiB through the shipped copy: every byte delivered, the peak a whole 1 s bin near the
+    # source disk's rate, average/peak at most 1; a slower destination (inner edge, a cache
+    # smaller than the file) falls below its peak.
+    path = study_scenario(c.STUDY, "fs_copy")
+    m = copy_measures(tcplab.run(path, overrides={"flows.0.fs_copy.file": "256MiB"}))
+    assert 400 < m["peak_mbps"] < 600 and 0.9 < m["avg_over_peak"] <= 1.0 + 1e-9, m
+    slow = copy_measures(tcplab.run(path, overrides={"flows.0.fs_copy.file": "256MiB", "flows.0.fs_copy.cache": "64MiB",
+                                                     "flows.0.fs_copy.dst_position": 1.0}))
+    assert slow["avg_over_peak"] < 0.85, slow
+    with pytest.raises(ValueError, match="no flow named"):
+        copy_measures(tcplab.run(path, overrides={"flows.0.fs_copy.file": "8MiB"}), flow="nope")
 
 
 def test_the_shipped_scenarios_share_the_hosts_and_the_nic_queue():

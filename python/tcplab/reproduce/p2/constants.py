@@ -54,6 +54,8 @@ SHARED_MBPS = 224.8
 
 # Fig. 12: 1×1×1 through Comet Drop.
 COMET_RTTS_MS = (0, 20, 50, 100, 150, 200)
+COMET_RTTS_QUICK_MS = (0, 20, 200)
+"""--quick's Comet Drop RTTs: the ends F20 divides and F19's middle point."""
 NIC_SHIPPED = "356pkts"
 """The senders' NIC queue as shipped (A12): Linux 2.4's Ethernet txqueuelen 100 plus the GA620
 (acenic) driver's 256-entry TX ring; `links.0.queue_a` of fla.toml, sc2002.toml, comet.toml."""

@@ -149,3 +149,29 @@ def _dynamics(result: Any, flows: pl.DataFrame, finish: list[float], end: float,
         out["out_median_gap"] = [p["median_gap"] for p in per]
         out["acks_per_data"] = [p["acks_per_data"] for p in per]
     return out
+
+
+def copy_measures(result: Any, flow: str = "copy", bin_s: float = 1.0) -> dict[str, Any]:
+    """Fig. 3's conventional copy (`fs_copy.toml`): the copy flow's delivered bytes in `bin_s`
+    bins (the throughput trace, headers excluded as the trace counts payload) — `peak_mbps` (its
+    largest whole bin inside the transfer), `avg_mbps` (all its bytes over its time, start to
+    finish or to the run's end) and `avg_over_peak`; `finish_s`."""
+    flows = result.flows.filter(pl.col("name") == flow)
+    if flows.height != 1:
+        raise ValueError(f"no flow named {flow!r}: the copy")
+    fid = flows["id"][0]
+    t0 = float(flows["start_s"][0])
+    fin = flows["finish_s"][0]
+    end = float(fin) if fin is not None else float(result.summary["sim_time_s"])
+    tp = result.traces.get("throughput")
+    if tp is None:
+        raise ValueError("the copy's measures need the throughput trace (trace.throughput_interval)")
+    tp = tp.filter(pl.col("flow") == fid)
+    bins = (tp.with_columns(((pl.col("time_s") - 1e-9) / bin_s).floor().alias("bin"))
+            .group_by("bin").agg(pl.col("bytes").sum()).sort("bin"))
+    whole = [b * 8 / bin_s for k, b in zip(bins["bin"].to_list(), bins["bytes"].to_list(), strict=True) if (k + 1) * bin_s <= end]
+    peak = max(whole, default=0.0)
+    avg = float(flows["bytes_delivered"][0]) * 8 / (end - t0) if end > t0 else 0.0
+    return {"peak_mbps": peak / 1e6, "avg_mbps": avg / 1e6, "avg_over_peak": avg / peak if peak > 0 else math.nan,
+            "finish_s": None if fin is None else float(fin)}
+

@@ -14,7 +14,7 @@ from tcplab.reproduce import runner
 from tcplab.reproduce.p2.constants import BOTTLENECK, COMET_READINGS, MAP_UNKNOWNS, NIC_SHIPPED, STUDY
 from tcplab.reproduce.scenarios import study_scenario
 
-__all__ = ["COMPETING_LINES", "COMPETING_MODES", "COORDINATION", "run_competing", "run_coupled", "PROCESSING_LIMITS", "SLOW_STARTS", "run_comet_limit", "run_slow_start", "run_comet", "run_disk_only", "run_fla", "run_local", "run_path_1x1x1", "run_sc2002", "run_traced"]
+__all__ = ["COPY_POSITIONS", "run_fs_copy", "COMPETING_LINES", "COMPETING_MODES", "COORDINATION", "run_competing", "run_coupled", "PROCESSING_LIMITS", "SLOW_STARTS", "run_comet_limit", "run_slow_start", "run_comet", "run_disk_only", "run_fla", "run_local", "run_path_1x1x1", "run_sc2002", "run_traced"]
 
 HOOK = "tcplab.reproduce.p2.measures:run_measures"
 
@@ -54,6 +54,23 @@ def run_local(seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
     points = [{"flows.0.reservoir.placement": p} for p in PLACEMENTS]
     t = _run("local_gbe", points, seeds, bottleneck=None, name="local", **kw)
     return _label(t, points, {"placement": list(PLACEMENTS)})
+
+
+COPY_POSITIONS = (0.0, 0.5, 1.0)
+"""Fig. 3: where the destination's copy lies on its disk (0 = outer edge, as shipped and as the
+source's; 1 = inner edge) — not given, mapped: the destination disk writes at its zone's media
+rate, which decides whether its dirty limit fills."""
+
+
+def run_fs_copy(seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
+    """Fig. 3 (F2): `fs_copy.toml` — netcat copying 1 GB over GbE through both hosts' page
+    caches — with the destination's copy at each of `COPY_POSITIONS`."""
+    points = [{"flows.0.fs_copy.dst_position": p} for p in COPY_POSITIONS]
+    path = study_scenario(STUDY, "fs_copy")
+    out, workers, cluster = kw.get("out"), kw.get("workers"), kw.get("cluster")
+    t = runner.run_points([(path, dict(p)) for p in points], seeds, hook="tcplab.reproduce.p2.measures:copy_measures", hook_args={},
+                          out=None if out is None else out / "fs-copy", workers=workers, cluster=cluster, name="p2-fs-copy")
+    return _label(t, points, {"dst_position": list(COPY_POSITIONS)})
 
 
 def run_disk_only(seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
