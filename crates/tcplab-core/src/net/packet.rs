@@ -24,6 +24,8 @@ pub enum End {
 
 /// IPv4 header bytes (no options).
 pub const IPV4_HEADER: u32 = 20;
+/// IPv6 header bytes (no extension headers).
+pub const IPV6_HEADER: u32 = 40;
 /// TCP header bytes without options.
 pub const TCP_HEADER: u32 = 20;
 /// UDP header bytes.
@@ -103,6 +105,8 @@ pub struct TcpHeader {
     /// The ECN field of the IP header carrying this segment (set by the sender, turned to CE
     /// by a marking queue; UDP datagrams are never ECN-capable here).
     pub ecn: Ecn,
+    /// The segment rides IPv6 (a 40-byte header) rather than IPv4 (20 bytes).
+    pub ipv6: bool,
 }
 
 impl TcpHeader {
@@ -184,9 +188,10 @@ impl TcpHeader {
         n
     }
 
-    /// IP packet size: IPv4 + TCP + options + payload.
+    /// IP packet size: the IP header (IPv4 or IPv6) + TCP + options + payload.
     pub fn ip_len(&self) -> u32 {
-        IPV4_HEADER + TCP_HEADER + self.options_len() + self.len
+        let ip = if self.ipv6 { IPV6_HEADER } else { IPV4_HEADER };
+        ip + TCP_HEADER + self.options_len() + self.len
     }
 }
 

@@ -158,6 +158,9 @@ pub struct TcpConfig {
     /// segments or half the receive buffer (4.4BSD `tcp_output`; TCP/IP Illustrated Vol. 2
     /// §26.3). Without it such an ACK waits for the delayed-ACK rule.
     pub window_update_on_read: bool,
+    /// Segments ride IPv6 (40-byte headers; no extension headers) instead of IPv4 (20 bytes)
+    /// (default false). The MSS is the configured `mss` either way.
+    pub ipv6: bool,
 }
 
 impl Default for TcpConfig {
@@ -194,6 +197,7 @@ impl Default for TcpConfig {
             timer_ticks: false,
             round_buffers_to_mss: false,
             window_update_on_read: false,
+            ipv6: false,
         }
     }
 }

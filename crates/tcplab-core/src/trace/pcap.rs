@@ -1,5 +1,6 @@
 //! Header captures as pcapng: the only place where packets become bytes. Frames are
-//! Ethernet II + IPv4 + TCP (with options) or UDP, built with `etherparse` from the header
+//! Ethernet II + IPv4 (or IPv6 for a flow that uses it: `fd00::` plus the host's IPv4
+//! address) + TCP (with options) or UDP, built with `etherparse` from the header
 //! model and written with `pcap-file` through a buffered file, one Enhanced Packet Block at a
 //! time — memory stays bounded however long the capture. Payload is not stored: each record's
 //! captured length is the headers, its original length the whole frame, so readers show the
@@ -12,7 +13,7 @@ use std::io::{self, BufWriter};
 use std::path::Path;
 use std::time::Duration;
 
-use etherparse::{EtherType, Ethernet2Header, IpEcn, IpNumber, Ipv4Header, TcpHeader as WireTcp, TcpOptionElement, UdpHeader};
+use etherparse::{EtherType, Ethernet2Header, IpEcn, IpNumber, Ipv4Header, Ipv6FlowLabel, Ipv6Header, TcpHeader as WireTcp, TcpOptionElement, UdpHeader};
 use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
 use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
 use pcap_file::pcapng::PcapNgWriter;
@@ -57,6 +58,22 @@ pub fn encode(pkt: &Packet, from: usize, id: &WireIdentity, buf: &mut Vec<u8>) -
     let original = ETHERNET_HEADER + pkt.size;
     let ip_payload = (pkt.size - 20) as u16;
     match &pkt.body {
+        Body::Tcp(h) if h.ipv6 => {
+            // Traffic class: DSCP 0 and the ECN bits in its low two (RFC 3168 §5).
+            let ip = Ipv6Header {
+                traffic_class: h.ecn as u8,
+                flow_label: Ipv6FlowLabel::ZERO,
+                payload_length: (pkt.size - 40) as u16,
+                next_header: IpNumber::TCP,
+                hop_limit: 64,
+                source: ipv6_of(id.ip[from]),
+                destination: ipv6_of(id.ip[to]),
+            };
+            let tcp = wire_tcp(h, from, id);
+            Ethernet2Header { ether_type: EtherType::IPV6, ..eth }.write(buf).expect("Vec write");
+            ip.write(buf).expect("Vec write");
+            tcp.write(buf).expect("Vec write");
+        }
         Body::Tcp(h) => {
             let mut ip = Ipv4Header::new(ip_payload, 64, IpNumber::TCP, id.ip[from], id.ip[to]).expect("IP payload fits 16 bits");
             ip.ecn = match h.ecn {
@@ -82,6 +99,15 @@ pub fn encode(pkt: &Packet, from: usize, id: &WireIdentity, buf: &mut Vec<u8>) -
         }
     }
     original
+}
+
+/// A host's IPv6 address: the unique-local prefix `fd00::/8` with its IPv4 address as the last
+/// 32 bits (`fd00::10.0.0.1`).
+fn ipv6_of(v4: [u8; 4]) -> [u8; 16] {
+    let mut a = [0u8; 16];
+    a[0] = 0xfd;
+    a[12..].copy_from_slice(&v4);
+    a
 }
 
 fn wire_tcp(h: &TcpHeader, from: usize, id: &WireIdentity) -> WireTcp {
@@ -218,6 +244,24 @@ mod tests {
         assert_eq!(t.window_size() as u32, (1u32 << 20) >> 7);
         assert_eq!(t.header_len() as u32, 20 + h.options_len());
         assert!(t.psh() && t.ack() && !t.syn());
+    }
+
+    #[test]
+    fn an_ipv6_segment_is_20_bytes_longer_and_parses_as_ipv6() {
+        let v4 = TcpHeader { seq: 100, ack: 5, len: 1000, flags: flags::ACK, window: 1 << 16, ecn: Ecn::Ect0, ..TcpHeader::default() };
+        let v6 = TcpHeader { ipv6: true, ..v4 };
+        assert_eq!(v6.ip_len(), v4.ip_len() + 20);
+        let mut buf = Vec::new();
+        let orig = encode(&tcp_pkt(v6), 0, &ident(), &mut buf);
+        assert_eq!(orig, 14 + 40 + 20 + 1000);
+        let parsed = etherparse::LaxSlicedPacket::from_ethernet(&buf).expect("parses");
+        let Some(etherparse::LaxNetSlice::Ipv6(ip)) = parsed.net else { panic!("IPv6") };
+        let hdr = ip.header();
+        assert_eq!(hdr.payload_length() as u32, 20 + 1000, "payload length is TCP header + payload");
+        assert_eq!(hdr.traffic_class() & 3, 2, "ECT(0) in the traffic class");
+        assert_eq!(hdr.source_addr(), std::net::Ipv6Addr::from(ipv6_of(ident().ip[0])));
+        let Some(etherparse::TransportSlice::Tcp(t)) = parsed.transport else { panic!("TCP") };
+        assert_eq!(t.sequence_number(), (u32::MAX - 10).wrapping_add(100));
     }
 
     #[test]

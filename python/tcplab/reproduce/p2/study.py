@@ -59,6 +59,7 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
     data["local"] = timed("Fig. 4: local access over GbE", lambda: runs.run_local(plan.seeds, **kw))
     data["disk_only"] = timed("F22: one disk server's disks alone", lambda: runs.run_disk_only(plan.seeds[:3], **kw))
     data["fla"] = timed("Figs. 6-10: FLA shapes × path loss", lambda: runs.run_fla(plan.fla_shapes, plan.fla_losses, FLA_RTTS_MS, plan.seeds, **kw))
+    data["ipv6"] = timed("F10: FLA 1×4×2 over IPv6", lambda: runs.run_ipv6(plan.fla_losses, plan.seeds, **kw))
     data["traced"] = timed("Figs. 9-10: 1×2×1 traced at the senders' NICs", lambda: runs.run_traced(plan.fla_losses, plan.seeds, **kw))
     data["map"] = timed("the map: bottleneck buffer, command window", lambda: runs.run_map(plan.fla_losses, plan.seeds, **kw))
     data["coupled"] = timed("F25, F35: the streams' windows coordinated", lambda: runs.run_coupled(plan.fla_losses, plan.seeds, **kw))

@@ -58,6 +58,9 @@ impl TcpSettings {
                 return err(g(name), "only applies to rcv_window_growth = true (the window-growth check)");
             }
         }
+        if !matches!(self.ip_version, 4 | 6) {
+            return err(g("ip_version"), format!("{} is not an IP version (4 or 6)", self.ip_version));
+        }
         if self.delack_segments == 0 {
             return err(g("delack_segments"), "must be at least 1");
         }
@@ -256,6 +259,7 @@ impl ResolvedTcp {
             rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
             limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, round_buffers_to_mss, window_update_on_read, dupthresh, recovery, abc_limit: _, ts_tick, hz: _,
+            ip_version,
         } = self.settings;
         TcpConfig {
             mss,
@@ -326,6 +330,7 @@ impl ResolvedTcp {
             timer_ticks,
             round_buffers_to_mss,
             window_update_on_read,
+            ipv6: ip_version == 6,
         }
     }
 }

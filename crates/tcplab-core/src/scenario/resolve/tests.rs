@@ -92,6 +92,7 @@ fn every_setting_changed() -> TcpSettings {
         abc_limit: 2,
         ts_tick: ms(2),
         hz: 300,
+        ip_version: 6,
     }
 }
 
@@ -512,4 +513,25 @@ fn comet_drops_processing_limit_is_a_rate_limit_below_line_rate() {
     let (free, held) = (goodput(""), goodput("rate = \"200Mbps\""));
     assert!(free > 500e6, "line rate: {:.0} Mb/s", free / 1e6);
     assert!(held < 200e6 && held > 150e6, "held: {:.0} Mb/s", held / 1e6);
+}
+
+#[test]
+fn ip_version_6_adds_20_bytes_to_every_segment_and_nothing_else() {
+    // The same 100 KB transfer over IPv4 and IPv6 (MSS 1440 both, so the segments are the
+    // same): the same packets, each 20 bytes longer on the line; the payload delivered and
+    // the TCP behaviour unchanged.
+    let run = |v: u8| {
+        let text = with(&format!("[flows.tcp]\nmss = 1440\nip_version = {v}\n")).replace("name = \"t\"", "name = \"t\"\n[run]\nstop = \"flows-done\"");
+        let mut r = Run::from_toml(&text, Some(1)).unwrap_or_else(|e| panic!("{e}"));
+        r.sim.run();
+        r.sim.summary()
+    };
+    let (v4, v6) = (run(4), run(6));
+    let (f4, f6) = (&v4.flows[0], &v6.flows[0]);
+    assert_eq!((f4.bytes_delivered, f4.segments_sent, f4.retransmits), (f6.bytes_delivered, f6.segments_sent, f6.retransmits));
+    let (q4, q6) = (&v4.queues[0], &v6.queues[0]);
+    assert_eq!(q4.departed, q6.departed, "the same packets");
+    assert_eq!(q6.bytes_transmitted - q4.bytes_transmitted, 20 * q4.departed, "20 more bytes per packet");
+    assert!(f6.finish_s.unwrap() > f4.finish_s.unwrap(), "longer packets take longer on a 10 Mb/s line");
+    assert_eq!(error_of(&with("[flows.tcp]\nip_version = 5\n")), "flows[0].tcp.ip_version: 5 is not an IP version (4 or 6)");
 }

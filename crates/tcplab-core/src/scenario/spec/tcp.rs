@@ -395,6 +395,10 @@ crate::tcp::cc::registry::with_controllers!(tcp_table {
         /// `tcp_output`: an ACK when the window opens by 2 segments or half the buffer)
         /// (default false).
         window_update_on_read: bool = d.window_update_on_read,
+        /// IP version of the flow's packets, 4 or 6: 6 gives every segment a 40-byte IPv6
+        /// header instead of IPv4's 20 (no extension headers; `mss` is not changed — 1440
+        /// fits a 1500-byte MTU) (default 4).
+        ip_version: u8 = 4,
         /// Duplicate-ACK threshold, at least 1 (default 3).
         dupthresh: u32 = d.dupthresh,
         /// Recovery procedure (default `"auto"`).

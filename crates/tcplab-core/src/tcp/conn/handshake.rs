@@ -15,6 +15,7 @@ impl Connection {
         let mut h = TcpHeader {
             seq: 0,
             ack: if fl & flags::ACK != 0 { self.rcv_nxt } else { 0 },
+            ipv6: c.ipv6,
             flags: fl,
             // The window in a SYN is never scaled (RFC 7323 §2.2).
             window: c.rcvbuf.min(65_535).min(self.rcv_ssthresh),

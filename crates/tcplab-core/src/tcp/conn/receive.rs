@@ -188,7 +188,7 @@ impl Connection {
 
     pub(super) fn base_segment(&mut self, now: SimTime, seq: u64, len: u32) -> TcpHeader {
         self.update_rcv_adv();
-        let mut h = TcpHeader { seq, ack: self.rcv_nxt, len, flags: flags::ACK, window: self.rcv_window(), ..TcpHeader::default() };
+        let mut h = TcpHeader { seq, ack: self.rcv_nxt, len, flags: flags::ACK, window: self.rcv_window(), ipv6: self.cfg.ipv6, ..TcpHeader::default() };
         if self.ts_ok {
             h.timestamps = Some((self.ts_val(now), self.ts_recent));
         }
