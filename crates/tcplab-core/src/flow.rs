@@ -3,7 +3,7 @@
 
 use crate::app::Interest;
 use crate::net::packet::RouteId;
-use crate::tcp::{Connection, Endpoint};
+use crate::tcp::{Connection, Endpoint, LocalCongestion};
 use crate::units::SimTime;
 
 /// Descriptive data about a flow, for summaries.
@@ -90,6 +90,9 @@ pub struct Flow {
     /// socket notices it needs.
     pub(crate) owners: [(u32, Interest); 2],
     pub(crate) last_sample_bytes: u64,
+    /// Per end: its host's interface queue is asked before each segment goes and refused
+    /// segments are given back (`tcp.local_congestion = "cwr"`, an end without a variant).
+    pub(crate) local_cwr: [bool; 2],
 }
 
 /// An end no application owns.
@@ -98,7 +101,11 @@ pub(crate) const NO_APP: u32 = u32::MAX;
 impl Flow {
     /// A flow (its ends owned by no application yet; see `Simulation::add_app`).
     pub fn new(info: FlowInfo, routes: [RouteId; 2], class: u8, engine: FlowEngine) -> Self {
-        Flow { info, routes, class, engine, finish: None, owners: [(NO_APP, Interest::Nothing); 2], last_sample_bytes: 0 }
+        let local_cwr = match &engine {
+            FlowEngine::Tcp(t) => [0, 1].map(|e| t.ends[e].config().local_congestion == LocalCongestion::Cwr && !t.ends[e].has_variant()),
+            FlowEngine::Udp(_) => [false; 2],
+        };
+        Flow { info, routes, class, engine, finish: None, owners: [(NO_APP, Interest::Nothing); 2], last_sample_bytes: 0, local_cwr }
     }
 
     /// The end whose payload the flow's results count (0 normally, 1 for a download).

@@ -157,6 +157,13 @@ impl Fabric {
         &self.routes[r.0 as usize]
     }
 
+    /// Whether route `r`'s first queue (the sending host's interface) would take a packet of
+    /// `size` bytes offered at `now`; `None` when it cannot tell (see `Pipe::has_room`).
+    pub fn first_hop_has_room(&mut self, r: RouteId, now: SimTime, size: u32) -> Option<bool> {
+        let p = self.routes[r.0 as usize][0];
+        self.pipes[p.0 as usize].has_room(now, size)
+    }
+
     /// What feeds pipe `p` on the routes so far: the pipes before it (`None` for a route that
     /// starts at it, from a host), each once, in order.
     pub fn feeders_of(&self, p: PipeId) -> Vec<Option<PipeId>> {

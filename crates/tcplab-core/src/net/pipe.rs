@@ -191,6 +191,20 @@ impl Pipe {
         egress && self.keeps_order() && self.tapped.is_none()
     }
 
+    /// Whether this pipe's queue would take a packet of `size` bytes offered at `now` (its
+    /// random-loss stage aside), or `None` when it cannot tell without offering it (a queue
+    /// with a discipline other than drop-tail, ECN marking or cells). The same answer whether
+    /// the FIFO runs lazily or event by event (traced, tapped). What a sending host's TCP asks of
+    /// its own interface queue (`tcp.local_congestion = "cwr"`).
+    pub fn has_room(&mut self, now: SimTime, size: u32) -> Option<bool> {
+        match &mut self.egress {
+            Egress::Instant => Some(true),
+            Egress::Fifo(f) if f.marking.is_none() => Some(f.has_room(now, size)),
+            Egress::Queued(s) => s.has_room(size),
+            _ => None,
+        }
+    }
+
     /// True if packets leave in the order they entered, one for one (no per-flow delay line,
     /// no reordering or duplication).
     #[inline(always)]

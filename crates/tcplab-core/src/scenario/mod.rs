@@ -214,5 +214,8 @@ mod tests_fs_copy;
 #[path = "tests_incast.rs"]
 mod tests_incast;
 #[cfg(test)]
+#[path = "tests_local_congestion.rs"]
+mod tests_local_congestion;
+#[cfg(test)]
 #[path = "tests_reservoir.rs"]
 mod tests_reservoir;

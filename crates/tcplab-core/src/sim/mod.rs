@@ -34,7 +34,7 @@ use crate::engine::EventQueue;
 use crate::flow::{Flow, FlowEngine};
 use crate::net::fabric::{Fabric, NetEvent, Touched};
 use crate::net::link_layer::LinkMark;
-use crate::net::packet::{Body, End, FlowId, Packet, RouteId, IPV4_HEADER, UDP_HEADER};
+use crate::net::packet::{flags, Body, End, FlowId, Packet, RouteId, TcpHeader, IPV4_HEADER, UDP_HEADER};
 use crate::net::pipe::{Pipe, PipeId};
 use crate::tcp::{Output, Wake};
 use crate::trace::pcap::WireIdentity;
@@ -616,12 +616,45 @@ impl Simulation {
         }
         self.out.events.clear();
         let mut segs = std::mem::take(&mut self.out.segments);
+        if flow.local_cwr[e] {
+            self.emit_asking_host(now, f, e, &mut segs);
+            self.out.segments = segs;
+            return;
+        }
         for h in segs.drain(..) {
             let pkt = Packet { flow: FlowId(f as u32), to, route, hop: 0, class, link: LinkMark::INTACT, size: h.ip_len(), created: now, body: Body::Tcp(h) };
             let touched = self.fabric.inject(now, pkt, &mut self.q);
             self.tell_observers(touched);
         }
         self.out.segments = segs;
+    }
+
+    /// `emit` for an end whose host's interface queue is asked first (`tcp.local_congestion =
+    /// "cwr"`): each new-data segment or FIN goes only if the queue has room for it as the
+    /// segments before it left it; from the first it refuses, the new data and FINs are given
+    /// back to the end (`Connection::withhold`). Retransmissions and pure ACKs are offered as
+    /// any packet (and dropped if the queue is full).
+    #[inline(never)]
+    fn emit_asking_host(&mut self, now: SimTime, f: usize, e: usize, segs: &mut Vec<TcpHeader>) {
+        let flow = &self.flows[f];
+        let (route, class) = (flow.routes[e], flow.class);
+        let to = if e == 0 { End::Dst } else { End::Src };
+        let mut refused: Vec<TcpHeader> = Vec::new();
+        for h in segs.drain(..) {
+            let held = !h.retransmit && !h.has(flags::SYN) && (h.len > 0 || h.has(flags::FIN));
+            if held && (!refused.is_empty() || self.fabric.first_hop_has_room(route, now, h.ip_len()) == Some(false)) {
+                refused.push(h);
+                continue;
+            }
+            let pkt = Packet { flow: FlowId(f as u32), to, route, hop: 0, class, link: LinkMark::INTACT, size: h.ip_len(), created: now, body: Body::Tcp(h) };
+            let touched = self.fabric.inject(now, pkt, &mut self.q);
+            self.tell_observers(touched);
+        }
+        if !refused.is_empty() {
+            let FlowEngine::Tcp(t) = &mut self.flows[f].engine else { unreachable!("only TCP ends are asked") };
+            t.ends[e].withhold(now, &refused, &mut self.out);
+            debug_assert!(self.out.segments.is_empty(), "taking segments back sends none");
+        }
     }
 
     /// Make sure end `e` of flow `f` has a wake-up scheduled for its earliest deadline.

@@ -161,6 +161,22 @@ pub struct TcpConfig {
     /// Segments ride IPv6 (40-byte headers; no extension headers) instead of IPv4 (20 bytes)
     /// (default false). The MSS is the configured `mss` either way.
     pub ipv6: bool,
+    /// What the sender does when its own host's interface queue (the first queue on its
+    /// route) has no room for a segment it is about to send (default `Drop`).
+    pub local_congestion: LocalCongestion,
+}
+
+/// A sender's answer to its own host's full interface queue (see `conn::local`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LocalCongestion {
+    /// The queue drops the segment as any router's would; the sender finds the loss as it
+    /// finds any other (duplicate ACKs, SACK or its timer).
+    #[default]
+    Drop,
+    /// Linux (2.4 to 6.x): the qdisc refuses the packet, `tcp_transmit_skb` reports it and
+    /// calls `tcp_enter_cwr`, and the segment stays unsent until the next ACK or timer; no
+    /// loss, one window reduction (at most one per window, none during loss recovery).
+    Cwr,
 }
 
 impl Default for TcpConfig {
@@ -198,6 +214,7 @@ impl Default for TcpConfig {
             round_buffers_to_mss: false,
             window_update_on_read: false,
             ipv6: false,
+            local_congestion: LocalCongestion::Drop,
         }
     }
 }

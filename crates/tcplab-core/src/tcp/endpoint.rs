@@ -109,6 +109,20 @@ impl Endpoint {
         &self.conn
     }
 
+    /// The host's interface queue refused `segs`, the tail of this end's last output
+    /// (`Connection::withhold`). Only for an endpoint without a variant: a variant's stage
+    /// may hold segments the connection produced after these (the scenario refuses the pair).
+    pub fn withhold(&mut self, now: SimTime, segs: &[TcpHeader], out: &mut Output) {
+        debug_assert!(self.variant.is_none(), "local refusals are given back only to an endpoint without a variant");
+        self.conn.withhold(now, segs, out);
+    }
+
+    /// True when the endpoint runs a variant (an output stage or a policy around the
+    /// connection).
+    pub fn has_variant(&self) -> bool {
+        self.variant.is_some()
+    }
+
     /// The variant's name, `"standard"` without one.
     pub fn variant_name(&self) -> &'static str {
         self.variant.as_ref().map_or("standard", |v| v.name())

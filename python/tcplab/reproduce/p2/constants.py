@@ -61,9 +61,10 @@ NIC_SHIPPED = "356pkts"
 (acenic) driver's 256-entry TX ring; `links.0.queue_a` of fla.toml, sc2002.toml, comet.toml."""
 
 NIC_UNLIMITED = {"links.0.queue_a": "unlimited"}
-"""The other reading of the sender's NIC queue (A12): Linux 2.4 does not lose a segment its own
-qdisc refuses (tcp_write_xmit stops, the segment stays unsent, tcp_enter_cwr reduces cwnd);
-the shipped 100-packet queue drops it as a network would, an unlimited one never drops."""
+"""The other reading of the sender's NIC queue (A12): no limit. As shipped the 356-packet queue
+refuses a segment when full and the sender keeps it unsent and reduces its window once, as Linux
+2.4 does (tcp_write_xmit stops, tcp_transmit_skb calls tcp_enter_cwr; the linux-2.4.18
+profile's `tcp.local_congestion = "cwr"`); an unlimited queue never refuses."""
 
 COMET_READINGS = {
     "shipped": {"label": "32 MB window, loss 7/65536 (comet.toml)", "overrides": {}},

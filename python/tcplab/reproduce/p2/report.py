@@ -185,17 +185,19 @@ def report(data: dict[str, Any], result: list[Check], figs: dict[str, Any]) -> R
 
 
 def _nic_section(rep: Report, data: dict[str, Any]) -> None:
-    """A12 both ways: the senders' NIC queue as shipped (356 packets, a refused packet lost) and
-    unlimited (never lost), at 200 ms for the largest shape."""
+    """A12 both ways: the senders' NIC queue as shipped (356 packets; a refused segment kept
+    unsent and the window reduced, as Linux 2.4) and unlimited (never refused), at 200 ms for the
+    largest shape."""
     fla = fla_delayed(data)
     rep.heading("The senders' NIC queue, both readings (A12)")
     rep.paragraph(
         "Linux 2.4.17 gives an Ethernet device 100 packets of queue (`ether_setup`) and the FLA hosts' GA620 driver (acenic) a "
         "256-entry TX ring (`TX_RING_ENTRIES`), and a segment its qdisc refuses is not "
         "lost: `tcp_write_xmit` stops with the segment unsent and `tcp_transmit_skb` calls `tcp_enter_cwr` (ssthresh halved). "
-        "tcplab drops a packet its NIC queue refuses, as a network would (one recovery, one reduction, and a retransmission); "
-        "the shipped scenarios keep the 356 packets, the other reading never drops at the NIC. Every finding above is judged "
-        "at the shipped reading; this table gives the other beside it."
+        "The linux-2.4.18 profile does the same (`tcp.local_congestion = \"cwr\"`: the refused segment goes later, the "
+        "window is cut once per window, nothing is retransmitted for it). The shipped scenarios keep the 356 packets; the "
+        "other reading has no limit, so the sender is never refused. Every finding above is judged at the shipped reading; "
+        "this table gives the other beside it."
     )
     unl = fla.filter(pl.col("nic") == "unlimited")
     if not unl.height:

@@ -112,6 +112,13 @@ impl LazyFifo {
         }
     }
 
+    /// True when `admit(now, size)` would accept the packet (its rule, without admitting it;
+    /// ECN marking aside). Settles the services begun by `now`, as `admit` would.
+    pub fn has_room(&mut self, now: SimTime, size: u32) -> bool {
+        self.settle(now);
+        !self.tx.busy_at(now) || fits(self.limit, self.waiting.len() as u64, self.waiting_bytes, size)
+    }
+
     /// The end of service of an accepted packet of `size` bytes offered at `now`, or its drop.
     #[inline(always)]
     pub fn admit(&mut self, now: SimTime, size: u32) -> Result<SimTime, Offer> {

@@ -3,7 +3,7 @@
 
 use super::transmitter::Transmitter;
 use super::Offer;
-use crate::net::discipline::{Dropped, QueueDiscipline};
+use crate::net::discipline::{fits, Dropped, QueueDiscipline};
 use crate::net::packet::Packet;
 use crate::units::SimTime;
 
@@ -31,6 +31,16 @@ impl Served {
     /// True while a packet is being serialized.
     pub fn in_service(&self) -> bool {
         self.in_service.is_some()
+    }
+
+    /// Whether a packet of `size` bytes offered now would be taken, for a drop-tail FIFO
+    /// without ECN marking (`offer`'s rule, without offering); `None` for any other discipline.
+    pub fn has_room(&self, size: u32) -> Option<bool> {
+        let (limit, marking) = self.discipline.as_fifo()?;
+        if marking.is_some() {
+            return None;
+        }
+        Some(self.in_service.is_none() || fits(limit, self.discipline.len_packets(), self.discipline.len_bytes(), size))
     }
 
     /// Offer `pkt` at `now`: queued, or into service at once (its end of service is then

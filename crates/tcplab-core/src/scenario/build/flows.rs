@@ -112,6 +112,42 @@ pub(super) fn check_lone_frames(sim: &Simulation, route: RouteId, ip: u32, key: 
     Ok(())
 }
 
+/// Refuse `tcp.local_congestion = "cwr"` where it cannot work: on an end whose variant may
+/// hold segments the connection produced after a refused one, and on a host whose interface
+/// queue cannot say whether it has room without taking the packet (a discipline of its own,
+/// ECN marking, cells).
+pub(super) fn check_local_congestion(sim: &mut Simulation) -> Res<()> {
+    for f in 0..sim.flows.len() {
+        let FlowEngine::Tcp(t) = &sim.flows[f].engine else { continue };
+        for e in 0..2 {
+            if t.ends[e].config().local_congestion != crate::tcp::LocalCongestion::Cwr {
+                continue;
+            }
+            let flow = &sim.flows[f];
+            let (name, host) = (flow.info.name.clone(), if e == 0 { flow.info.src.clone() } else { flow.info.dst.clone() });
+            let key = format!("flows.{name}.tcp.local_congestion");
+            if t.ends[e].has_variant() {
+                return err(
+                    key,
+                    format!(
+                        "\"cwr\" takes refused segments back into the connection, which the endpoint's variant \"{}\" may already hold; use \"drop\"",
+                        t.ends[e].variant_name()
+                    ),
+                );
+            }
+            let route = flow.routes[e];
+            if sim.fabric.first_hop_has_room(route, SimTime::ZERO, 0).is_none() {
+                let first = sim.route_pipes(route)[0];
+                return err(
+                    key,
+                    format!("\"cwr\" asks host {host}'s interface queue ({}) whether it has room before each segment; that queue has a discipline, ECN marking or cells of its own and cannot say; use \"drop\"", sim.fabric.pipes[first.0 as usize].name),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `count` bulk TCP transfers from `src` to `dst`, each a bulk sender and a sink.
 fn bulk(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t: &TcpTraffic) -> Res<()> {
     let fwd = b.routes.get(&f.src, &f.dst, sim, i)?;

@@ -40,6 +40,7 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
     network::host_stages(&seeds, &mut sim, &mut net);
     let mut agents = agents::Agents::default();
     flows::build(r, &net, &seeds, &mut sim, &mut agents)?;
+    flows::check_local_congestion(&mut sim)?;
     network::atm_inputs(&net, &mut sim)?;
     agents.install(r, &mut sim);
     sim.set_trace_budget(r.run.trace_memory.0);

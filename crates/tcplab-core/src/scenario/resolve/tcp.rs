@@ -8,10 +8,10 @@ use super::cc::{CcLayers, ResolvedCc};
 use super::variant::{ResolvedVariant, VariantLayers};
 use super::{err, Res};
 use crate::scenario::spec::{
-    BackoffName, BackoffResetName, CcName, CwndLimitedName, Dur, EstimatorName, IwRuleName, ProfileName, RcvWindowRuleName, RecoveryName, TcpSettings, TcpSpec,
+    BackoffName, BackoffResetName, CcName, CwndLimitedName, Dur, EstimatorName, IwRuleName, LocalCongestionName, ProfileName, RcvWindowRuleName, RecoveryName, TcpSettings, TcpSpec,
 };
 use crate::tcp::cc::CcContext;
-use crate::tcp::{Backoff, BackoffReset, CwndLimitedRule, InitialWindowRule, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
+use crate::tcp::{Backoff, BackoffReset, CwndLimitedRule, InitialWindowRule, LocalCongestion, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
 use crate::units::SimDuration;
 
 /// A resolved `tcp` table: every setting, and the controller with its own parameters.
@@ -139,7 +139,8 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
         // growth counted per ACK, no ABC (tcp_cong_avoid); tcp_init_cwnd's 2 segments for a
         // peer without cached metrics (every run starts fresh); quick-ACK 16 and the receive
         // window of tcp_select_initial_window/tcp_grow_window (line for line 2.6.16's);
-        // delayed ACK every 2 segments or TCP_ATO_MIN 40 ms. MODEL, not modelled: D-SACK and
+        // delayed ACK every 2 segments or TCP_ATO_MIN 40 ms; a segment the host's own queue
+        // refuses kept unsent with one CWR reduction. MODEL, not modelled: D-SACK and
         // the undo it and timestamps enable, tcp_moderate_cwnd, RFC 2861's idle restart and
         // application-limited decay, the ato adaptation, adaptive dupthresh, route metrics.
         // 2.6.16's bundle with 2.4's differences.
@@ -152,6 +153,9 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             abc_limit: Some(0),
             ts_tick: Some(Dur(SimDuration::from_millis(10))),
             hz: Some(100),
+            // A segment the host's own queue refuses stays unsent and the window enters CWR
+            // (2.4.17 tcp_transmit_skb → tcp_enter_cwr; tcp_write_xmit stops at it).
+            local_congestion: Some(LocalCongestionName::Cwr),
             // 2.4's tcp_cong_avoid counts ACKs in snd_cwnd_cnt and adds one segment per cwnd
             // of them: SMSS²/cwnd per ACK exactly, never rounded up to a byte.
             newreno: crate::tcp::cc::reno::NewRenoSpec { exact_increase: Some(true), ..Default::default() },
@@ -260,6 +264,7 @@ impl ResolvedTcp {
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
             limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, round_buffers_to_mss, window_update_on_read, dupthresh, recovery, abc_limit: _, ts_tick, hz: _,
             ip_version,
+            local_congestion,
         } = self.settings;
         TcpConfig {
             mss,
@@ -331,6 +336,10 @@ impl ResolvedTcp {
             round_buffers_to_mss,
             window_update_on_read,
             ipv6: ip_version == 6,
+            local_congestion: match local_congestion {
+                LocalCongestionName::Drop => LocalCongestion::Drop,
+                LocalCongestionName::Cwr => LocalCongestion::Cwr,
+            },
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::scenario::spec::{
-    BackoffName, BackoffResetName, CwndLimitedName, Dur, EstimatorName, IwRuleName, ProfileName, RcvWindowRuleName, RecoveryName, Size, TcpSpec, Threshold,
+    BackoffName, BackoffResetName, CwndLimitedName, Dur, EstimatorName, IwRuleName, LocalCongestionName, ProfileName, RcvWindowRuleName, RecoveryName, Size, TcpSpec, Threshold,
 };
 use crate::scenario::{parse_json, parse_toml, Run};
 use crate::tcp::cc::bic::BicParams as ResolvedBic;
@@ -93,6 +93,7 @@ fn every_setting_changed() -> TcpSettings {
         ts_tick: ms(2),
         hz: 300,
         ip_version: 6,
+        local_congestion: LocalCongestionName::Cwr,
     }
 }
 

@@ -216,6 +216,16 @@ pub enum CwndLimitedName {
     Linux,
 }
 
+/// A sender's answer to its own host's full interface queue, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LocalCongestionName {
+    /// The queue drops the segment; the sender finds the loss as any other.
+    Drop,
+    /// Linux: the segment stays unsent, the window is reduced once (`tcp_enter_cwr`).
+    Cwr,
+}
+
 /// Recovery procedures by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -399,6 +409,11 @@ crate::tcp::cc::registry::with_controllers!(tcp_table {
         /// header instead of IPv4's 20 (no extension headers; `mss` is not changed — 1440
         /// fits a 1500-byte MTU) (default 4).
         ip_version: u8 = 4,
+        /// What the sender does when its own host's interface queue (its route's first queue)
+        /// has no room for a segment: `"drop"` (the queue drops it, a loss like any other) or
+        /// `"cwr"` (Linux: the segment stays unsent and the window is reduced once,
+        /// `tcp_enter_cwr`) (default `"drop"`; `"cwr"` in the linux-2.4.18 profile).
+        local_congestion: LocalCongestionName = LocalCongestionName::Drop,
         /// Duplicate-ACK threshold, at least 1 (default 3).
         dupthresh: u32 = d.dupthresh,
         /// Recovery procedure (default `"auto"`).

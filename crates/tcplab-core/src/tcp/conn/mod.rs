@@ -27,6 +27,7 @@ mod ecn;
 mod handshake;
 #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
 mod invariants;
+mod local;
 mod receive;
 mod recovery;
 mod send;
@@ -69,6 +70,11 @@ pub struct ConnStats {
     pub ce_received: u64,
     /// Window reductions in answer to ECN-Echo (send side).
     pub ecn_reductions: u64,
+    /// Segments (data and FINs) the host's own interface queue refused and the sender took
+    /// back as unsent (`tcp.local_congestion = "cwr"`; see `local`).
+    pub local_refusals: u64,
+    /// Window reductions for such refusals (Linux `tcp_enter_cwr`).
+    pub local_reductions: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
