@@ -16,7 +16,12 @@ use tcplab_core::Run;
 
 mod seeded;
 
-const CCS: [&str; 6] = ["reno", "newreno", "bic", "cubic", "dctcp", "highspeed"];
+const CCS: [&str; 7] = ["reno", "newreno", "bic", "cubic", "dctcp", "highspeed", "ledbat"];
+/// The controllers of the mixed random run: all but LEDBAT, which has a run of its own, so the
+/// mixed run's cases stay those it drew before LEDBAT was added.
+const MIXED: std::ops::Range<usize> = 0..6;
+/// LEDBAT's own random run.
+const LEDBAT: std::ops::Range<usize> = 6..7;
 const PROFILES: [&str; 5] = ["rfc", "linux-2.6.16", "linux-modern", "freebsd-3.2", "linux-2.4.18"];
 
 /// One generated case.
@@ -40,9 +45,9 @@ struct Case {
     mss: u32,
 }
 
-fn cases() -> impl Strategy<Value = Case> {
+fn cases(ccs: std::ops::Range<usize>) -> impl Strategy<Value = Case> {
     (
-        (0usize..CCS.len(), 0usize..PROFILES.len(), any::<bool>(), any::<bool>(), any::<bool>()),
+        (ccs, 0usize..PROFILES.len(), any::<bool>(), any::<bool>(), any::<bool>()),
         (
             prop::sample::select(vec![1u32, 2, 3, 4, 8, 16, 32, 64]),
             prop::sample::select(vec![10u32, 100, 1000]),
@@ -126,7 +131,8 @@ rate = "{rate}Mbps"
         profile = PROFILES[c.profile],
         cc = CCS[c.cc],
         sack = c.sack,
-        ts = c.timestamps,
+        // LEDBAT measures one-way delay from timestamps and is refused without them.
+        ts = c.timestamps || CCS[c.cc] == "ledbat",
         mss = c.mss,
         delack = if c.delack { 2 } else { 1 },
         // Linux 2.4 counts ACKs (abc_limit 0), which CUBIC does not take: it runs with byte
@@ -156,10 +162,24 @@ fn run(text: &str, seed: u64) -> Result<RunSummary, String> {
 #[test]
 fn every_ack_of_random_multi_flow_runs_keeps_the_rules() {
     let default = if cfg!(tcplab_unoptimized) { 24 } else { 2000 };
+    random_runs(MIXED, default);
+}
+
+#[test]
+fn every_ack_of_random_multi_flow_ledbat_runs_keeps_the_rules() {
+    // LEDBAT (timestamps forced on) over the same random dumbbells: every ACK held to its
+    // GAIN·bytes·MSS/cwnd capped at flightsize + ALLOWED_INCREASE·MSS, every loss to
+    // min(cwnd, max(cwnd/2, MIN_CWND·MSS)), timeouts to one segment.
+    let default = if cfg!(tcplab_unoptimized) { 8 } else { 400 };
+    random_runs(LEDBAT, default);
+}
+
+/// `default` random cases (or `TCPLAB_INVARIANT_CASES`) with the controllers `ccs` of `CCS`.
+fn random_runs(ccs: std::ops::Range<usize>, default: u32) {
     let n: u32 = std::env::var("TCPLAB_INVARIANT_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
     let mut runner = seeded::runner(n);
     let totals = std::cell::Cell::new((0u32, 0u64, 0u64, 0u64, 0u64));
-    let result = runner.run(&(cases(), 1u64..1000), |(c, seed)| {
+    let result = runner.run(&(cases(ccs), 1u64..1000), |(c, seed)| {
         let text = render(&c);
         // A broken rule panics inside the run; proptest reports the panic with this case.
         let s = run(&text, seed).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
@@ -241,6 +261,27 @@ fn eight_highspeed_flows_on_a_small_buffer_keep_the_rules_and_fill_the_link() {
     assert!(s.flows.iter().all(|f| f.cc == "highspeed" && f.goodput_bps > 30e6), "every flow gets a share");
     assert!(goodput(&s) >= 0.9 * goodput(&nr) && goodput(&s) <= 1e9, "{} against newreno {}", goodput(&s), goodput(&nr));
     assert!(drops(&s) <= 3 * drops(&nr).max(1) && timeouts <= 8, "{} drops, {timeouts} timeouts", drops(&s));
+}
+
+#[test]
+fn eight_ledbat_flows_on_a_small_buffer_keep_the_rules() {
+    // Issue 30's case with LEDBAT (timestamps on): every ACK is held to GAIN·bytes·MSS/cwnd
+    // capped at flightsize + ALLOWED_INCREASE·MSS (decreases on delay pass), every loss to
+    // min(cwnd, max(cwnd/2, MIN_CWND·MSS)). 32 packets at 1 Gb/s are 0.4 ms of queue, far
+    // below TARGET and below the 1 ms timestamp tick: LEDBAT sees no queueing and runs on
+    // losses alone, growing one segment per RTT from INIT_CWND without slow start.
+    let text = eight_flows("ledbat").replace("cc = \"ledbat\"", "cc = \"ledbat\"\ntimestamps = true");
+    let s = run(&text, 1).unwrap();
+    let drops: u64 = s.queues.iter().map(|q| q.dropped).sum();
+    let timeouts: u64 = s.flows.iter().map(|f| f.timeouts).sum();
+    let goodput: f64 = s.flows.iter().map(|f| f.goodput_bps).sum();
+    eprintln!(
+        "8 flows, 32 packets: ledbat {drops} drops {timeouts} timeouts {:.1} Mb/s; per flow {:?} Mb/s",
+        goodput / 1e6,
+        s.flows.iter().map(|f| (f.goodput_bps / 1e6).round()).collect::<Vec<_>>()
+    );
+    assert!(s.flows.iter().all(|f| f.cc == "ledbat" && f.goodput_bps > 30e6), "every flow gets a share");
+    assert!((0.7e9..=1e9).contains(&goodput), "{goodput}");
 }
 
 /// One flow over a long fat path with random loss `p`: 1 Gb/s, 50 ms RTT, an ACK per

@@ -34,7 +34,7 @@ pub struct ResolvedTcp {
 impl TcpSettings {
     /// What a controller reads of these settings.
     pub fn cc_context(&self) -> CcContext {
-        CcContext { abc_limit: self.abc_limit, hz: self.hz, ecn: self.ecn }
+        CcContext { abc_limit: self.abc_limit, hz: self.hz, ecn: self.ecn, timestamps: self.timestamps }
     }
 
     /// Check every value; `path` is the table's (the controller checks what it needs of

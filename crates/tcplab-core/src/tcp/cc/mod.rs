@@ -9,6 +9,7 @@ pub mod coupling;
 pub mod cubic;
 pub mod dctcp;
 pub mod highspeed;
+pub mod ledbat;
 pub mod registry;
 pub mod reno;
 pub mod window;
@@ -21,6 +22,7 @@ pub use coupling::{ControllerInput, CoupledGroup, CoupledMember};
 pub use cubic::{Cubic, CubicConfig};
 pub use dctcp::{Dctcp, DctcpConfig};
 pub use highspeed::{HighSpeed, HighSpeedConfig};
+pub use ledbat::{Ledbat, LedbatConfig};
 pub use registry::{CcContext, Registered};
 pub use reno::{NewReno, Reno, RenoConfig};
 pub use window::{PacketWindow, WindowState};
@@ -294,6 +296,7 @@ mod tests {
             CcConfig::Cubic(CubicConfig::default()),
             CcConfig::Dctcp(DctcpConfig::default()),
             CcConfig::HighSpeed(HighSpeedConfig::default()),
+            CcConfig::Ledbat(LedbatConfig::default()),
         ] {
             let c = Controller::new(&cfg, 14_600, u64::MAX, 1460);
             assert_eq!(c.name(), cfg.name());
@@ -311,6 +314,7 @@ mod tests {
             CcConfig::Cubic(CubicConfig::default()),
             CcConfig::Dctcp(DctcpConfig::default()),
             CcConfig::HighSpeed(HighSpeedConfig::default()),
+            CcConfig::Ledbat(LedbatConfig::default()),
         ] {
             assert_eq!(cfg.recovery_without_sack(), RecoveryKind::NewReno, "{}", cfg.name());
         }

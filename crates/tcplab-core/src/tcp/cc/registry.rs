@@ -23,6 +23,8 @@ pub struct CcContext {
     pub hz: u32,
     /// ECN asked for (`tcp.ecn`).
     pub ecn: bool,
+    /// RFC 7323 timestamps offered (`tcp.timestamps`).
+    pub timestamps: bool,
 }
 
 /// A registered controller: its name, its scenario table and how its configuration and
@@ -80,6 +82,8 @@ macro_rules! with_controllers {
                 Dctcp, dctcp, "dctcp", $crate::tcp::cc::dctcp::Dctcp;
                 /// HighSpeed TCP (RFC 3649): NewReno up to 38 segments, then a(w), b(w).
                 HighSpeed, highspeed, "highspeed", $crate::tcp::cc::highspeed::HighSpeed;
+                /// LEDBAT (RFC 6817): one-way delay held near a target, over TCP timestamps.
+                Ledbat, ledbat, "ledbat", $crate::tcp::cc::ledbat::Ledbat;
             }
         }
     };
