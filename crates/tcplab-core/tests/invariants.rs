@@ -16,7 +16,7 @@ use tcplab_core::Run;
 
 mod seeded;
 
-const CCS: [&str; 6] = ["reno", "newreno", "bic", "cubic", "dctcp", "highspeed"];
+const CCS: [&str; 7] = ["reno", "newreno", "bic", "cubic", "dctcp", "highspeed", "tcp-lp"];
 const PROFILES: [&str; 5] = ["rfc", "linux-2.6.16", "linux-modern", "freebsd-3.2", "linux-2.4.18"];
 
 /// One generated case.
@@ -241,6 +241,20 @@ fn eight_highspeed_flows_on_a_small_buffer_keep_the_rules_and_fill_the_link() {
     assert!(s.flows.iter().all(|f| f.cc == "highspeed" && f.goodput_bps > 30e6), "every flow gets a share");
     assert!(goodput(&s) >= 0.9 * goodput(&nr) && goodput(&s) <= 1e9, "{} against newreno {}", goodput(&s), goodput(&nr));
     assert!(drops(&s) <= 3 * drops(&nr).max(1) && timeouts <= 8, "{} drops, {timeouts} timeouts", drops(&s));
+}
+
+#[test]
+fn eight_tcp_lp_flows_on_a_small_buffer_keep_the_rules() {
+    // Issue 30's case with TCP-LP over timestamps (linux-2.6.16: a 250 Hz clock): every ACK
+    // is held to Reno's growth on the window it grows from, through early congestion
+    // indications (halving, one segment within the inference time-out) as well as losses.
+    let text = eight_flows("tcp-lp").replace("cc = \"tcp-lp\"", "cc = \"tcp-lp\"\nprofile = \"linux-2.6.16\"");
+    let s = run(&text, 1).unwrap();
+    let drops: u64 = s.queues.iter().map(|q| q.dropped).sum();
+    let timeouts: u64 = s.flows.iter().map(|f| f.timeouts).sum();
+    let goodput: f64 = s.flows.iter().map(|f| f.goodput_bps).sum();
+    eprintln!("8 flows, 32 packets: tcp-lp {drops} drops {timeouts} timeouts {:.1} Mb/s", goodput / 1e6);
+    assert!(s.flows.iter().all(|f| f.cc == "tcp-lp" && f.bytes_delivered > 0), "every flow moves data");
 }
 
 /// One flow over a long fat path with random loss `p`: 1 Gb/s, 50 ms RTT, an ACK per

@@ -11,6 +11,7 @@ pub mod dctcp;
 pub mod highspeed;
 pub mod registry;
 pub mod reno;
+pub mod tcp_lp;
 pub mod window;
 
 use crate::tcp::config::RecoveryKind;
@@ -23,6 +24,7 @@ pub use dctcp::{Dctcp, DctcpConfig};
 pub use highspeed::{HighSpeed, HighSpeedConfig};
 pub use registry::{CcContext, Registered};
 pub use reno::{NewReno, Reno, RenoConfig};
+pub use tcp_lp::{LpVersion, TcpLp, TcpLpConfig};
 pub use window::{PacketWindow, WindowState};
 
 /// An ACK that acknowledged new data, delivered to the controller outside fast recovery.
@@ -294,6 +296,7 @@ mod tests {
             CcConfig::Cubic(CubicConfig::default()),
             CcConfig::Dctcp(DctcpConfig::default()),
             CcConfig::HighSpeed(HighSpeedConfig::default()),
+            CcConfig::TcpLp(TcpLpConfig::default()),
         ] {
             let c = Controller::new(&cfg, 14_600, u64::MAX, 1460);
             assert_eq!(c.name(), cfg.name());
@@ -311,6 +314,7 @@ mod tests {
             CcConfig::Cubic(CubicConfig::default()),
             CcConfig::Dctcp(DctcpConfig::default()),
             CcConfig::HighSpeed(HighSpeedConfig::default()),
+            CcConfig::TcpLp(TcpLpConfig::default()),
         ] {
             assert_eq!(cfg.recovery_without_sack(), RecoveryKind::NewReno, "{}", cfg.name());
         }

@@ -80,6 +80,8 @@ macro_rules! with_controllers {
                 Dctcp, dctcp, "dctcp", $crate::tcp::cc::dctcp::Dctcp;
                 /// HighSpeed TCP (RFC 3649): NewReno up to 38 segments, then a(w), b(w).
                 HighSpeed, highspeed, "highspeed", $crate::tcp::cc::highspeed::HighSpeed;
+                /// TCP-LP as Linux `tcp_lp.c` (v2.6.18): NewReno that yields on one-way delay.
+                TcpLp, tcp_lp, "tcp-lp", $crate::tcp::cc::tcp_lp::TcpLp;
             }
         }
     };
