@@ -16,12 +16,11 @@ use tcplab_core::Run;
 
 mod seeded;
 
-const CCS: [&str; 7] = ["reno", "newreno", "bic", "cubic", "dctcp", "highspeed", "ledbat"];
-/// The controllers of the mixed random run: all but LEDBAT, which has a run of its own, so the
-/// mixed run's cases stay those it drew before LEDBAT was added.
-const MIXED: std::ops::Range<usize> = 0..6;
+const CCS: [&str; 8] = ["reno", "newreno", "bic", "cubic", "dctcp", "highspeed", "tcp-lp", "ledbat"];
+/// The controllers of the mixed random run: all but LEDBAT, which has a run of its own.
+const MIXED: std::ops::Range<usize> = 0..7;
 /// LEDBAT's own random run.
-const LEDBAT: std::ops::Range<usize> = 6..7;
+const LEDBAT: std::ops::Range<usize> = 7..8;
 const PROFILES: [&str; 5] = ["rfc", "linux-2.6.16", "linux-modern", "freebsd-3.2", "linux-2.4.18"];
 
 /// One generated case.
@@ -282,6 +281,20 @@ fn eight_ledbat_flows_on_a_small_buffer_keep_the_rules() {
     );
     assert!(s.flows.iter().all(|f| f.cc == "ledbat" && f.goodput_bps > 30e6), "every flow gets a share");
     assert!((0.7e9..=1e9).contains(&goodput), "{goodput}");
+}
+
+#[test]
+fn eight_tcp_lp_flows_on_a_small_buffer_keep_the_rules() {
+    // Issue 30's case with TCP-LP over timestamps (linux-2.6.16: a 250 Hz clock): every ACK
+    // is held to Reno's growth on the window it grows from, through early congestion
+    // indications (halving, one segment within the inference time-out) as well as losses.
+    let text = eight_flows("tcp-lp").replace("cc = \"tcp-lp\"", "cc = \"tcp-lp\"\nprofile = \"linux-2.6.16\"");
+    let s = run(&text, 1).unwrap();
+    let drops: u64 = s.queues.iter().map(|q| q.dropped).sum();
+    let timeouts: u64 = s.flows.iter().map(|f| f.timeouts).sum();
+    let goodput: f64 = s.flows.iter().map(|f| f.goodput_bps).sum();
+    eprintln!("8 flows, 32 packets: tcp-lp {drops} drops {timeouts} timeouts {:.1} Mb/s", goodput / 1e6);
+    assert!(s.flows.iter().all(|f| f.cc == "tcp-lp" && f.bytes_delivered > 0), "every flow moves data");
 }
 
 /// One flow over a long fat path with random loss `p`: 1 Gb/s, 50 ms RTT, an ACK per

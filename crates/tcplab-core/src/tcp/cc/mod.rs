@@ -12,6 +12,7 @@ pub mod highspeed;
 pub mod ledbat;
 pub mod registry;
 pub mod reno;
+pub mod tcp_lp;
 pub mod window;
 
 use crate::tcp::config::RecoveryKind;
@@ -25,6 +26,7 @@ pub use highspeed::{HighSpeed, HighSpeedConfig};
 pub use ledbat::{Ledbat, LedbatConfig};
 pub use registry::{CcContext, Registered};
 pub use reno::{NewReno, Reno, RenoConfig};
+pub use tcp_lp::{LpVersion, TcpLp, TcpLpConfig};
 pub use window::{PacketWindow, WindowState};
 
 /// An ACK that acknowledged new data, delivered to the controller outside fast recovery.
@@ -297,6 +299,7 @@ mod tests {
             CcConfig::Dctcp(DctcpConfig::default()),
             CcConfig::HighSpeed(HighSpeedConfig::default()),
             CcConfig::Ledbat(LedbatConfig::default()),
+            CcConfig::TcpLp(TcpLpConfig::default()),
         ] {
             let c = Controller::new(&cfg, 14_600, u64::MAX, 1460);
             assert_eq!(c.name(), cfg.name());
@@ -315,6 +318,7 @@ mod tests {
             CcConfig::Dctcp(DctcpConfig::default()),
             CcConfig::HighSpeed(HighSpeedConfig::default()),
             CcConfig::Ledbat(LedbatConfig::default()),
+            CcConfig::TcpLp(TcpLpConfig::default()),
         ] {
             assert_eq!(cfg.recovery_without_sack(), RecoveryKind::NewReno, "{}", cfg.name());
         }

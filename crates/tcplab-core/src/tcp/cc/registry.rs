@@ -84,6 +84,8 @@ macro_rules! with_controllers {
                 HighSpeed, highspeed, "highspeed", $crate::tcp::cc::highspeed::HighSpeed;
                 /// LEDBAT (RFC 6817): one-way delay held near a target, over TCP timestamps.
                 Ledbat, ledbat, "ledbat", $crate::tcp::cc::ledbat::Ledbat;
+                /// TCP-LP as Linux `tcp_lp.c` (v2.6.18): NewReno that yields on one-way delay.
+                TcpLp, tcp_lp, "tcp-lp", $crate::tcp::cc::tcp_lp::TcpLp;
             }
         }
     };

@@ -180,7 +180,9 @@ impl Connection {
             (Some(Recovery::RateHalving { cwnd: w0, .. }), Some(Recovery::RateHalving { cwnd: w1, .. })) if !entered && w1 > w0 => {
                 return Err(format!("rate-halving grew its window from {w0} to {w1}"));
             }
-            (Some(Recovery::Prr { .. }), Some(Recovery::Prr { cwnd: w1, prior_cwnd, .. })) if !entered && w1 > prior_cwnd.max(self.cc.ssthresh()) + mss => {
+            (Some(Recovery::Prr { .. }), Some(Recovery::Prr { cwnd: w1, prior_cwnd, .. }))
+                if !entered && w1 > prior_cwnd.max(self.cc.ssthresh()).max(self.prr_below_flight_bound(b)) + mss =>
+            {
                 return Err(format!("PRR's window {w1} above the window before the loss ({prior_cwnd}) and ssthresh ({}) by more than one SMSS", self.cc.ssthresh()));
             }
             (Some(Recovery::Sack { cwnd: w0 }), Some(Recovery::Sack { cwnd: w1 })) if !entered && w1 != w0 => {
@@ -198,7 +200,7 @@ impl Connection {
                 Some(Recovery::NewReno { cwnd, .. }) => cwnd <= ssthresh + self.cfg.dupthresh as u64 * mss + mss,
                 Some(Recovery::RateHalving { cwnd, .. }) => cwnd <= b.cwnd.max(mss),
                 // PRR's first window: the pipe plus at least the fast retransmit.
-                Some(Recovery::Prr { cwnd, .. }) => cwnd <= b.cwnd + mss,
+                Some(Recovery::Prr { cwnd, .. }) => cwnd <= b.cwnd.max(self.prr_below_flight_bound(b)) + mss,
                 None => true, // Recovery ended within the same call (Reno's first new ACK).
             };
             if !ok {
@@ -220,6 +222,21 @@ impl Connection {
             return Err(format!("RTO {rto:?} outside {lo:?}..={hi:?}"));
         }
         Ok(())
+    }
+
+    /// PRR's window when the controller had cut its window below the flight before the loss
+    /// (TCP-LP's early congestion indication; 0 otherwise): Linux's PRR then sets pipe +
+    /// ⌈prr_delivered·ssthresh/prior_cwnd⌉ − prr_out, the pipe at most what was outstanding
+    /// and the quotient large when prior_cwnd is small.
+    fn prr_below_flight_bound(&self, b: &Before) -> u64 {
+        let Some(Recovery::Prr { prior_cwnd, delivered, .. }) = self.recovery else { return 0 };
+        let (mss, ssthresh) = (self.smss as u64, self.cc.ssthresh());
+        if ssthresh <= prior_cwnd && b.outstanding <= prior_cwnd + mss {
+            return 0;
+        }
+        let seg = |x: u64| x.div_ceil(mss);
+        let sndcnt = (seg(delivered) * (ssthresh / mss)).div_ceil(seg(prior_cwnd).max(1)) * mss;
+        b.outstanding + sndcnt.max(ssthresh)
     }
 
     /// Remember the sample the controller was given on this call (for the growth check).
