@@ -268,3 +268,12 @@ def test_the_shipped_scenarios_share_the_hosts_and_the_nic_queue():
         assert scenario_value(path, "links.0.queue_a") == c.NIC_SHIPPED, name
     assert scenario_value(study_scenario(c.STUDY, "sc2002"), "flows.0.reservoir.servers") == 26
     assert math.isclose(c.POS_IP_MBPS, 596.653, abs_tol=1e-3)
+
+
+def test_the_report_median_leaves_out_runs_without_the_value():
+    # A run without a loss has no "cwnd at the first loss": the report's table must print the
+    # median of the runs that have one, or NaN when none has, never fail on the gap.
+    from tcplab.reproduce.p2.report import _median
+    t = pl.DataFrame({"loss": [0.0, 0.0, 1e-4, 1e-4, 1e-4], "x": [None, None, 1.0, 3.0, None]})
+    assert math.isnan(_median(t, "x", loss=0.0))
+    assert _median(t, "x", loss=1e-4) == 2.0

@@ -18,9 +18,12 @@ __all__ = ["report", "write_figures_p2"]
 
 
 def _median(t: pl.DataFrame, col: str, **where: Any) -> float:
+    """The median of `col` over the rows matching `where`; runs without the value (a measure of
+    the first loss in a run without loss) are left out, and none at all gives NaN."""
     for k, v in where.items():
         t = t.filter(pl.col(k) == v)
-    return statistics.median(t[col].to_list()) if t.height else float("nan")
+    values = [x for x in t[col].to_list() if x is not None]
+    return statistics.median(values) if values else float("nan")
 
 
 def _fig_fla(fla: pl.DataFrame) -> Any:
