@@ -4,6 +4,7 @@ recorded, aggregation and the sweep plot."""
 
 import dataclasses
 import json
+import multiprocessing
 import os
 import signal
 import socket
@@ -380,6 +381,52 @@ def test_worker_crash_and_panic_are_recorded(smoke_path):
         assert errors[("40pkts", seed)] == CRASH_MESSAGE
         assert errors[("160pkts", seed)] == "FakePanic: called `Option::unwrap()` on a `None` value"
     assert table.filter(pl.col("error").is_null())["events"].min() > 0
+
+
+def test_kept_pools_start_the_workers_once_and_change_no_result(smoke_path, tmp_path):
+    from tcplab.sweeps import kept_pools
+
+    sweep = build_sweep(smoke_path, axes={"links.1.queue_a": ["10pkts", "20pkts"]}, seeds=2, metrics=["events"])
+
+    def pids(out):
+        return {pl.read_parquet(path)["pid"][0] for path in (out / "runs").glob("*.parquet")}
+
+    alone = [run_sweep(sweep, workers=2, out=tmp_path / f"alone{i}").table for i in range(2)]
+    assert not multiprocessing.active_children(), "without the block a sweep's workers end with it"
+    assert not pids(tmp_path / "alone0") & pids(tmp_path / "alone1"), "without the block each sweep starts its own workers"
+    with kept_pools():
+        kept = [run_sweep(sweep, workers=2, out=tmp_path / f"kept{i}").table for i in range(2)]
+        first = pids(tmp_path / "kept0") | pids(tmp_path / "kept1")
+        alive = {c.pid for c in multiprocessing.active_children()}
+        assert len(alive) == 2 and first <= alive, "one pool of two workers ran both sweeps and is still there"
+    for a, b in zip(alone + alone, kept + kept[::-1], strict=True):
+        assert_frame_equal(comparable(a), comparable(b))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(pid) for pid in first):
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in first), "the block's end stops its workers"
+
+
+def _alive(pid):
+    """Whether process `pid` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().split(") ")[1][0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def test_a_worker_crash_inside_kept_pools_is_isolated_and_the_next_sweep_runs(smoke_path):
+    from tcplab.sweeps import kept_pools
+
+    crashing = build_sweep(smoke_path, axes={"links.1.queue_a": ["10pkts", "40pkts"]}, seeds=2, metrics=["events"])
+    fine = build_sweep(smoke_path, axes={"links.1.queue_a": ["10pkts", "20pkts"]}, seeds=2, metrics=["events"])
+    with kept_pools():
+        table = run_sweep(crashing, workers=2, _function=crash_or_panic).table
+        after = run_sweep(fine, workers=2).table
+    errors = dict(zip(zip(table["links.1.queue_a"], table["seed"]), table["error"], strict=True))
+    assert errors[("40pkts", 1)] == CRASH_MESSAGE and errors[("10pkts", 1)] is None
+    assert after["error"].null_count() == after.height
 
 
 def other_build(task):

@@ -44,6 +44,7 @@ def _cmd(args: argparse.Namespace) -> int:
     from tcplab.reproduce import STUDIES  # the study modules, only when one runs
     from tcplab.reproduce.output import check_out
     from tcplab.reproduce.runner import RunsFailed
+    from tcplab.sweeps.pool import kept_pools
 
     out = args.out or f"out/{args.paper}"
     try:
@@ -56,7 +57,8 @@ def _cmd(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     started = time.perf_counter()
     try:
-        with console.status("starting") as status:
+        # One local pool for all the study's sweeps: its workers start once.
+        with console.status("starting") as status, kept_pools():
             checks = STUDIES[args.paper].reproduce(out, quick=args.quick, progress=lambda msg: status.update(msg),
                                                    workers=args.workers)
     except (ScenarioError, RunsFailed, OSError) as e:

@@ -15,7 +15,7 @@ finished run, so rerunning a sweep skips what is done. See `tcplab docs sweeps`
 | `hooks` | per-run metric hooks: extra columns computed from each run's Result in the worker |
 | `plan` | one row per (axis point, seed), each with its run key |
 | `records` | one run's record, as a worker returns it (`execute`) |
-| `pool` | the local process pool, and what a worker's death means |
+| `pool` | the local process pool, what a worker's death means, `kept_pools` (one pool for many sweeps) |
 | `cluster` | Dask distributed (the optional extra `tcplab[dask]`) |
 | `store` | the output directory that makes a rerun resume |
 | `table` | the sweep table built from the plan and the records |
@@ -37,7 +37,7 @@ from tcplab.sweeps.errors import (
 from tcplab.sweeps.metrics import DEFAULT_METRICS, Metric, MetricError, parse_metric
 from tcplab.sweeps.plan import run_key
 from tcplab.sweeps.plot import sweep_plot
-from tcplab.sweeps.pool import CRASH_MESSAGE
+from tcplab.sweeps.pool import CRASH_MESSAGE, kept_pools
 from tcplab.sweeps.records import execute
 from tcplab.sweeps.runner import SweepOutcome, run_sweep, sweep
 from tcplab.sweeps.spec import RESERVED_COLUMNS, Sweep, build_sweep, load_sweep
@@ -62,6 +62,7 @@ __all__ = [
     "WorkerMismatch",
     "build_sweep",
     "execute",
+    "kept_pools",
     "load_sweep",
     "parse_metric",
     "run_key",

@@ -37,6 +37,7 @@ __all__ = [
     "MAIN_GUARD_MESSAGE",
     "MAIN_REIMPORT_EXIT",
     "LocalPool",
+    "kept_pools",
     "refuse_in_worker_bootstrap",
 ]
 
@@ -179,10 +180,10 @@ class LocalPool:
                 isolating = bool(suspects)
                 wanted = 1 if isolating else workers
                 if pool is not None and size != wanted and not in_flight:
-                    pool.shutdown(wait=True)
+                    self._release(pool)
                     pool = None
                 if pool is None:
-                    pool, size = self._pool(wanted), wanted
+                    pool, size = self._acquire(wanted), wanted
                 if isolating:
                     if not in_flight:
                         task = suspects.popleft()
@@ -218,15 +219,39 @@ class LocalPool:
                         except Exception as e:
                             yield failure(task, describe(e))
                     in_flight.clear()
-                    _stop(pool)
+                    self._discard(pool)
                     pool = None
             clean = True
         finally:
             if pool is not None:
                 if clean:
-                    pool.shutdown(wait=True)
+                    self._release(pool)
                 else:
-                    _stop(pool)
+                    self._discard(pool)
+
+    def _acquire(self, workers: int) -> ProcessPoolExecutor:
+        """A pool of `workers` processes: the one `kept_pools` keeps when it has that size,
+        else a new one (a kept pool of another size is stopped first)."""
+        kept = _KEPT[-1] if _KEPT else None
+        if kept is None or workers == 1:
+            return self._pool(workers)
+        if kept.get("workers") != workers:
+            if kept.get("pool") is not None:
+                kept["pool"].shutdown(wait=True)
+            kept.update(workers=workers, pool=self._pool(workers), started=self._started)
+        self._started = kept["started"]
+        return kept["pool"]
+
+    def _release(self, pool: ProcessPoolExecutor) -> None:
+        """Done with `pool`, all its tasks finished: shut it down unless `kept_pools` keeps it."""
+        if not (_KEPT and _KEPT[-1].get("pool") is pool):
+            pool.shutdown(wait=True)
+
+    def _discard(self, pool: ProcessPoolExecutor) -> None:
+        """Stop `pool` now (broken, or left with tasks in flight); a kept pool is forgotten."""
+        if _KEPT and _KEPT[-1].get("pool") is pool:
+            _KEPT[-1].clear()
+        _stop(pool)
 
     def _pool(self, workers: int) -> ProcessPoolExecutor:
         context = _RecordingSpawnContext()
@@ -237,6 +262,29 @@ class LocalPool:
             initializer=_start_worker,
             initargs=(os.getpid(),),
         )
+
+
+_KEPT: list[dict[str, Any]] = []
+"""The pools `kept_pools` keeps, innermost block last: {"workers", "pool", "started"}, or {}
+before the first sweep in the block (or after its pool broke)."""
+
+
+@contextlib.contextmanager
+def kept_pools() -> Iterator[None]:
+    """Within the block, the local pools of successive sweeps (of the same number of workers)
+    are one pool: its workers are started once, not once per sweep, and stopped when the block
+    ends. A reproduction runs dozens of sweeps of a few seconds each; starting two workers
+    (each importing tcplab and polars) costs about a second every time. A pool that breaks is
+    replaced as outside the block; a worker keeps nothing from one run to the next but the
+    imports and the seek curves it has fitted (`app::storage::geometry`), so results are the
+    same either way."""
+    _KEPT.append({})
+    try:
+        yield
+    finally:
+        kept = _KEPT.pop()
+        if kept.get("pool") is not None:
+            kept["pool"].shutdown(wait=True)
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:

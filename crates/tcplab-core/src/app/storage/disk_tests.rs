@@ -152,6 +152,30 @@ fn seek_curves_pass_through_their_three_points() {
 }
 
 #[test]
+fn remembered_seek_fits_are_the_fits_themselves() {
+    // `SeekCurve::fit` keeps what it fitted (a pure function, fitted for every disk of every
+    // run otherwise): asked again it answers the same curve, bit for bit, as a fresh fit; and a
+    // disk that differs in one input (another zone table, another average) gets its own.
+    let p = DiskParams::default();
+    let g = disk(p).geometry().clone();
+    let fresh = SeekCurve::fit_new(&g, 0.5e-3, 4.7e-3, 10.5e-3, "seek_read").unwrap();
+    for _ in 0..2 {
+        assert_eq!(SeekCurve::fit(&g, 0.5e-3, 4.7e-3, 10.5e-3, "seek_read").unwrap(), fresh);
+    }
+    let other_avg = SeekCurve::fit(&g, 0.5e-3, 4.9e-3, 10.5e-3, "seek_read").unwrap();
+    assert_ne!(other_avg, fresh);
+    assert_eq!(other_avg, SeekCurve::fit_new(&g, 0.5e-3, 4.9e-3, 10.5e-3, "seek_read").unwrap());
+    let g2 = disk(DiskParams { zones: p.zones + 1, ..p }).geometry().clone();
+    let zoned = SeekCurve::fit(&g2, 0.5e-3, 4.7e-3, 10.5e-3, "seek_read").unwrap();
+    assert_ne!(zoned, fresh);
+    assert_eq!(zoned, SeekCurve::fit_new(&g2, 0.5e-3, 4.7e-3, 10.5e-3, "seek_read").unwrap());
+    // Errors are not remembered: a bad average fails every time.
+    for _ in 0..2 {
+        assert!(SeekCurve::fit(&g, 0.5e-3, 20e-3, 10.5e-3, "seek_read").is_err());
+    }
+}
+
+#[test]
 fn write_seeks_are_slower_than_read_seeks() {
     // From track 0 to the last LBA (the last track): a full stroke, 10.5 ms to read, 11.5 ms to
     // write (146Z10 §4.5.2.2).

@@ -13,6 +13,9 @@
 //! crosses tracks without loss; crossing into the next zone waits for that zone's sector 0.
 //! Radial position (for seeks) is the track index; several heads per cylinder are not modelled.
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
 use crate::units::{SimDuration, SimTime, PS_PER_SEC};
 
 /// One zone: LBAs `[first_lba, first_lba + sectors)` on tracks from `first_track`.
@@ -198,6 +201,22 @@ impl SeekCurve {
         if !(track > 0.0 && track < average && average < full) {
             return Err(format!("{field}: needs 0 < track_to_track < average < full_stroke (got {:.3} ms, {:.3} ms, {:.3} ms)", track * 1e3, average * 1e3, full * 1e3));
         }
+        let key = fit_key(geo, track, average, full);
+        if let Some(curve) = FITTED.lock().ok().and_then(|m| m.get(&key).copied()) {
+            return Ok(curve);
+        }
+        let curve = Self::fit_new(geo, track, average, full, field)?;
+        if let Ok(mut m) = FITTED.lock() {
+            if m.len() >= FITTED_MAX {
+                m.clear();
+            }
+            m.insert(key, curve);
+        }
+        Ok(curve)
+    }
+
+    /// `fit` without the memo (the inputs already checked).
+    pub(super) fn fit_new(geo: &Geometry, track: f64, average: f64, full: f64, field: &str) -> Result<SeekCurve, String> {
         let span = geo.tracks.saturating_sub(1).max(1);
         let m = DistanceMoments::new(geo, span);
         let x1 = 1.0 / span as f64;
@@ -229,6 +248,26 @@ impl SeekCurve {
         }
         Ok(SeekCurve { a, b, knee: k, c, e, span })
     }
+}
+
+/// Seek curves already fitted in this process, by `fit_key`. The fit is a pure function of
+/// its inputs and costs tens of millions of instructions (the distance distribution's sort and
+/// the bisection), while a scenario builds the same disk for every server and a sweep worker
+/// the same scenario for every run. Emptied when it reaches `FITTED_MAX` entries.
+static FITTED: LazyLock<Mutex<HashMap<Vec<u64>, SeekCurve>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// Most curves `FITTED` keeps.
+const FITTED_MAX: usize = 64;
+
+/// Everything `SeekCurve::fit_new` reads: the zone table, tracks and capacity of `geo`, and the
+/// three times' bit patterns.
+fn fit_key(geo: &Geometry, track: f64, average: f64, full: f64) -> Vec<u64> {
+    let mut key = Vec::with_capacity(5 + 3 * geo.zones.len());
+    key.extend([geo.tracks, geo.capacity, track.to_bits(), average.to_bits(), full.to_bits()]);
+    for z in &geo.zones {
+        key.extend([z.sectors, z.spt, z.first_track]);
+    }
+    key
 }
 
 /// The distribution of the normalised track distance between two independent uniformly random
