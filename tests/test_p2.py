@@ -277,3 +277,26 @@ def test_the_report_median_leaves_out_runs_without_the_value():
     t = pl.DataFrame({"loss": [0.0, 0.0, 1e-4, 1e-4, 1e-4], "x": [None, None, 1.0, 3.0, None]})
     assert math.isnan(_median(t, "x", loss=0.0))
     assert _median(t, "x", loss=1e-4) == 2.0
+
+
+def test_a_run_two_experiments_share_is_run_once_and_the_quick_plan_is_smaller(tmp_path):
+    # The study keeps one store (`out/runs/`): the slow-start comparison's NewReno rows are the
+    # FLA experiment's 1×4×2 runs at 200 ms as shipped, the same resolved scenario, so they are
+    # read from the store, not run again.
+    from tcplab.reproduce.p2 import runs
+    from tcplab.reproduce.p2.study import Plan
+
+    out = tmp_path / "runs"
+    fla = runs.run_fla(((4, 2),), (0.0,), (200,), [1], out=out, workers=1)
+    executed = len((out / "runs.log").read_text().splitlines())
+    assert executed == 3  # as shipped, NIC queue unlimited, an ACK per segment
+    ss = runs.run_slow_start((0.0,), [1], out=out, workers=1)
+    assert len((out / "runs.log").read_text().splitlines()) == executed + len(runs.SLOW_STARTS) - 1
+    shipped = fla.filter((pl.col("nic") == c.NIC_SHIPPED) & (pl.col("ack") == "delayed"))
+    newreno = ss.filter(pl.col("variant") == "newreno")
+    assert newreno["key"].to_list() == shipped["key"].to_list()
+    assert newreno["agg_mbps"].to_list() == shipped["agg_mbps"].to_list()
+    # --quick: two Comet Drop readings (the judged one first) and the map at the lossy point.
+    quick, full = Plan.make(True), Plan.make(False)
+    assert quick.comet_readings[0] == c.COMET_NAMED and set(quick.comet_readings) < set(full.comet_readings)
+    assert quick.map_losses == (1e-4,) and full.map_losses == full.fla_losses

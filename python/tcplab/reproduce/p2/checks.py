@@ -255,7 +255,8 @@ def _f18(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
 def _f20(data: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
     t = data["comet"]
     ratios: dict[str, list[float]] = {}
-    for r in COMET_READINGS:
+    present = set(t["reading"].to_list())
+    for r in (r for r in COMET_READINGS if r in present):  # --quick runs some readings only
         a0, a200 = _col(t, "agg_mbps", reading=r, rtt_ms=0), _col(t, "agg_mbps", reading=r, rtt_ms=200)
         ratios[r] = [b / a for a, b in zip(a0, a200, strict=True)]
     ok, text = level(ratios[COMET_NAMED], 0.23, 0.33)

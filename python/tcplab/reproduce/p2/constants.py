@@ -74,6 +74,13 @@ COMET_READINGS = {
     "2.4-default": {"label": "2.4 default buffers (87380 B receive, 64 KB advertised), no loss",
                     "overrides": {"emulators.0.loss_65536": 0, "defaults.tcp.rcvbuf": "87380B", "defaults.tcp.sndbuf": "131072B"}},
 }
+COMET_QUICK_READINGS = ("shipped", "no-loss-nic")
+"""--quick's Comet Drop readings: the one F20 is judged on and the loss-free one with the NIC
+queue unlimited (the reading that shows what the window alone allows); the others are printed
+only by the full plan."""
+MAP_QUICK_LOSSES = (1e-4,)
+"""--quick's path losses for the map of the unknowns (a report table, no finding is judged on
+it): the lossy point only."""
 COMET_NAMED = "shipped"
 """The reading F20 is judged on, named before the runs: the shipped scenario's (the paper's
 Comet Drop setting of §3.1.3 s5 and the SC2002 window); the others are printed beside it."""

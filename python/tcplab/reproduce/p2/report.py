@@ -69,11 +69,17 @@ def _fig_scaling(sc: pl.DataFrame) -> Any:
     return fig
 
 
+def _readings(comet: pl.DataFrame) -> list[tuple[str, dict[str, Any]]]:
+    """The Comet Drop readings `comet` has rows of (--quick runs two), in COMET_READINGS order."""
+    present = set(comet["reading"].to_list())
+    return [(r, meta) for r, meta in COMET_READINGS.items() if r in present]
+
+
 def _fig_comet(comet: pl.DataFrame) -> Any:
     """Fig. 12: rate against RTT through Comet Drop, per reading."""
     fig, (ax,) = new_figure()
     rtts = sorted(set(comet["rtt_ms"].to_list()))
-    for r, meta in COMET_READINGS.items():
+    for r, meta in _readings(comet):
         ax.plot(rtts, [_median(comet, "agg_mbps", reading=r, rtt_ms=x) for x in rtts], "o-", label=meta["label"])
     ax.set_yscale("log")
     ax.set_xlabel("RTT through Comet Drop (ms)")
@@ -177,7 +183,7 @@ def report(data: dict[str, Any], result: list[Check], figs: dict[str, Any]) -> R
     comet = data["comet"]
     rep.table(("Comet Drop reading", *(f"{r} ms" for r in sorted(set(comet["rtt_ms"].to_list())))), [
         (meta["label"], *(f"{_median(comet, 'agg_mbps', reading=r, rtt_ms=x):.3g}" for x in sorted(set(comet["rtt_ms"].to_list()))))
-        for r, meta in COMET_READINGS.items()])
+        for r, meta in _readings(comet)])
     rep.paragraph(f"{data['sc_full_label']}: IP {_median(data['sc_full'], 'ip_mbps'):.1f} Mb/s, L2 {_median(data['sc_full'], 'l2_mbps'):.1f} Mb/s, "
                   f"aggregate {_median(data['sc_full'], 'agg_mbps'):.1f} Mb/s over {_median(data['sc_full'], 'span_s'):.0f} s simulated.")
     rep.heading("Wall time")

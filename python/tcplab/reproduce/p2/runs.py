@@ -1,6 +1,7 @@
 """Study 002's experiments as points of the shipped scenarios, run through the shared runner
-(resumable stores under `out/runs/<experiment>/`, a local pool or a Dask cluster), each run
-measured in the worker by `measures.run_measures`."""
+(one resumable store for the whole study, `out/runs/`, so that a run two experiments share —
+the slow-start comparison's NewReno rows are Figs. 6–8's 1×4×2 runs — runs once; a local pool
+or a Dask cluster), each run measured in the worker by `measures.run_measures`."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def _run(scenario: str, points: Sequence[Mapping[str, Any]], seeds: Sequence[int
         overrides = {**TRACED, **(overrides or {})}
         args["rtt_s"] = "srtt-min"
     return runner.run_points([(path, dict(p)) for p in points], seeds, overrides=overrides, hook=HOOK,
-                             hook_args=args, out=None if out is None else out / name,
+                             hook_args=args, out=out, shared_store=True,
                              workers=workers, cluster=cluster, name=f"p2-{name}")
 
 
@@ -84,7 +85,7 @@ def run_fs_copy(seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
     path = study_scenario(STUDY, "fs_copy")
     out, workers, cluster = kw.get("out"), kw.get("workers"), kw.get("cluster")
     t = runner.run_points([(path, dict(p)) for p in points], seeds, hook="tcplab.reproduce.p2.measures:copy_measures", hook_args={},
-                          out=None if out is None else out / "fs-copy", workers=workers, cluster=cluster, name="p2-fs-copy")
+                          out=out, shared_store=True, workers=workers, cluster=cluster, name="p2-fs-copy")
     return _label(t, points, {"dst_position": list(COPY_POSITIONS)})
 
 
@@ -180,9 +181,10 @@ def run_shared(cross: Sequence[int], duration_s: float, seeds: Sequence[int], **
     return _label(t, points, {"cross": list(cross)})
 
 
-def run_comet(rtts_ms: Sequence[int], seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
-    """Fig. 12: 1×1×1 through Comet Drop at each RTT (delay = RTT/2 each way), per reading."""
-    keys = [(r, rtt) for r in COMET_READINGS for rtt in rtts_ms]
+def run_comet(rtts_ms: Sequence[int], seeds: Sequence[int], readings: Sequence[str] = tuple(COMET_READINGS), **kw: Any) -> pl.DataFrame:
+    """Fig. 12: 1×1×1 through Comet Drop at each RTT (delay = RTT/2 each way), per reading of
+    `readings` (keys of COMET_READINGS; all by default)."""
+    keys = [(r, rtt) for r in readings for rtt in rtts_ms]
     points = [dict(COMET_READINGS[r]["overrides"]) | {"emulators.0.delay": f"{rtt / 2:g}ms"} for r, rtt in keys]
     t = _run("comet", points, seeds, bottleneck=None, name="comet", traced=True, **kw)
     return _label(t, points, {"reading": [k[0] for k in keys], "rtt_ms": [k[1] for k in keys]})

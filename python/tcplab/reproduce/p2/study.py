@@ -13,7 +13,8 @@ from tcplab.reproduce.findings import Check
 from tcplab.reproduce.output import check_out, publish
 from tcplab.reproduce.p2 import runs
 from tcplab.reproduce.p2.checks import checks
-from tcplab.reproduce.p2.constants import COMET_RTTS_MS, COMET_RTTS_QUICK_MS, CROSS_FLOWS, FLA_LOSSES, FLA_RTTS_MS, FLA_SHAPES, SC_DURATION_S, SC_SERVERS
+from tcplab.reproduce.p2.constants import (COMET_QUICK_READINGS, COMET_READINGS, COMET_RTTS_MS, COMET_RTTS_QUICK_MS, CROSS_FLOWS, FLA_LOSSES, FLA_RTTS_MS,
+                                           FLA_SHAPES, MAP_QUICK_LOSSES, SC_DURATION_S, SC_SERVERS)
 from tcplab.reproduce.p2.report import report, write_figures_p2
 from tcplab.reproduce.report import write_results_json
 
@@ -33,13 +34,17 @@ class Plan:
     sc_full: bool
     cross: tuple[int, ...]
     comet_rtts_ms: tuple[int, ...] = COMET_RTTS_MS
+    comet_readings: tuple[str, ...] = tuple(COMET_READINGS)
+    map_losses: tuple[float, ...] = FLA_LOSSES["full"]
 
     @staticmethod
     def make(quick: bool) -> Plan:
-        """The full plan (10 seeds, the 51 GB run) or the quick one (3 seeds, shorter runs)."""
+        """The full plan (10 seeds, the 51 GB run) or the quick one (3 seeds, shorter runs, fewer
+        shapes, losses and Comet Drop points and readings, the map at the lossy point only)."""
         k = "quick" if quick else "full"
         return Plan((1, 2, 3) if quick else tuple(range(1, 11)), FLA_SHAPES[k], FLA_LOSSES[k], SC_SERVERS[k], SC_DURATION_S[k], not quick,
-                    CROSS_FLOWS[k], COMET_RTTS_QUICK_MS if quick else COMET_RTTS_MS)
+                    CROSS_FLOWS[k], COMET_RTTS_QUICK_MS if quick else COMET_RTTS_MS,
+                    COMET_QUICK_READINGS if quick else tuple(COMET_READINGS), MAP_QUICK_LOSSES if quick else FLA_LOSSES[k])
 
 
 def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, out: Path | None = None,
@@ -61,13 +66,13 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
     data["fla"] = timed("Figs. 6-10: FLA shapes × path loss", lambda: runs.run_fla(plan.fla_shapes, plan.fla_losses, FLA_RTTS_MS, plan.seeds, **kw))
     data["ipv6"] = timed("F10: FLA 1×4×2 over IPv6", lambda: runs.run_ipv6(plan.fla_losses, plan.seeds, **kw))
     data["traced"] = timed("Figs. 9-10: 1×2×1 traced at the senders' NICs", lambda: runs.run_traced(plan.fla_losses, plan.seeds, **kw))
-    data["map"] = timed("the map: bottleneck buffer, command window", lambda: runs.run_map(plan.fla_losses, plan.seeds, **kw))
+    data["map"] = timed("the map: bottleneck buffer, command window", lambda: runs.run_map(plan.map_losses, plan.seeds, **kw))
     data["coupled"] = timed("F25, F35: the streams' windows coordinated", lambda: runs.run_coupled(plan.fla_losses, plan.seeds, **kw))
     data["competing"] = timed("F35: beside a competing flow", lambda: runs.run_competing(plan.sc_duration_s, plan.seeds, **kw))
     data["slow_start"] = timed("beyond: slow starts against the overshoot", lambda: runs.run_slow_start(plan.fla_losses, plan.seeds, **kw))
     data["sc"] = timed("Fig. 11: 1×j×2 scaling", lambda: runs.run_sc2002(plan.sc_servers, plan.sc_duration_s, plan.seeds[:5], **kw))
     data["shared"] = timed("§4.2: SC2002 shared with cross traffic", lambda: runs.run_shared(plan.cross, plan.sc_duration_s, plan.seeds[:5], **kw))
-    data["comet"] = timed("Fig. 12: Comet Drop against delay", lambda: runs.run_comet(plan.comet_rtts_ms, plan.seeds, **kw))
+    data["comet"] = timed("Fig. 12: Comet Drop against delay", lambda: runs.run_comet(plan.comet_rtts_ms, plan.seeds, plan.comet_readings, **kw))
     data["comet_limit"] = timed("F19: Comet Drop's processing limit", lambda: runs.run_comet_limit(runs.PROCESSING_LIMITS, (0, 20, 200), plan.seeds, **kw))
     data["path"] = timed("F21: Fig. 12's 1×1×1 over the SC2002 path model", lambda: runs.run_path_1x1x1(plan.fla_losses, plan.seeds, **kw))
     if plan.sc_full:
