@@ -182,6 +182,17 @@ def test_each_stream_judge_passes_the_papers_pattern_and_fails_a_broken_one(fid)
     assert not ok, f"{fid} passed a broken input: {text}"
 
 
+def test_f28_is_not_exercised_when_no_run_at_path_loss_0_lost_on_two_streams():
+    data = stream_data()
+    fla = data["fla"]
+    lossless = fla.with_columns(pl.when(pl.col("loss") == 0.0).then(pl.lit([None, None, None, None], dtype=pl.List(pl.Float64)))
+                                .otherwise(pl.col("s_first_loss_s")).alias("s_first_loss_s"))
+    ok, text, values = cs.STREAM_JUDGES["F28"](data | {"fla": lossless})
+    assert not ok and values["exercised"] is False and text.startswith("NOT EXERCISED")
+    ok, _, values = cs.STREAM_JUDGES["F28"](data)
+    assert ok and values["exercised"] is True
+
+
 def test_f35_holds_when_one_joint_control_meets_all_three_and_prints_both():
     # One joint control enough (the paper asks for "a method"); each one's verdict printed.
     data = stream_data()

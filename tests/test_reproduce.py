@@ -8,8 +8,8 @@ import pytest
 import tcplab
 from tcplab.reproduce import STUDIES, p0
 from tcplab.reproduce.figures import new_figure, write_figures
-from tcplab.reproduce.findings import Check, missing_quotes, verdict
-from tcplab.reproduce.report import Report, write_results_json
+from tcplab.reproduce.findings import Check, missing_quotes, not_exercised, verdict
+from tcplab.reproduce.report import Report, check_row, write_results_json
 from tcplab.reproduce.scenarios import queue_override, scenario_value, study_dir, study_scenario
 from tcplab.scenario import load_scenario
 
@@ -33,6 +33,22 @@ def test_findings_are_numbered_with_their_quote_place_and_verdict():
     assert "1. **streams diverge** (§4.1 ¶1; pass)\n   > 速度格差が保存されている.\n\n   Measured: Jain 0.85" in text
     assert "2. **fair** (§4.2 ¶3; **FAIL**)" in text
     assert "> 全て同様の結果になった." in text
+
+
+def test_a_finding_the_runs_could_not_exercise_is_neither_pass_nor_fail():
+    idle = Check("Fig. 9", "losses hit streams apart", "no overflow loss", False, quote="q", location="§5", exercised=False)
+    held = Check("Fig. 4", "a", "m", True, quote="q", location="§4")
+    failed = Check("Fig. 5", "b", "m", False, quote="q", location="§4")
+    assert [c.status for c in (idle, held, failed)] == ["not exercised", "pass", "FAIL"]
+    assert verdict([idle, held, failed]) == (1, 3) and not_exercised([idle, held, failed]) == 1
+    with pytest.raises(ValueError, match="not exercised cannot pass"):
+        Check("Fig. 9", "x", "m", True, exercised=False)
+    r = Report("t")
+    r.paper_findings([idle, held, failed], "seed.txt")
+    text = r.text()
+    assert "**1 of 3 findings of the paper hold** with the shipped settings (1 not exercised" in text
+    assert "(§5; *not exercised*)" in text and "(§4; **FAIL**)" in text
+    assert check_row(idle)[-1] == "*not exercised*"
 
 
 def test_a_finding_of_the_paper_without_its_quote_or_place_is_listed():
@@ -71,7 +87,7 @@ def test_results_json_keeps_data_and_checks_but_not_results(smoke_path, tmp_path
     assert set(data) == {"plan", "checks"}
     assert data["checks"] == [
         {"figure": "Fig. 1", "claim": "a", "measured": "m", "passed": True, "paper": True,
-         "values": {"jain": [0.5, pytest.approx(float("nan"), nan_ok=True)]}, "quote": "", "location": ""}
+         "values": {"jain": [0.5, pytest.approx(float("nan"), nan_ok=True)]}, "quote": "", "location": "", "exercised": True}
     ]
 
 

@@ -17,6 +17,7 @@ from rich.console import Console
 from tcplab.scenario import ScenarioError
 from tcplab.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_FINDINGS_DIFFER, error, positive_int
 from tcplab.reproduce import STUDY_NAMES, verdict
+from tcplab.reproduce.findings import not_exercised
 
 __all__ = ["add_parser"]
 
@@ -68,11 +69,13 @@ def _cmd(args: argparse.Namespace) -> int:
         console.print(f"reproduce {args.paper}: stopped; {out}/report.md was not written")
         return EXIT_FAILURE
     for c in checks:
-        mark = "[green]pass[/]" if c.passed else "[red]FAIL[/]"
+        mark = {"pass": "[green]pass[/]", "FAIL": "[red]FAIL[/]"}.get(c.status, "[yellow]n/e [/]")
         kind = "" if c.paper else " (beyond the paper)"
         console.print(f"{mark}  {c.figure}{kind}: {c.claim}\n      {c.measured}")
     held, total = verdict(checks)
-    console.print(f"the paper's findings: {held} of {total} hold; wrote {out}/report.md in {time.perf_counter() - started:.0f} s")
+    idle = not_exercised(checks)
+    idle_text = f" ({idle} not exercised)" if idle else ""
+    console.print(f"the paper's findings: {held} of {total} hold{idle_text}; wrote {out}/report.md in {time.perf_counter() - started:.0f} s")
     if held < total:
         console.print(f"{total - held} of the paper's findings do not hold here (exit status {EXIT_FINDINGS_DIFFER}); report.md says how each differs")
         return EXIT_FINDINGS_DIFFER

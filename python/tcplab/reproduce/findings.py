@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["Check", "missing_quotes", "verdict"]
+__all__ = ["Check", "missing_quotes", "not_exercised", "verdict"]
 
 
 @dataclasses.dataclass
@@ -36,6 +36,20 @@ class Check:
     paper must have one; `missing_quotes` lists the ones without)."""
     location: str = ""
     """Where the quote is in the paper: section and paragraph, e.g. "§4.1 ¶3 (Fig. 7)"."""
+    exercised: bool = True
+    """False when the runs never produced the situation the finding is about (e.g. a claim
+    about congestion losses in runs that lost nothing): neither borne out nor contradicted.
+    Such a check has `passed` False (the finding is not shown to hold) and reports mark it
+    "not exercised" rather than FAIL."""
+
+    def __post_init__(self) -> None:
+        if not self.exercised and self.passed:
+            raise ValueError(f"{self.claim!r}: a check that was not exercised cannot pass")
+
+    @property
+    def status(self) -> str:
+        """"pass", "FAIL" or "not exercised"."""
+        return "pass" if self.passed else "FAIL" if self.exercised else "not exercised"
 
 
 def verdict(checks: Iterable[Check]) -> tuple[int, int]:
@@ -43,6 +57,12 @@ def verdict(checks: Iterable[Check]) -> tuple[int, int]:
     are not counted."""
     paper = [c for c in checks if c.paper]
     return sum(c.passed for c in paper), len(paper)
+
+
+def not_exercised(checks: Iterable[Check]) -> int:
+    """How many findings of the paper the runs could not exercise (counted in `verdict`'s
+    total, not among those that hold)."""
+    return sum(1 for c in checks if c.paper and not c.exercised)
 
 
 def missing_quotes(checks: Iterable[Check]) -> list[Check]:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tcplab.reproduce.findings import Check, verdict
+from tcplab.reproduce.findings import Check, not_exercised, verdict
 from tcplab.result import Result
 
 __all__ = ["CHECK_HEADER", "Report", "check_row", "write_results_json"]
@@ -17,9 +17,14 @@ CHECK_HEADER = ("figure", "the paper", "measured", "")
 """Default header of a table of checks (the last column holds pass or **FAIL**)."""
 
 
+def _mark(check: Check) -> str:
+    """pass, **FAIL**, or *not exercised* (the runs never met the finding's situation)."""
+    return {"pass": "pass", "FAIL": "**FAIL**"}.get(check.status, f"*{check.status}*")
+
+
 def check_row(check: Check) -> tuple[str, str, str, str]:
     """The cells of one check in a table: figure, claim, measured, pass/**FAIL**."""
-    return (check.figure, check.claim, check.measured, "pass" if check.passed else "**FAIL**")
+    return (check.figure, check.claim, check.measured, _mark(check))
 
 
 class Report:
@@ -62,7 +67,7 @@ class Report:
         lines = []
         for i, c in enumerate(checks, 1):
             where = c.location or c.figure
-            verdict = "pass" if c.passed else "**FAIL**"
+            verdict = _mark(c)
             lines.append(f"{i}. **{c.claim}** ({where}; {verdict})")
             if c.quote:
                 lines.append(f"   > {c.quote}")
@@ -76,8 +81,11 @@ class Report:
         from `seed_file` (failures included)."""
         paper = [c for c in checks if c.paper]
         held, total = verdict(paper)
+        idle = not_exercised(paper)
         self.heading("The paper's findings")
-        self.paragraph(f"**{held} of {total} findings of the paper hold** with the shipped settings." + (f" {note}" if note else ""))
+        self.paragraph(f"**{held} of {total} findings of the paper hold** with the shipped settings"
+                       + (f" ({idle} not exercised: the runs never met the situation the finding is about)" if idle else "") + "."
+                       + (f" {note}" if note else ""))
         self.checks(paper)
         self.paragraph(f"Each finding with the paper's own sentence (seed `{seed_file}`):")
         self.findings(paper)

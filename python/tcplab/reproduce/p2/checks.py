@@ -66,7 +66,8 @@ def checks(data: dict[str, Any]) -> list[Check]:
         else:
             ok, measured, values = False, f"NOT RUN: {MISSING.get(fid, 'no check yet')}", {}
         out.append(Check(f"Fig. {r['figure']}" if r["figure"] not in ("", "—") else r["place"], claim, measured, ok,
-                         paper=fid not in CALIBRATIONS, values=values, quote=r["quote"], location=r["place"]))
+                         paper=fid not in CALIBRATIONS, values=values, quote=r["quote"], location=r["place"],
+                         exercised=values.get("exercised", True)))
     return out
 
 

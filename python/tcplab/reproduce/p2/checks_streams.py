@@ -176,10 +176,14 @@ def _f28(data: dict[str, Any]) -> Verdict:
     share = sum(g >= 1 for g in gaps if not math.isnan(g)) / len(gaps)
     ok = not math.isnan(rho0) and abs(rho0) < 0.3 and share >= ORDER_SHARE
     lossless = sum(math.isnan(g) for g in gaps)
-    return ok, (f"1×4×2 at 200 ms, overflow losses only (path loss 0): ρ(loss events/s, stream rate) {rho0:.2f} (need |ρ| < 0.3); "
+    # Not exercised when no run at path loss 0 had two streams lose (the claim is about when
+    # congestion losses hit the streams; with none there is nothing to judge).
+    exercised = lossless < len(gaps)
+    return ok and exercised, (("NOT EXERCISED: no run at path loss 0 had two streams with an overflow loss; " if not exercised else "")
+                              + f"1×4×2 at 200 ms, overflow losses only (path loss 0): ρ(loss events/s, stream rate) {rho0:.2f} (need |ρ| < 0.3); "
                 f"median gap between the streams' first losses ≥ 1 RTT in {share:.0%} of seeds (need ≥ 80 %; gaps in RTTs "
                 f"{[round(g, 2) for g in gaps]}{f', {lossless} runs with < 2 lossy streams' if lossless else ''}); with random loss "
-                f"p={p:g}, reported: ρ {rhop:.2f}"), {"rho_droptail": rho0, "rho_random": rhop, "gaps_rtt": gaps}
+                f"p={p:g}, reported: ρ {rhop:.2f}"), {"rho_droptail": rho0, "rho_random": rhop, "gaps_rtt": gaps, "exercised": exercised}
 
 
 def _regrow_slope(t: pl.DataFrame, rtts: Sequence[int]) -> tuple[list[float], dict[int, float], dict[int, float]]:
