@@ -52,6 +52,8 @@ pub struct Pipe {
     pub name: String,
     delay: SimDuration,
     jitter: SimDuration,
+    /// The far end's clock tick (Dummynet's 1/HZ), or zero: see `with_tick`.
+    tick: SimDuration,
     last_arrival: SimTime,
     loss: f64,
     rng: Rng,
@@ -76,7 +78,7 @@ impl Pipe {
             Some(r) => egress_for(queue, Transmitter::new(r, LinkLayer::Ip)),
         };
         let (jitter, last_arrival, link, propagation, stats) = (SimDuration::ZERO, SimTime::ZERO, LinkLayer::Ip, Propagation::default(), PipeStats::default());
-        Pipe { name, delay, jitter, last_arrival, loss, rng, link, egress, propagation, tapped: None, stats }
+        Pipe { name, delay, jitter, tick: SimDuration::ZERO, last_arrival, loss, rng, link, egress, propagation, tapped: None, stats }
     }
 
     /// The egress stage.
@@ -132,6 +134,18 @@ impl Pipe {
     pub fn transmitted_by(&self, now: SimTime) -> (u64, u64) {
         let (un, ub) = self.egress.unfinished_at(now);
         (self.stats.transmitted - un, self.stats.bytes_transmitted - ub)
+    }
+
+    /// Release packets on a clock of period `tick` (ticks at whole multiples of it from time 0),
+    /// as FreeBSD's Dummynet does: a packet entering between ticks k and k+1 leaves at tick
+    /// k + delay/tick (ip_dummynet.c: `output_time = curr_time + p->delay` in ticks, released
+    /// by the per-tick handler once `output_time <= curr_time`; a delay of 0 ticks lets it
+    /// through at once). The delay should be a whole number of ticks (the resolver truncates it,
+    /// as ipfw does); order is kept. Not with jitter.
+    pub fn with_tick(mut self, tick: SimDuration) -> Self {
+        debug_assert!(self.jitter == SimDuration::ZERO, "a ticked pipe has no jitter");
+        self.tick = tick;
+        self
     }
 
     /// Add a uniform random delay in [0, jitter) to each packet's propagation, keeping FIFO
@@ -294,7 +308,17 @@ impl Pipe {
             at = (at + SimDuration(self.rng.below(self.jitter.as_ps()))).max(self.last_arrival);
             self.last_arrival = at;
         }
+        if self.tick > SimDuration::ZERO {
+            at = self.ticked(end);
+        }
         at
+    }
+
+    /// `with_tick`'s release time for a packet entering at `end`.
+    #[cold]
+    fn ticked(&self, end: SimTime) -> SimTime {
+        let t = self.tick.as_ps();
+        SimTime((end.0 / t) * t + self.delay.as_ps()).max(end)
     }
 
     fn propagate(&mut self, now: SimTime, pkt: Packet, wake: &mut PipeWake) {

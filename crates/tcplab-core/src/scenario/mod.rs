@@ -208,6 +208,9 @@ mod tests_atm;
 #[path = "tests_coupled.rs"]
 mod tests_coupled;
 #[cfg(test)]
+#[path = "tests_dummynet.rs"]
+mod tests_dummynet;
+#[cfg(test)]
 #[path = "tests_fs_copy.rs"]
 mod tests_fs_copy;
 #[cfg(test)]

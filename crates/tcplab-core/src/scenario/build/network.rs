@@ -167,6 +167,9 @@ fn emulators(r: &ResolvedScenario, seeds: &SeedTree, sim: &mut Simulation, net: 
                 None => (None, Box::new(DropTail::new(QueueLimit::Unlimited, None)) as Box<dyn QueueDiscipline>),
             };
             let mut pipe = Pipe::new(name.clone(), rate, e.delay.0, e.loss, seeds.stream(&format!("emulators/{name}/loss")), q);
+            if e.tick.0 > SimDuration::ZERO {
+                pipe = pipe.with_tick(e.tick.0);
+            }
             let (reorder, reorder_delay) = e.reorder.as_ref().map_or((0.0, SimDuration::ZERO), |r| (r.reorder, r.reorder_delay.0));
             if reorder > 0.0 || e.duplicate > 0.0 {
                 pipe = pipe.with_impairment(ImpairConfig { reorder, reorder_delay, duplicate: e.duplicate }, seeds.stream(&format!("emulators/{name}/impair")));

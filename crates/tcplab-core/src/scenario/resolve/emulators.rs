@@ -21,6 +21,9 @@ pub struct ResolvedEmulator {
     pub loss: f64,
     /// Delay step (comet-drop: 1ms; default 0s: none).
     pub quantum: Dur,
+    /// Dummynet's clock tick (default 0s: none; shown only when set).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub tick: Dur,
     /// Rate limit with its queue, if any.
     #[serde(flatten)]
     pub rate_limit: Option<RateLimit>,
@@ -109,10 +112,10 @@ fn resolve_emulator(e: &EmulatorSpec, i: usize, links: &[LinkSpec]) -> Res<Resol
             }
         }
         Preset::Dummynet => {
-            if e.rate.is_none() {
-                return err(p("rate"), "the dummynet preset needs a rate");
+            // With a rate, Dummynet's queue (50 slots by default); without, a pure delay line.
+            if e.rate.is_some() {
+                queue = Some(queue.unwrap_or(QueueSpec::Limit(QLimit(QueueLimit::Packets(50)))));
             }
-            queue = Some(queue.unwrap_or(QueueSpec::Limit(QLimit(QueueLimit::Packets(50)))));
         }
         Preset::Harmonizer => {
             if loss > 0.0 || e.rate.is_some() {
@@ -181,13 +184,29 @@ fn resolve_emulator(e: &EmulatorSpec, i: usize, links: &[LinkSpec]) -> Res<Resol
     }
     let quantum = quantum.unwrap_or(Dur(SimDuration::ZERO));
     let mut delay = e.delay.map_or(SimDuration::ZERO, |d| d.0);
+    let tick = match e.tick {
+        None => SimDuration::ZERO,
+        Some(_) if e.preset != Preset::Dummynet => return err(p("tick"), "only for preset = \"dummynet\" (Comet Drop's delay steps are `quantum`)"),
+        Some(t) if t.0 == SimDuration::ZERO => return err(p("tick"), "must be positive (leave it out for exact release times)"),
+        Some(t) if t.0 > SimDuration::from_secs(1) => return err(p("tick"), format!("{} is longer than a second: a kernel HZ of at least 1", format_duration(t.0))),
+        Some(t) => {
+            // MODEL: ipfw sets a pipe's delay in ticks as `delay_ms * hz / 1000` (truncated).
+            delay = SimDuration(delay.as_ps() / t.0.as_ps() * t.0.as_ps());
+            t.0
+        }
+    };
     if quantum.0 > SimDuration::ZERO {
         // MODEL: delay steps (Comet Drop's 1 ms): the delay is set to the nearest step.
         let steps = (delay.as_ps() + quantum.0.as_ps() / 2) / quantum.0.as_ps();
         delay = SimDuration(steps * quantum.0.as_ps());
     }
     let rate_limit = e.rate.map(|rate| RateLimit { rate, queue: queue.unwrap_or(QueueSpec::Limit(QLimit(QueueLimit::Unlimited))) });
-    Ok(ResolvedEmulator { name: e.name.clone(), preset: e.preset, delay: Dur(delay), loss, quantum, rate_limit, harmonizer, reorder, duplicate })
+    Ok(ResolvedEmulator { name: e.name.clone(), preset: e.preset, delay: Dur(delay), loss, quantum, tick: Dur(tick), rate_limit, harmonizer, reorder, duplicate })
+}
+
+/// Whether a duration is zero (a key left out of the resolved scenario).
+fn is_zero(d: &Dur) -> bool {
+    d.0 == SimDuration::ZERO
 }
 
 /// Every emulator sits between exactly two links.

@@ -324,6 +324,12 @@ pub struct EmulatorSpec {
     /// Delay step: the delay is rounded to the nearest multiple.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quantum: Option<Dur>,
+    /// Dummynet's clock tick, the 1/HZ of the host that runs it (preset `"dummynet"` only; none
+    /// by default: packets leave at exact times). The delay becomes a whole number of ticks
+    /// (truncated, as ipfw does) and a packet leaves at the tick its delay ends on, counted
+    /// from the last tick before it arrived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick: Option<Dur>,
     /// Rate limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
