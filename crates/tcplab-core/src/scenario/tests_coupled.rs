@@ -104,7 +104,14 @@ fn only_reno_family_controllers_take_a_coupled_group() {
     for cfg in [CcConfig::Reno(Default::default()), CcConfig::NewReno(Default::default())] {
         assert!(Controller::new(&cfg, 14_600, u64::MAX, 1460).attach(&ControllerInput::Coupled(CoupledGroup::join(&g))), "{}", cfg.name());
     }
-    for cfg in [CcConfig::Bic(Default::default()), CcConfig::Cubic(Default::default()), CcConfig::Dctcp(Default::default()), CcConfig::HighSpeed(Default::default())] {
+    for cfg in [
+        CcConfig::Bic(Default::default()),
+        CcConfig::Cubic(Default::default()),
+        CcConfig::Dctcp(Default::default()),
+        CcConfig::HighSpeed(Default::default()),
+        CcConfig::TcpLp(Default::default()),
+        CcConfig::Ledbat(Default::default()),
+    ] {
         assert!(!Controller::new(&cfg, 14_600, u64::MAX, 1460).attach(&ControllerInput::Coupled(CoupledGroup::join(&g))), "{}", cfg.name());
     }
 }
