@@ -41,6 +41,7 @@ macro_rules! unit_newtype {
 
 unit_newtype!(Dur, SimDuration, units::parse_duration, units::format_duration, "duration");
 unit_newtype!(Rate, BitRate, units::parse_rate, units::format_rate, "rate");
+unit_newtype!(RateOrZero, BitRate, units::parse_rate_or_zero, units::format_rate_or_zero, "rate (0bps for none)");
 unit_newtype!(QLimit, QueueLimit, units::parse_queue_limit, units::format_queue_limit, "queue limit");
 
 /// A size in bytes: a string with units (`"128KB"`) or a plain integer of bytes.

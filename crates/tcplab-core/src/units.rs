@@ -227,6 +227,25 @@ pub fn parse_rate(s: &str) -> Result<BitRate, String> {
     Ok(BitRate(v as u64))
 }
 
+/// Parse a rate that may be zero (a CBR schedule's silent piece): `"0bps"`, `"0Mbps"`, … are
+/// 0; anything else as `parse_rate` (a negative rate is refused).
+pub fn parse_rate_or_zero(s: &str) -> Result<BitRate, String> {
+    let (num, unit) = split_number(s)?;
+    if num == 0.0 {
+        // The unit must still be a rate's.
+        return parse_rate(&format!("1{unit}")).map(|_| BitRate(0)).map_err(|_| format!("unknown rate unit '{unit}' in '{s}' (use bps, kbps, Mbps, Gbps)"));
+    }
+    parse_rate(s)
+}
+
+/// Format a rate that may be zero (`"0bps"` for zero, else as `format_rate`).
+pub fn format_rate_or_zero(r: BitRate) -> String {
+    if r.0 == 0 {
+        return "0bps".into();
+    }
+    format_rate(r)
+}
+
 /// Parse a size: a number with unit `B`, `KB`, `MB`, `GB` (powers of 1000) or `KiB`, `MiB`,
 /// `GiB` (powers of 1024).
 pub fn parse_size(s: &str) -> Result<u64, String> {
@@ -357,6 +376,11 @@ mod tests {
         assert_eq!(parse_rate("1Gbps").unwrap(), BitRate(1_000_000_000));
         assert_eq!(parse_rate("155.52Mbps").unwrap(), BitRate(155_520_000));
         assert!(parse_rate("0bps").is_err());
+        assert_eq!(parse_rate_or_zero("0Mbps").unwrap(), BitRate(0));
+        assert_eq!(parse_rate_or_zero("2Mbps").unwrap(), BitRate(2_000_000));
+        assert!(parse_rate_or_zero("-2Mbps").unwrap_err().contains("non-negative"));
+        assert!(parse_rate_or_zero("0furlongs").unwrap_err().contains("unknown rate unit"));
+        assert_eq!(format_rate_or_zero(BitRate(0)), "0bps");
         assert_eq!(parse_size("256MB").unwrap(), 256_000_000);
         assert_eq!(parse_size("64KiB").unwrap(), 65_536);
         assert_eq!(parse_queue_limit("40pkts").unwrap(), QueueLimit::Packets(40));

@@ -17,7 +17,7 @@ use crate::units::SimTime;
 
 pub use block_read::{BlockReader, BlockServer};
 pub use bulk::BulkSender;
-pub use cbr::CbrSource;
+pub use cbr::{CbrPiece, CbrSource};
 pub use fs_copy::{FsCopySink, FsCopySource};
 pub use sink::Sink;
 

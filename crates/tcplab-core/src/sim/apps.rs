@@ -297,7 +297,7 @@ mod tests {
     #[test]
     fn a_cbr_source_sends_one_datagram_per_timer_and_finishes_after_the_last() {
         let s = Socket::new(1, 0);
-        let mut c = CbrSource { socket: s, rate: BitRate(8_000), packet_size: 100, start: SimTime(7), stop_at: Some(SimTime(7 + 250_000_000_000)), sent: 0 };
+        let mut c = CbrSource::constant(s, BitRate(8_000), 100, SimTime(7), Some(SimTime(7 + 250_000_000_000)));
         let mut io = FakeSockets::default();
         c.on(Notice::Start, &mut io);
         assert_eq!(io.did, vec![Did::Timer(SimTime(7))]);

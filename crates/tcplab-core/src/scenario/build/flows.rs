@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use super::agents::Agents;
 use super::network::{Network, Routes};
 use super::variant::tcp_flow;
-use crate::app::{Application, BlockReader, BlockServer, BulkSender, CbrSource, Sink, Socket};
+use crate::app::{Application, BlockReader, BlockServer, BulkSender, CbrPiece, CbrSource, Sink, Socket};
 use crate::engine::{Rng, SeedTree};
 use crate::flow::{Flow, FlowEngine, FlowInfo, UdpFlow};
 use crate::net::link_layer::LinkLayer;
@@ -184,9 +184,16 @@ fn udp_cbr(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t:
     // A host cannot put datagrams on the wire faster than its own link (the first rated pipe
     // of its route); a faster source would only be dropped at its own NIC, at up to 10^12
     // events per simulated second, which looks like a hang.
+    // Checked per piece of a schedule.
     let nic = sim.route_pipes(fwd).iter().find_map(|&q| sim.fabric.pipes[q.0 as usize].egress().rate());
-    if let Some(nic) = nic.filter(|&nic| t.cbr.rate.0 > nic) {
-        return err(format!("flows[{i}].cbr.rate"), format!("{} is faster than the link out of '{}' ({nic}); a host cannot send faster than its interface", t.cbr.rate.0, f.src));
+    let pieces: std::sync::Arc<[CbrPiece]> = t.cbr.pieces().into();
+    for (j, piece) in pieces.iter().enumerate() {
+        if let Some(nic) = nic.filter(|&nic| piece.rate > nic) {
+            return err(
+                t.cbr.rate_path(&format!("flows[{i}]"), j),
+                format!("{} is faster than the link out of '{}' ({nic}); a host cannot send faster than its interface", piece.rate, f.src),
+            );
+        }
     }
     let rev = b.routes.get(&f.dst, &f.src, sim, i)?;
     check_frames(sim, fwd, t.cbr.packet_size.0 as u32, format!("flows[{i}].cbr.packet_size"))?;
@@ -199,7 +206,7 @@ fn udp_cbr(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t:
         let info = FlowInfo { name, src: f.src.clone(), dst: f.dst.clone(), kind: "udp-cbr", cc: "none", start, download: false, background: f.background };
         sim.add_flow(Flow::new(info, [fwd, rev], f.class, FlowEngine::Udp(UdpFlow::default())), w);
         let stop_at = f.stop.map(|d| SimTime::ZERO + d.0);
-        let app = CbrSource { socket: src, rate: t.cbr.rate.0, packet_size: t.cbr.packet_size.0 as u32, start, stop_at, sent: 0 };
+        let app = CbrSource::new(src, pieces.clone(), t.cbr.packet_size.0 as u32, start, stop_at);
         sim.add_app(Application::Cbr(app), &[src], Some(start));
     }
     Ok(())

@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+pub use super::cbr::Cbr;
 use super::fs_copy::FsCopyTraffic;
 use super::nodes::{Names, NodeKind};
 use super::reservoir::ReservoirTraffic;
 use super::run::ResolvedRun;
 use super::tcp::{resolve_tcp, ResolvedTcp};
 use super::{err, Res, MAX_FLOWS};
-use crate::net::packet::{IPV4_HEADER, UDP_HEADER};
 use crate::scenario::spec::{Dur, FlowKind, FlowSpec, Rate, Size, StopSpec, TcpSpec};
 use crate::units::SimDuration;
 
@@ -132,15 +132,6 @@ pub struct Bulk {
 pub struct UdpCbrTraffic {
     /// `[flows.cbr]`, resolved.
     pub cbr: Cbr,
-}
-
-/// A constant-bit-rate source.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Cbr {
-    /// Sending rate (IP bytes).
-    pub rate: Rate,
-    /// IP packet size, 29..=65535 bytes (default 1500B).
-    pub packet_size: Size,
 }
 
 /// The table of each kind (`[flows.bulk]`, `[flows.cbr]`, `[flows.block_read]`): a table
@@ -273,15 +264,7 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
                 if f.tcp != TcpSpec::default() {
                     return err(p("tcp"), "only for TCP flows (kind = \"tcp\" or \"block-read\")");
                 }
-                let cbr = f.cbr.clone().unwrap_or_default();
-                let Some(rate) = cbr.rate else {
-                    return err(p("cbr.rate"), "a udp-cbr flow needs a rate: cbr = { rate = \"…\" }");
-                };
-                let packet_size = cbr.packet_size.unwrap_or(Size(1500));
-                if packet_size.0 <= (IPV4_HEADER + UDP_HEADER) as u64 || packet_size.0 > 65_535 {
-                    return err(p("cbr.packet_size"), format!("{} bytes is out of range (29..=65535 IP bytes)", packet_size.0));
-                }
-                Traffic::UdpCbr(UdpCbrTraffic { cbr: Cbr { rate, packet_size } })
+                Traffic::UdpCbr(UdpCbrTraffic { cbr: super::cbr::resolve_cbr(i, &f.cbr.clone().unwrap_or_default())? })
             }
             FlowKind::BlockRead => {
                 if f.stop.is_some() {
@@ -335,7 +318,7 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         if endless && matches!(&traffic, Traffic::Tcp(t) if t.bulk.bytes.is_none()) {
             return err(p("bulk.bytes"), format!("with run.stop = \"{rule}\" and no run.duration, every flow needs bulk.bytes or stop (or the run never ends)"));
         }
-        if endless && f.kind == FlowKind::UdpCbr {
+        if endless && matches!(&traffic, Traffic::UdpCbr(u) if !u.cbr.ends_silent()) {
             return err(p("stop"), format!("with run.stop = \"{rule}\" and no run.duration, a udp-cbr flow needs stop (or the run never ends)"));
         }
         out.push(ResolvedFlow {

@@ -4,6 +4,7 @@
 //! byte limit, no rate limit on an emulator). It serializes to the fully resolved scenario,
 //! a complete scenario file that parses back, as a `spec::Scenario`, to itself.
 
+mod cbr;
 mod cc;
 mod coordinators;
 mod emulators;
@@ -23,7 +24,7 @@ pub use crate::scenario::spec::TcpSettings;
 pub use cc::ResolvedCc;
 pub use coordinators::ResolvedCoordinator;
 pub use emulators::{RateLimit, Reorder, ResolvedEmulator, ResolvedHarmonizer};
-pub use flows::{block_read_names, BlockReadTraffic, ResolvedFlow, TcpTraffic, Traffic, UdpCbrTraffic};
+pub use flows::{block_read_names, BlockReadTraffic, Cbr, ResolvedFlow, TcpTraffic, Traffic, UdpCbrTraffic};
 pub use fs_copy::{FsCopyTraffic, ResolvedFsCopy};
 pub use links::ResolvedLink;
 pub use nodes::{is_or_member_of, member_name, members, NodeKind, ResolvedHost};

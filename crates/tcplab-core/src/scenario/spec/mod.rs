@@ -11,7 +11,7 @@ use crate::units;
 
 mod storage;
 mod tcp;
-pub use crate::quantity::{Dur, QLimit, Rate, Size, Threshold};
+pub use crate::quantity::{Dur, QLimit, Rate, RateOrZero, Size, Threshold};
 pub use storage::*;
 pub use tcp::*;
 
@@ -515,16 +515,35 @@ pub struct BulkSpec {
     pub read_size: Option<Size>,
 }
 
-/// `[flows.cbr]` (`kind = "udp-cbr"`): the constant-bit-rate source.
+/// `[flows.cbr]` (`kind = "udp-cbr"`): the constant-bit-rate source, at one `rate` or by a
+/// `schedule` of rates (exactly one of the two).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CbrSpec {
-    /// Sending rate (IP bytes); required.
+    /// Sending rate (IP bytes), the whole time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
+    /// Piecewise-constant sending rate: pieces in strictly increasing `at`, the first at 0s,
+    /// at most `MAX_CBR_PIECES`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Vec<CbrPieceSpec>>,
     /// IP packet size, 29..=65535 bytes (default 1500B).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packet_size: Option<Size>,
+}
+
+/// The most pieces a `cbr.schedule` may have.
+pub const MAX_CBR_PIECES: usize = 10_000;
+
+/// One piece of `cbr.schedule`: from `at` after the flow's start until the next piece's `at`
+/// (the last until the flow stops), datagrams at `rate`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CbrPieceSpec {
+    /// Start of the piece, measured from the flow's start (the first piece's is 0s).
+    pub at: Dur,
+    /// Sending rate (IP bytes) during the piece; `"0bps"`: silent.
+    pub rate: RateOrZero,
 }
 
 /// `[flows.block_read]` (`kind = "block-read"`): barrier-synchronised block reads.
