@@ -60,6 +60,7 @@ TRACE_SCHEMAS = {
         "kind": pl.UInt32,
         "bytes": pl.UInt64,
     },
+    "link_usage": {"time_s": pl.Float64, "pipe": pl.UInt32, "flow": pl.UInt32, "bytes": pl.UInt64},
 }
 ALL_TRACES = {
     "trace.throughput_interval": "10ms",
@@ -67,6 +68,7 @@ ALL_TRACES = {
     "trace.queues": "all",
     "trace.events": True,
     "trace.milestones": True,
+    "trace.link_usage": {"links": ["sw1->emu", "sw2->emu"], "interval": "10ms"},
 }
 
 
@@ -129,6 +131,7 @@ def test_traces_have_the_documented_columns(traced):
     assert set(traced.trace("throughput")["flow_name"]) <= flow_names
     assert set(traced.trace("cwnd")["flow_name"]) <= flow_names
     assert set(traced.trace("queue")["queue_name"]) <= set(traced.queues["name"])
+    assert set(traced.trace("link_usage")["pipe_name"]) == {"sw1->emu", "sw2->emu"}
     events = traced.trace("events")
     known = set(traced.summary["trace_codes"]["events.kind"].values())
     assert events["kind_name"].null_count() == 0

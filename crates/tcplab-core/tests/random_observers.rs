@@ -1,5 +1,6 @@
 //! Random scenarios give the same summary and traces in every mode (no observers, every link
-//! tapped and every queue traced, hop by hop, both, stepped; `scenario::observers`). The
+//! tapped, every queue traced and every direction's usage counted, hop by hop, both, stepped;
+//! `scenario::observers`); a third of them count some directions' usage themselves. The
 //! generator favours round numbers — equal rates, equal delays, simultaneous starts — so that
 //! events meet on the same picosecond often, which is where an order that depended on the
 //! optimisation path or on the observers used to show.
@@ -139,6 +140,17 @@ fn render(c: &Choices) -> Option<String> {
         t += &format!("[[coordinators]]\nkind = \"decp\"\nflows = [\"{}\", \"{}\"]\ninterval = \"5ms\"\n", tcp[0], tcp[1]);
     }
     t += "[trace]\nthroughput_interval = \"5ms\"\ncwnd = true\nevents = true\n";
+    // A third of the cases count what some directions carry themselves (observed runs count
+    // every direction): the first host's link both ways and, with an emulator, one of its
+    // directions.
+    if c.duration_ms.is_multiple_of(3) {
+        let s = c.hosts[0].0;
+        let mut links = vec![format!("\"h0->s{s}\""), format!("\"s{s}->h0\"")];
+        if c.emulator.is_some() && c.switches > 1 {
+            links.push("\"emu:s0->s1\"".into());
+        }
+        t += &format!("link_usage = {{ links = [{}], interval = \"{}us\" }}\n", links.join(", "), 500 + c.duration_ms * 10);
+    }
     Some(t)
 }
 

@@ -5,7 +5,9 @@ read back from a saved run (`polars.read_parquet("out/run/cwnd.parquet")`):
 
 - `throughput` (time_s = bin end, flow, bytes, bps), `cwnd`, `queue`, `events` traces;
 - a `capture` (one row per packet header seen at a tap: time_s, tap, flow, dir, seq, ack,
-  len, flags, ip_len, window, sack_blocks, retransmit).
+  len, flags, ip_len, window, sack_blocks, retransmit);
+- the `link_usage` trace (time_s = interval end, pipe, flow, bytes: IP bytes a watched link
+  direction finished serializing per flow in the interval).
 
 Times are in seconds, sizes in bytes, rates in bits per second. Functions that take a flow
 accept its id or its name (when the frame has `flow_name`); outputs keep `flow_name`.
@@ -19,8 +21,10 @@ accept its id or its name (when the frame has `flow_name`); outputs keep `flow_n
 |        | `data_spacing`, `ack_spacing`, `spacing_stats`, `outstanding_data` |
 | queues | `queue_occupancy`, `queue_series` |
 | statistics | `mean_ci`, `t_quantile`, `rank_agreement`, `nir`, `p_sru` |
+| available bandwidth | `available_bandwidth`, `link_capacity`, `rebin_truth`; `avail.truth` (from a Result) |
 """
 
+from tcplab.analysis.avail import available_bandwidth, link_capacity, rebin_truth
 from tcplab.analysis.fairness import JainOverTime, jain_index, jain_over_time
 from tcplab.analysis.queues import queue_occupancy, queue_series
 from tcplab.analysis.stats import mean_ci, nir, p_sru, rank_agreement, t_quantile
@@ -45,12 +49,14 @@ from tcplab.analysis.timing import (
 __all__ = [
     "JainOverTime",
     "ack_spacing",
+    "available_bandwidth",
     "data_spacing",
     "dupack_events",
     "first_occurrence_order",
     "goodput",
     "jain_index",
     "jain_over_time",
+    "link_capacity",
     "loss_times",
     "mean_ci",
     "nir",
@@ -59,6 +65,7 @@ __all__ = [
     "queue_occupancy",
     "queue_series",
     "rank_agreement",
+    "rebin_truth",
     "retransmissions",
     "send_gap_per_round",
     "send_gap_per_rtt",

@@ -15,7 +15,7 @@ use crate::net::egress::{CellPort, CellStage, Egress, LazyFifo, Served, Tapped, 
 use crate::net::harmonizer::Harmonizer;
 use crate::net::impair::{ImpairConfig, Impairment};
 use crate::net::link_layer::LinkLayer;
-use crate::net::packet::Packet;
+use crate::net::packet::{FlowId, Packet};
 use crate::net::propagation::Propagation;
 use crate::units::{BitRate, SimDuration, SimTime};
 
@@ -35,6 +35,12 @@ pub struct PipeStats {
     /// IP bytes that finished serialization.
     pub bytes_transmitted: u64,
 }
+
+/// Packets that finished serialization, kept for an observer of what a pipe carries (`None`:
+/// nobody counts): (end of serialization, flow, IP bytes). The end may lie ahead of the moment
+/// the observer collects it only at an ATM port, which decides a frame's cells when it admits
+/// it; everywhere else it is the moment itself.
+pub type Departures = Option<Vec<(SimTime, FlowId, u32)>>;
 
 /// What the caller must schedule after an operation on a pipe.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -64,6 +70,8 @@ pub struct Pipe {
     propagation: Propagation,
     /// Packets that began transmission (first bit on the wire), kept for a tap to collect.
     tapped: Tapped,
+    /// Packets that finished serialization, kept for an observer of what the pipe carries.
+    departures: Departures,
     /// Counters.
     pub stats: PipeStats,
 }
@@ -78,7 +86,7 @@ impl Pipe {
             Some(r) => egress_for(queue, Transmitter::new(r, LinkLayer::Ip)),
         };
         let (jitter, last_arrival, link, propagation, stats) = (SimDuration::ZERO, SimTime::ZERO, LinkLayer::Ip, Propagation::default(), PipeStats::default());
-        Pipe { name, delay, jitter, tick: SimDuration::ZERO, last_arrival, loss, rng, link, egress, propagation, tapped: None, stats }
+        Pipe { name, delay, jitter, tick: SimDuration::ZERO, last_arrival, loss, rng, link, egress, propagation, tapped: None, departures: None, stats }
     }
 
     /// The egress stage.
@@ -127,6 +135,30 @@ impl Pipe {
     pub fn take_tapped(&mut self, out: &mut Vec<(SimTime, Packet)>) {
         if let Some(v) = self.tapped.as_mut() {
             out.append(v);
+        }
+    }
+
+    /// Count what this pipe carries: every packet that finishes serialization is kept, with
+    /// its end of serialization, flow and size, for `take_departures`. Runs the pipe event by
+    /// event, so the end is known when it happens. Call before use.
+    pub fn set_counted(&mut self) {
+        self.set_event_driven();
+        self.departures = Some(Vec::new());
+    }
+
+    /// Move the packets that finished serialization (or, at an ATM port, were given their end
+    /// of serialization) since the last call into `out`.
+    pub fn take_departures(&mut self, out: &mut Vec<(SimTime, FlowId, u32)>) {
+        if let Some(v) = self.departures.as_mut() {
+            out.append(v);
+        }
+    }
+
+    /// Keep a packet whose serialization ends at `end` for the observer, if one counts.
+    #[inline(always)]
+    fn departed(&mut self, end: SimTime, pkt: &Packet) {
+        if let Some(v) = self.departures.as_mut() {
+            v.push((end, pkt.flow, pkt.size));
         }
     }
 
@@ -249,6 +281,7 @@ impl Pipe {
     #[inline(always)]
     pub fn offer_through(&mut self, now: SimTime, size: u32) -> Result<SimTime, Offer> {
         debug_assert!(self.decides_on_admission());
+        debug_assert!(self.departures.is_none(), "a counted pipe is observed, so never passed on");
         if self.lost() {
             return Err(Offer::RandomDrop);
         }
@@ -293,6 +326,7 @@ impl Pipe {
         match end {
             Ok(end) => {
                 self.count(pkt.size);
+                self.departed(end, &pkt);
                 self.propagate(end, pkt, wake);
                 Offer::Accepted
             }
@@ -335,6 +369,7 @@ impl Pipe {
         let Egress::Queued(s) = &mut self.egress else { unreachable!("{}: tx_done without a queue run event by event", self.name) };
         let (pkt, dropped) = s.tx_done(now, &mut wake.tx_done, &mut self.tapped);
         self.count(pkt.size);
+        self.departed(now, &pkt);
         self.propagate(now, pkt, wake);
         dropped
     }

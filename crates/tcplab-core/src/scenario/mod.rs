@@ -12,7 +12,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::engine::rng::fnv1a64;
-use crate::sim::{event_codes, milestone_codes, RunSummary, Simulation};
+use crate::sim::{event_codes, milestone_codes, LinkUsageInfo, RunSummary, Simulation};
 
 pub use resolve::ResolvedScenario;
 pub use spec::Scenario;
@@ -182,18 +182,26 @@ impl Run {
             scenario_name: &'a str,
             #[serde(flatten)]
             run: RunSummary,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            link_usage: Option<LinkUsageInfo>,
             trace_codes: serde_json::Value,
         }
         let names = |codes: Vec<(u32, &'static str)>| -> serde_json::Map<String, serde_json::Value> {
             codes.into_iter().map(|(c, n)| (c.to_string(), serde_json::Value::from(n))).collect()
         };
+        let link_usage = self.sim.observers.usage.describe(&self.sim.fabric.pipes);
+        let mut trace_codes = serde_json::json!({ "events.kind": names(event_codes()), "milestones.kind": names(milestone_codes()) });
+        if let Some(u) = &link_usage {
+            trace_codes["link_usage.pipe"] = u.links.iter().map(|l| (l.pipe.to_string(), serde_json::Value::from(l.name.as_str()))).collect::<serde_json::Map<_, _>>().into();
+        }
         let full = Full {
             version: env!("CARGO_PKG_VERSION"),
             seed: self.seed,
             scenario_hash: &self.hash,
             scenario_name: &self.resolved.name,
             run: self.sim.summary(),
-            trace_codes: serde_json::json!({ "events.kind": names(event_codes()), "milestones.kind": names(milestone_codes()) }),
+            link_usage,
+            trace_codes,
         };
         serde_json::to_string(&full).expect("summary always serializes")
     }

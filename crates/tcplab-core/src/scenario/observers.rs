@@ -1,17 +1,19 @@
-//! Observing a run must not change it: a scenario run as it is, with every link tapped and
-//! every queue traced, hop by hop (`Simulation::hop_by_hop`), and stepped in pieces gives the
+//! Observing a run must not change it: a scenario run as it is, with every link tapped, every
+//! queue traced and every link direction's usage counted, hop by hop (`Simulation::hop_by_hop`), and stepped in pieces gives the
 //! same results and traces. Used by the tests beside it and by `tests/observers.rs`.
 
 use std::collections::BTreeMap;
 
-use crate::scenario::spec::{QueueSelection, Scenario, TapSpec};
+use crate::scenario::spec::{Dur, LinkSelection, LinkUsageSpec, QueueSelection, Scenario, StopSpec, TapSpec};
 use crate::scenario::{Run, ScenarioError};
 use crate::units::{SimDuration, SimTime};
 
 /// How a run is executed and observed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mode {
-    /// Tap every link (both directions, `capture` trace) and trace every queue.
+    /// Tap every link (both directions, `capture` trace), trace every queue and count what
+    /// every link and emulator direction carries (`link_usage`, unless the scenario has its
+    /// own).
     pub observed: bool,
     /// One event per hop: no pass-on, no merges.
     pub hop_by_hop: bool,
@@ -30,7 +32,9 @@ impl Mode {
     ];
 }
 
-/// `sc` with a tap (no file, `capture` trace) on every link and every queue traced.
+/// `sc` with a tap (no file, `capture` trace) on every link, every queue traced and, unless it
+/// counts some already, the usage of every link and emulator direction counted every
+/// `USAGE_INTERVAL` (not with `stop = "idle"` and no duration, which it would keep going).
 pub fn with_every_observer(sc: &Scenario) -> Scenario {
     let mut sc = sc.clone();
     let taken: Vec<String> = sc.taps.iter().map(|t| t.name.clone()).collect();
@@ -49,12 +53,20 @@ pub fn with_every_observer(sc: &Scenario) -> Scenario {
         t.trace = Some(true);
     }
     sc.trace.queues = QueueSelection::All("all".into());
+    let endless = sc.run.duration.is_none() && sc.run.stop == Some(StopSpec::Idle);
+    if sc.trace.link_usage.is_none() && !endless {
+        sc.trace.link_usage = Some(LinkUsageSpec { links: LinkSelection::All("all".into()), interval: Dur(USAGE_INTERVAL) });
+    }
     sc
 }
 
+/// The interval of the `link_usage` trace an observed run adds.
+pub const USAGE_INTERVAL: SimDuration = SimDuration(1_000_000_000);
+
 /// What a run produced that must not depend on the mode: the summary without the event
-/// count, and a digest of every trace column (for the `queue` and `capture` traces, one per
-/// queue or tap, so that runs observing more can be compared on what both observe).
+/// count, and a digest of every trace column (for the `queue`, `capture` and `link_usage`
+/// traces, one per queue, tap or watched pipe, so that runs observing more can be compared on
+/// what both observe).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
     /// The summary as JSON, `events` and `traces_stopped_s` removed.
@@ -89,6 +101,7 @@ fn trace_digests(traces: &crate::trace::Traces) -> BTreeMap<(String, String, u32
         let split = match name {
             "queue" => cols.iter().find(|(c, _)| *c == "queue"),
             "capture" => cols.iter().find(|(c, _)| *c == "tap"),
+            "link_usage" => cols.iter().find(|(c, _)| *c == "pipe"),
             _ => None,
         };
         let split: Option<&[u32]> = split.and_then(|(_, c)| if let Column::U32(v) = c { Some(*v) } else { None });

@@ -9,10 +9,12 @@
 mod apps;
 mod observe;
 mod summary;
+mod usage;
 
 pub use apps::{AppSlot, Apps};
 pub use observe::{Observers, Tap};
 pub use summary::{event_codes, milestone_codes, summarize, FlowSummary, QueueSummary, RunSummary};
+pub use usage::{LinkUsage, LinkUsageInfo, WatchedPipe};
 
 pub use crate::net::counters::PacketCounters;
 
@@ -91,6 +93,8 @@ enum Event {
         rank: Rank,
     },
     Sample,
+    /// The end of a `link_usage` interval.
+    UsageSample,
     /// An agent's instant (`rank` and `source`: its kind's place and its index among its kind).
     Agent {
         agent: u32,
@@ -117,6 +121,7 @@ impl Event {
             Event::AppStart { order, .. } => (Rank::Start, order),
             Event::AppTimer { order, rank, .. } => (rank, order),
             Event::Sample => (Rank::Sample, 0),
+            Event::UsageSample => (Rank::Sample, 1),
             Event::Agent { source, rank, .. } => (rank, source),
         };
         order.key(t, rank, id)
@@ -293,6 +298,19 @@ impl Simulation {
         self.traces.events = Some(Default::default());
     }
 
+    /// Turn on the `link_usage` trace: count what `pipes` carry per flow (each runs event by
+    /// event), written every `interval`. Call once, before running.
+    pub fn trace_link_usage(&mut self, pipes: &[PipeId], interval: SimDuration) {
+        assert!(self.traces.link_usage.is_none(), "the link_usage trace is turned on once");
+        self.traces.link_usage = Some(Default::default());
+        for &p in pipes {
+            self.observers.usage.watch(p, interval);
+            self.fabric.pipes[p.0 as usize].set_counted();
+            self.fabric.observe(p);
+        }
+        self.schedule(Lane::Timer, SimTime::ZERO + interval, Event::UsageSample);
+    }
+
     /// Trace the occupancy of a queue pipe.
     pub fn trace_queue(&mut self, p: PipeId) {
         self.observers.trace_queue(p, &mut self.traces);
@@ -412,6 +430,7 @@ impl Simulation {
                 }
             }
             Event::Sample => self.sample(now),
+            Event::UsageSample => self.usage_sample(now),
             Event::Agent { agent, source, rank } => self.agent(now, agent, source, rank),
         }
     }
@@ -687,6 +706,15 @@ impl Simulation {
     fn record_cwnd(&mut self, now: SimTime, f: usize) {
         if let Some(tr) = self.traces.cwnd.as_mut() {
             observe::record_cwnd(tr, now, f, &mut self.flows[f]);
+        }
+    }
+
+    fn usage_sample(&mut self, now: SimTime) {
+        let (Some(interval), Some(tr)) = (self.observers.usage.interval(), self.traces.link_usage.as_mut()) else { return };
+        self.observers.usage.sample(now, tr);
+        let next = now + interval;
+        if self.stop_time.is_none_or(|s| next <= s) {
+            self.schedule(Lane::Timer, next, Event::UsageSample);
         }
     }
 

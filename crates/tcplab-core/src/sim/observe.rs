@@ -1,8 +1,10 @@
 //! Observation: taps (pcapng files and the `capture` trace), the queue-occupancy trace, the
-//! cwnd trace and the throughput samples. Observers read the network and the flows and write
+//! cwnd trace, the throughput samples and what watched pipes carry (`usage`, the
+//! `link_usage` trace). Observers read the network and the flows and write
 //! only their own state and the traces; they never change what they observe (the canonical
 //! event order makes an observed pipe's event-driven path give the lazy path's results).
 
+use super::usage::LinkUsage;
 use crate::flow::{Flow, FlowEngine};
 use crate::net::fabric::PipeObserver;
 use crate::net::packet::{Body, End, Packet};
@@ -57,6 +59,8 @@ pub struct Observers {
     queue_traced: Vec<bool>,
     /// Per pipe: the (packets, bytes) last written to the queue trace, if any.
     queue_last: Vec<Option<(u64, u64)>>,
+    /// What the watched pipes carry (the `link_usage` trace).
+    pub usage: LinkUsage,
 }
 
 impl Observers {
@@ -66,6 +70,7 @@ impl Observers {
         self.queue_traced.push(false);
         self.queue_last.push(None);
         self.pipe_taps.push(None);
+        self.usage.add_pipe();
     }
 
     /// A tap on `pipes` (each with its pcapng interface number).
@@ -113,6 +118,7 @@ impl Observers {
         if self.pipe_taps[p.0 as usize].is_some() {
             self.drain_tap(p, pipe, flows, traces);
         }
+        self.usage.pipe_changed(now, p, pipe);
     }
 
     fn trace_queue_len(&mut self, now: SimTime, p: PipeId, pipe: &Pipe, traces: &mut Traces) {

@@ -237,6 +237,24 @@ trace! {
     }
 }
 
+trace! {
+    /// What watched pipes carried (`trace.link_usage`): per pipe and per flow, the IP bytes
+    /// whose serialization on the pipe ended in each interval. One row per pipe and flow that
+    /// had bytes in the interval; an interval with none has no row.
+    LinkUsageTrace, LinkUsageRow = "link_usage" {
+        /// End of the interval, seconds (it covers (time_s − interval, time_s], as the
+        /// throughput bins).
+        time_s: f64,
+        /// Watched pipe: its index in `trace.link_usage.links` (for `"all"`: every link
+        /// direction, then every emulator direction, in the order the network is built).
+        pipe: u32,
+        /// Flow id.
+        flow: u32,
+        /// IP bytes of the flow that finished serialization on the pipe in the interval.
+        bytes: u64,
+    }
+}
+
 /// All traces of a run; `None` for the ones not requested.
 #[derive(Clone, Debug, Default)]
 pub struct Traces {
@@ -252,6 +270,8 @@ pub struct Traces {
     pub capture: Option<CaptureTrace>,
     /// Application milestones.
     pub milestones: Option<MilestoneTrace>,
+    /// Bytes carried per watched pipe and flow.
+    pub link_usage: Option<LinkUsageTrace>,
 }
 
 /// A named trace with its named columns.
@@ -266,6 +286,7 @@ impl Traces {
             + self.events.as_ref().map_or(0, |t| t.heap_bytes())
             + self.capture.as_ref().map_or(0, |t| t.heap_bytes())
             + self.milestones.as_ref().map_or(0, |t| t.heap_bytes())
+            + self.link_usage.as_ref().map_or(0, |t| t.heap_bytes())
     }
 
     /// Let each recorded trace hold at most `bytes` of rows (columns included): a trace that
@@ -277,7 +298,7 @@ impl Traces {
                 x.max_rows = (bytes / <$ty>::ROW_BYTES as u64).clamp(1, usize::MAX as u64) as usize;
             })+};
         }
-        budget!(throughput: ThroughputTrace, cwnd: CwndTrace, queue: QueueTrace, events: EventTrace, capture: CaptureTrace, milestones: MilestoneTrace);
+        budget!(throughput: ThroughputTrace, cwnd: CwndTrace, queue: QueueTrace, events: EventTrace, capture: CaptureTrace, milestones: MilestoneTrace, link_usage: LinkUsageTrace);
     }
 
     /// The time of the first row a trace did not record for its budget (`None`: they hold the
@@ -290,6 +311,7 @@ impl Traces {
             self.events.as_ref().and_then(|t| t.stopped_s),
             self.capture.as_ref().and_then(|t| t.stopped_s),
             self.milestones.as_ref().and_then(|t| t.stopped_s),
+            self.link_usage.as_ref().and_then(|t| t.stopped_s),
         ]
         .into_iter()
         .flatten()
@@ -316,6 +338,9 @@ impl Traces {
         }
         if let Some(x) = &self.milestones {
             t.push((MilestoneTrace::NAME, x.columns()));
+        }
+        if let Some(x) = &self.link_usage {
+            t.push((LinkUsageTrace::NAME, x.columns()));
         }
         t
     }

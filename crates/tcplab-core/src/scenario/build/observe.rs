@@ -1,10 +1,12 @@
 //! The scenario's instruments: traces and taps (capture files written into `capture_dir`).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::network::Network;
 use crate::net::PipeId;
 use crate::scenario::resolve::{err, Res, ResolvedScenario, TracedQueues};
+use crate::scenario::spec::LinkSelection::{self, Names};
 use crate::scenario::ScenarioError;
 use crate::sim::{Simulation, Tap};
 use crate::trace::pcap::PcapWriter;
@@ -23,6 +25,10 @@ pub(super) fn traces(r: &ResolvedScenario, net: &Network, sim: &mut Simulation) 
     if r.trace.milestones {
         sim.trace_milestones();
     }
+    if let Some(u) = &r.trace.link_usage {
+        let pipes = link_usage_pipes(&u.links, sim)?;
+        sim.trace_link_usage(&pipes, u.interval.0);
+    }
     match &r.trace.queues {
         TracedQueues::All => {
             for p in sim.queue_pipes.clone() {
@@ -40,6 +46,34 @@ pub(super) fn traces(r: &ResolvedScenario, net: &Network, sim: &mut Simulation) 
         }
     }
     Ok(())
+}
+
+/// The pipes `trace.link_usage.links` names, in its order (`"all"`: every pipe built so far —
+/// every link direction, then every emulator direction — in the order they were built).
+fn link_usage_pipes(links: &LinkSelection, sim: &Simulation) -> Res<Vec<PipeId>> {
+    let built = sim.fabric.pipes.len() as u32;
+    let Names(names) = links else { return Ok((0..built).map(PipeId).collect()) };
+    let by_name: BTreeMap<&str, PipeId> = sim.fabric.pipes.iter().enumerate().map(|(i, p)| (p.name.as_str(), PipeId(i as u32))).collect();
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            by_name.get(n.as_str()).copied().ok_or_else(|| {
+                const SHOWN: usize = 12;
+                let mut known: Vec<&str> = by_name.keys().copied().take(SHOWN).collect();
+                if by_name.len() > SHOWN {
+                    known.push("…");
+                }
+                ScenarioError::new(
+                    format!("trace.link_usage.links[{i}]"),
+                    format!(
+                        "no link direction or emulator direction is named '{n}' (\"a->b\" for the link from a to b, \"emu:a->b\" for an emulator's; have: {})",
+                        known.join(", ")
+                    ),
+                )
+            })
+        })
+        .collect()
 }
 
 /// Add the scenario's taps, each on the directions of its link (every member's when an end is

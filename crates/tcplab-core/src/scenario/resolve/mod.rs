@@ -168,6 +168,9 @@ pub fn resolve(sc: &Scenario) -> Res<ResolvedScenario> {
         if trace.throughput_interval.is_some() {
             return err("run.stop", "\"idle\" with no run.duration never ends while trace.throughput_interval samples; set run.duration");
         }
+        if trace.link_usage.is_some() {
+            return err("run.stop", "\"idle\" with no run.duration never ends while trace.link_usage samples; set run.duration");
+        }
         if !coordinators.is_empty() {
             return err("run.stop", "\"idle\" with no run.duration never ends while a coordinator acts; set run.duration");
         }

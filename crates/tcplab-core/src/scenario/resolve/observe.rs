@@ -8,7 +8,7 @@ use super::links::ResolvedLink;
 use super::nodes::{is_or_member_of, Names};
 use super::run::ResolvedRun;
 use super::{check_period, err, Res, MAX_THROUGHPUT_ROWS};
-use crate::scenario::spec::{Dur, QueueSelection, TapSpec, TraceSpec};
+use crate::scenario::spec::{Dur, LinkSelection, LinkUsageSpec, QueueSelection, TapSpec, TraceSpec};
 use crate::units::SimDuration;
 
 /// `[[taps]]`, resolved.
@@ -72,6 +72,11 @@ pub struct ResolvedTrace {
     pub events: bool,
     /// Application milestone trace (default false).
     pub milestones: bool,
+    /// What chosen link directions carry per flow and interval (default none): at least one
+    /// direction, each named once, or `"all"`; an interval of at least 1us. The names are
+    /// looked up when the network is built.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_usage: Option<LinkUsageSpec>,
 }
 
 /// The queues traced: serialized as `"all"` or a list of names (empty: none).
@@ -119,5 +124,33 @@ pub(super) fn resolve_trace(t: &TraceSpec, run: &ResolvedRun, flows: u64) -> Res
             }
         }
     }
-    Ok(ResolvedTrace { throughput_interval: t.throughput_interval, cwnd: t.cwnd, queues, events: t.events, milestones: t.milestones })
+    if let Some(u) = &t.link_usage {
+        check_link_usage(u)?;
+    }
+    Ok(ResolvedTrace { throughput_interval: t.throughput_interval, cwnd: t.cwnd, queues, events: t.events, milestones: t.milestones, link_usage: t.link_usage.clone() })
+}
+
+/// `trace.link_usage`: a positive interval of at least 1us, and at least one link direction,
+/// each named once (or `"all"`).
+fn check_link_usage(u: &LinkUsageSpec) -> Res<()> {
+    if u.interval.0 == SimDuration::ZERO {
+        return err("trace.link_usage.interval", "must be positive (at least 1us)");
+    }
+    check_period("trace.link_usage.interval".into(), u.interval.0)?;
+    match &u.links {
+        LinkSelection::All(s) if s == "all" => {}
+        LinkSelection::All(s) => return err("trace.link_usage.links", format!("give a list of link directions (\"a->b\", \"emu:a->b\") or \"all\", not \"{s}\"")),
+        LinkSelection::Names(v) if v.is_empty() => {
+            return err("trace.link_usage.links", "is empty: name at least one link direction (\"a->b\", \"emu:a->b\") or give \"all\"");
+        }
+        LinkSelection::Names(v) => {
+            let mut seen = BTreeMap::new();
+            for (i, n) in v.iter().enumerate() {
+                if let Some(j) = seen.insert(n.as_str(), i) {
+                    return err(format!("trace.link_usage.links[{i}]"), format!("'{n}' is already links[{j}]; name each direction once"));
+                }
+            }
+        }
+    }
+    Ok(())
 }

@@ -610,6 +610,32 @@ pub struct TraceSpec {
     /// Application milestone trace.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub milestones: bool,
+    /// What chosen links carry, per flow and interval (`trace.link_usage = { links, interval }`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_usage: Option<LinkUsageSpec>,
+}
+
+/// `trace.link_usage`: the IP bytes each flow finished serializing on each chosen link
+/// direction, per interval (the `link_usage` trace). Both keys are required.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkUsageSpec {
+    /// The link directions watched: `"a->b"` (the link from node a to node b, as queues are
+    /// named), `"emu:a->b"` (an emulator's direction), or `"all"`: every link direction and
+    /// then every emulator direction. Watching a direction runs it event by event.
+    pub links: LinkSelection,
+    /// Length of each interval, at least 1us.
+    pub interval: Dur,
+}
+
+/// Which link directions `trace.link_usage` watches.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum LinkSelection {
+    /// By name.
+    Names(Vec<String>),
+    /// `"all"`.
+    All(String),
 }
 
 fn is_nothing(q: &QueueSelection) -> bool {
