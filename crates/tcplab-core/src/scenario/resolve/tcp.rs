@@ -8,10 +8,11 @@ use super::cc::{CcLayers, ResolvedCc};
 use super::variant::{ResolvedVariant, VariantLayers};
 use super::{err, Res};
 use crate::scenario::spec::{
-    BackoffName, BackoffResetName, CcName, CwndLimitedName, Dur, EstimatorName, IwRuleName, LocalCongestionName, ProfileName, RcvWindowRuleName, RecoveryName, TcpSettings, TcpSpec,
+    BackoffName, BackoffResetName, CcName, CwndLimitedName, CwrReductionName, Dur, EstimatorName, IwRuleName, LocalCongestionName, ProfileName, RcvWindowRuleName, RecoveryName,
+    TcpSettings, TcpSpec,
 };
 use crate::tcp::cc::CcContext;
-use crate::tcp::{Backoff, BackoffReset, CwndLimitedRule, InitialWindowRule, LocalCongestion, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
+use crate::tcp::{Backoff, BackoffReset, CwndLimitedRule, CwrReduction, InitialWindowRule, LocalCongestion, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
 use crate::units::SimDuration;
 
 /// A resolved `tcp` table: every setting, and the controller with its own parameters.
@@ -264,7 +265,7 @@ impl ResolvedTcp {
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
             limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, round_buffers_to_mss, window_update_on_read, dupthresh, recovery, abc_limit: _, ts_tick, hz: _,
             ip_version,
-            local_congestion,
+            local_congestion, cwr_reduction, moderate_cwnd, cwnd_idle_restart, cwnd_app_limited_decay,
         } = self.settings;
         TcpConfig {
             mss,
@@ -339,6 +340,13 @@ impl ResolvedTcp {
             local_congestion: match local_congestion {
                 LocalCongestionName::Drop => LocalCongestion::Drop,
                 LocalCongestionName::Cwr => LocalCongestion::Cwr,
+            },
+            moderate_cwnd,
+            cwnd_idle_restart,
+            cwnd_app_limited_decay,
+            cwr_reduction: match cwr_reduction {
+                CwrReductionName::AtOnce => CwrReduction::AtOnce,
+                CwrReductionName::RateHalving => CwrReduction::RateHalving,
             },
         }
     }
