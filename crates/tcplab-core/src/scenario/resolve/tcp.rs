@@ -141,10 +141,15 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
         // peer without cached metrics (every run starts fresh); quick-ACK 16 and the receive
         // window of tcp_select_initial_window/tcp_grow_window (line for line 2.6.16's);
         // delayed ACK every 2 segments or TCP_ATO_MIN 40 ms; a segment the host's own queue
-        // refuses kept unsent with one CWR reduction. MODEL, not modelled: D-SACK and
-        // the undo it and timestamps enable, tcp_moderate_cwnd, RFC 2861's idle restart and
-        // application-limited decay, the ato adaptation, adaptive dupthresh, route metrics.
-        // 2.6.16's bundle with 2.4's differences.
+        // refuses kept unsent, the window cut in CWR one segment per two ACKs (tcp_enter_cwr,
+        // tcp_cwnd_down, tcp_complete_cwr); tcp_moderate_cwnd with tcp_max_burst = 3 where
+        // tcp_fastretrans_alert calls it (tcp_try_to_open, the Loss state); RFC 2861 as 2.4
+        // runs it (tcp_output.c tcp_cwnd_restart after an idle RTO; tcp.h tcp_cwnd_validate
+        // and tcp_input.c tcp_cwnd_application_limited). The same functions in 2.4.20. MODEL,
+        // not modelled: D-SACK and the undo it and timestamps enable (so tcp_undo_cwr's
+        // moderation and the Reno-only hold at high_seq in tcp_try_undo_recovery), the ato
+        // adaptation, adaptive dupthresh, route metrics. 2.6.16's bundle with 2.4's
+        // differences.
         ProfileName::Linux2418 => TcpSpec {
             profile: Some(p),
             cc: Some(CcName::NewReno),
@@ -157,6 +162,14 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             // A segment the host's own queue refuses stays unsent and the window enters CWR
             // (2.4.17 tcp_transmit_skb → tcp_enter_cwr; tcp_write_xmit stops at it).
             local_congestion: Some(LocalCongestionName::Cwr),
+            // 2.4's CWR state: ssthresh at once, cwnd down one segment per two ACKs
+            // (tcp_enter_cwr, tcp_cwnd_down, tcp_complete_cwr).
+            cwr_reduction: Some(CwrReductionName::RateHalving),
+            // tcp_moderate_cwnd: cwnd ≤ in-flight + tcp_max_burst (3).
+            moderate_cwnd: Some(3),
+            // RFC 2861: tcp_cwnd_restart after an idle RTO; tcp_cwnd_application_limited.
+            cwnd_idle_restart: Some(true),
+            cwnd_app_limited_decay: Some(true),
             // 2.4's tcp_cong_avoid counts ACKs in snd_cwnd_cnt and adds one segment per cwnd
             // of them: SMSS²/cwnd per ACK exactly, never rounded up to a byte.
             newreno: crate::tcp::cc::reno::NewRenoSpec { exact_increase: Some(true), ..Default::default() },

@@ -22,7 +22,10 @@ pub enum ProfileName {
     Linux2616,
     /// Linux 2.4.18 as in study 002 (Reno growth without ABC, SACK/FACK with rate-halving,
     /// Linux RTO estimator with a 200 ms floor, timestamps at HZ = 100, quick-ACK, IW 2 for a
-    /// peer with no cached route metrics).
+    /// peer with no cached route metrics, a refusal by the host's own queue answered by
+    /// `tcp_enter_cwr` and the CWR state's gradual cut (`tcp_cwnd_down`), `tcp_moderate_cwnd`,
+    /// RFC 2861's idle restart and application-limited decay as `tcp_cwnd_restart` and
+    /// `tcp_cwnd_application_limited` run them).
     #[serde(rename = "linux-2.4.18")]
     Linux2418,
     /// Modern Linux (CUBIC with HyStart, IW10, RTO initial 1 s, timestamps at 1 ms, SACK with
