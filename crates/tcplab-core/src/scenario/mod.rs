@@ -225,6 +225,9 @@ mod tests_fs_copy;
 #[path = "tests_incast.rs"]
 mod tests_incast;
 #[cfg(test)]
+#[path = "tests_linux24.rs"]
+mod tests_linux24;
+#[cfg(test)]
 #[path = "tests_local_congestion.rs"]
 mod tests_local_congestion;
 #[cfg(test)]

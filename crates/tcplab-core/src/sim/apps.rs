@@ -146,6 +146,8 @@ impl Sockets for SocketCtx<'_> {
     }
     fn write_record(&mut self, s: Socket, bytes: u64, record: Record) -> bool {
         if self.conn(s).send_space() < bytes {
+            // The writer waits for room (Linux SOCK_NOSPACE; RFC 2861's decay reads it).
+            tcp_end(self.flows, s).note_write_blocked();
             return false;
         }
         let end = self.conn(s).written() + bytes;

@@ -127,7 +127,8 @@ pub struct TcpConfig {
     pub limited_transmit: bool,
     /// RFC 7661 congestion-window validation: the window grows only on ACKs that arrive while
     /// the sender is cwnd-limited (flight within one MSS of the window). Off, it grows on
-    /// every ACK that acknowledges data (ns-3; stacks before RFC 2861).
+    /// every ACK that acknowledges data (ns-3; stacks before RFC 2861). It never shrinks an
+    /// unused window (RFC 2861's decay is `cwnd_app_limited_decay`).
     pub cwnd_validation: bool,
     /// How cwnd-limited is judged (default: the flight before the ACK, RFC 7661).
     pub cwnd_limited: CwndLimitedRule,
@@ -164,6 +165,45 @@ pub struct TcpConfig {
     /// What the sender does when its own host's interface queue (the first queue on its
     /// route) has no room for a segment it is about to send (default `Drop`).
     pub local_congestion: LocalCongestion,
+    /// Linux's `tcp_moderate_cwnd` (2.4.17–2.4.20 `tcp_input.c`; `tcp_max_burst` = 3 in
+    /// `tcp.h`), in segments; 0 = off (default). After an ACK that Linux's state machine
+    /// handles outside fast recovery and CWR — any ACK while duplicate ACKs or SACKed data are
+    /// outstanding or a timeout's repair is under way (`tcp_fastretrans_alert`'s Loss case),
+    /// a duplicate ACK, an ACK with new SACK information or ECN-Echo, and the ACK that ends a
+    /// recovery, a CWR or a timeout's repair (`tcp_try_to_open`) — cwnd is cut to the
+    /// segments in flight plus this many, so a stretch ACK releases no larger burst.
+    pub moderate_cwnd: u32,
+    /// RFC 2861's restart after idle as Linux 2.4 runs it (2.4.17–2.4.20 `tcp_output.c`
+    /// `tcp_event_data_sent`, `tcp_cwnd_restart`), default false: a data segment sent with
+    /// nothing outstanding more than one RTO after the last one raises ssthresh to ¾ cwnd if
+    /// below (`tcp_current_ssthresh`) and halves cwnd once per RTO of the idle time, not below
+    /// the restart window min(`tcp_init_cwnd`, cwnd) (see `conn::rfc2861`).
+    pub cwnd_idle_restart: bool,
+    /// RFC 2861's decay of an unused window as Linux 2.4 runs it (2.4.17–2.4.20 `tcp.h`
+    /// `tcp_cwnd_validate`, `tcp_input.c` `tcp_cwnd_application_limited`), default false: when
+    /// the sender has not filled cwnd for an RTO, in the Open state, and its application is not
+    /// waiting for room in the send buffer, ssthresh is raised to ¾ cwnd if below and cwnd
+    /// falls halfway to the most segments it had out (at least 2). Unlike `cwnd_validation`
+    /// (RFC 7661), which only stops growth while the window is not used, this shrinks it.
+    pub cwnd_app_limited_decay: bool,
+    /// How a reduction that is not a loss (ECN-Echo, the local queue's refusal) cuts the
+    /// window (default `AtOnce`).
+    pub cwr_reduction: CwrReduction,
+}
+
+/// How the window comes down on ECN-Echo or a local refusal (`conn::cwr`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CwrReduction {
+    /// The controller's reduction at once, ssthresh and cwnd together (RFC 3168 §6.1.2).
+    #[default]
+    AtOnce,
+    /// Linux 2.4's CWR state (2.4.17–2.4.20 `tcp.h` `tcp_enter_cwr`, `tcp_input.c`
+    /// `tcp_cwnd_down`, `tcp_complete_cwr`): ssthresh by the controller's rule, cwnd kept (at
+    /// most in-flight + 1 segment) and then lowered by one segment every second ACK, not below
+    /// ssthresh/2 nor above in-flight + 1, with no growth, until an ACK passes SND.NXT at entry;
+    /// then cwnd = min(cwnd, ssthresh). A loss detected meanwhile starts recovery from that
+    /// window without a second reduction of ssthresh.
+    RateHalving,
 }
 
 /// A sender's answer to its own host's full interface queue (see `conn::local`).
@@ -215,6 +255,10 @@ impl Default for TcpConfig {
             window_update_on_read: false,
             ipv6: false,
             local_congestion: LocalCongestion::Drop,
+            moderate_cwnd: 0,
+            cwnd_idle_restart: false,
+            cwnd_app_limited_decay: false,
+            cwr_reduction: CwrReduction::AtOnce,
         }
     }
 }

@@ -117,6 +117,12 @@ impl Endpoint {
         self.conn.withhold(now, segs, out);
     }
 
+    /// The application has data to write but too little room to try
+    /// (`Connection::note_write_blocked`).
+    pub fn note_write_blocked(&mut self) {
+        self.conn.note_write_blocked();
+    }
+
     /// True when the endpoint runs a variant (an output stage or a policy around the
     /// connection).
     pub fn has_variant(&self) -> bool {

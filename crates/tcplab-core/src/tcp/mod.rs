@@ -11,7 +11,7 @@ pub mod rtt;
 pub(crate) mod scoreboard;
 pub mod timers;
 
-pub use config::{CwndLimitedRule, InitialWindowRule, LocalCongestion, RcvWindowRule, RecoveryKind, TcpConfig};
+pub use config::{CwndLimitedRule, CwrReduction, InitialWindowRule, LocalCongestion, RcvWindowRule, RecoveryKind, TcpConfig};
 pub use conn::{ConnStats, Connection, Output, State, TcpEvent, TcpEventKind};
 pub use endpoint::{Arrival, Endpoint, Variant, Wake};
 pub use rtt::{Backoff, BackoffReset, RtoPolicy, RttEstimatorKind};

@@ -8,10 +8,11 @@ use super::cc::{CcLayers, ResolvedCc};
 use super::variant::{ResolvedVariant, VariantLayers};
 use super::{err, Res};
 use crate::scenario::spec::{
-    BackoffName, BackoffResetName, CcName, CwndLimitedName, Dur, EstimatorName, IwRuleName, LocalCongestionName, ProfileName, RcvWindowRuleName, RecoveryName, TcpSettings, TcpSpec,
+    BackoffName, BackoffResetName, CcName, CwndLimitedName, CwrReductionName, Dur, EstimatorName, IwRuleName, LocalCongestionName, ProfileName, RcvWindowRuleName, RecoveryName,
+    TcpSettings, TcpSpec,
 };
 use crate::tcp::cc::CcContext;
-use crate::tcp::{Backoff, BackoffReset, CwndLimitedRule, InitialWindowRule, LocalCongestion, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
+use crate::tcp::{Backoff, BackoffReset, CwndLimitedRule, CwrReduction, InitialWindowRule, LocalCongestion, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
 use crate::units::SimDuration;
 
 /// A resolved `tcp` table: every setting, and the controller with its own parameters.
@@ -140,10 +141,15 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
         // peer without cached metrics (every run starts fresh); quick-ACK 16 and the receive
         // window of tcp_select_initial_window/tcp_grow_window (line for line 2.6.16's);
         // delayed ACK every 2 segments or TCP_ATO_MIN 40 ms; a segment the host's own queue
-        // refuses kept unsent with one CWR reduction. MODEL, not modelled: D-SACK and
-        // the undo it and timestamps enable, tcp_moderate_cwnd, RFC 2861's idle restart and
-        // application-limited decay, the ato adaptation, adaptive dupthresh, route metrics.
-        // 2.6.16's bundle with 2.4's differences.
+        // refuses kept unsent, the window cut in CWR one segment per two ACKs (tcp_enter_cwr,
+        // tcp_cwnd_down, tcp_complete_cwr); tcp_moderate_cwnd with tcp_max_burst = 3 where
+        // tcp_fastretrans_alert calls it (tcp_try_to_open, the Loss state); RFC 2861 as 2.4
+        // runs it (tcp_output.c tcp_cwnd_restart after an idle RTO; tcp.h tcp_cwnd_validate
+        // and tcp_input.c tcp_cwnd_application_limited). The same functions in 2.4.20. MODEL,
+        // not modelled: D-SACK and the undo it and timestamps enable (so tcp_undo_cwr's
+        // moderation and the Reno-only hold at high_seq in tcp_try_undo_recovery), the ato
+        // adaptation, adaptive dupthresh, route metrics. 2.6.16's bundle with 2.4's
+        // differences.
         ProfileName::Linux2418 => TcpSpec {
             profile: Some(p),
             cc: Some(CcName::NewReno),
@@ -156,6 +162,14 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             // A segment the host's own queue refuses stays unsent and the window enters CWR
             // (2.4.17 tcp_transmit_skb → tcp_enter_cwr; tcp_write_xmit stops at it).
             local_congestion: Some(LocalCongestionName::Cwr),
+            // 2.4's CWR state: ssthresh at once, cwnd down one segment per two ACKs
+            // (tcp_enter_cwr, tcp_cwnd_down, tcp_complete_cwr).
+            cwr_reduction: Some(CwrReductionName::RateHalving),
+            // tcp_moderate_cwnd: cwnd ≤ in-flight + tcp_max_burst (3).
+            moderate_cwnd: Some(3),
+            // RFC 2861: tcp_cwnd_restart after an idle RTO; tcp_cwnd_application_limited.
+            cwnd_idle_restart: Some(true),
+            cwnd_app_limited_decay: Some(true),
             // 2.4's tcp_cong_avoid counts ACKs in snd_cwnd_cnt and adds one segment per cwnd
             // of them: SMSS²/cwnd per ACK exactly, never rounded up to a byte.
             newreno: crate::tcp::cc::reno::NewRenoSpec { exact_increase: Some(true), ..Default::default() },
@@ -264,7 +278,7 @@ impl ResolvedTcp {
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
             limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, round_buffers_to_mss, window_update_on_read, dupthresh, recovery, abc_limit: _, ts_tick, hz: _,
             ip_version,
-            local_congestion,
+            local_congestion, cwr_reduction, moderate_cwnd, cwnd_idle_restart, cwnd_app_limited_decay,
         } = self.settings;
         TcpConfig {
             mss,
@@ -339,6 +353,13 @@ impl ResolvedTcp {
             local_congestion: match local_congestion {
                 LocalCongestionName::Drop => LocalCongestion::Drop,
                 LocalCongestionName::Cwr => LocalCongestion::Cwr,
+            },
+            moderate_cwnd,
+            cwnd_idle_restart,
+            cwnd_app_limited_decay,
+            cwr_reduction: match cwr_reduction {
+                CwrReductionName::AtOnce => CwrReduction::AtOnce,
+                CwrReductionName::RateHalving => CwrReduction::RateHalving,
             },
         }
     }

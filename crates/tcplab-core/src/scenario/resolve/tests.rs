@@ -4,7 +4,8 @@
 
 use super::*;
 use crate::scenario::spec::{
-    BackoffName, BackoffResetName, CwndLimitedName, Dur, EstimatorName, IwRuleName, LocalCongestionName, ProfileName, RcvWindowRuleName, RecoveryName, Size, TcpSpec, Threshold,
+    BackoffName, BackoffResetName, CwndLimitedName, CwrReductionName, Dur, EstimatorName, IwRuleName, LocalCongestionName, ProfileName, RcvWindowRuleName, RecoveryName, Size,
+    TcpSpec, Threshold,
 };
 use crate::scenario::{parse_json, parse_toml, Run};
 use crate::tcp::cc::bic::BicParams as ResolvedBic;
@@ -94,6 +95,10 @@ fn every_setting_changed() -> TcpSettings {
         hz: 300,
         ip_version: 6,
         local_congestion: LocalCongestionName::Cwr,
+        cwr_reduction: CwrReductionName::RateHalving,
+        moderate_cwnd: 2,
+        cwnd_idle_restart: true,
+        cwnd_app_limited_decay: true,
     }
 }
 

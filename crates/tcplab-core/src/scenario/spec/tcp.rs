@@ -22,7 +22,10 @@ pub enum ProfileName {
     Linux2616,
     /// Linux 2.4.18 as in study 002 (Reno growth without ABC, SACK/FACK with rate-halving,
     /// Linux RTO estimator with a 200 ms floor, timestamps at HZ = 100, quick-ACK, IW 2 for a
-    /// peer with no cached route metrics).
+    /// peer with no cached route metrics, a refusal by the host's own queue answered by
+    /// `tcp_enter_cwr` and the CWR state's gradual cut (`tcp_cwnd_down`), `tcp_moderate_cwnd`,
+    /// RFC 2861's idle restart and application-limited decay as `tcp_cwnd_restart` and
+    /// `tcp_cwnd_application_limited` run them).
     #[serde(rename = "linux-2.4.18")]
     Linux2418,
     /// Modern Linux (CUBIC with HyStart, IW10, RTO initial 1 s, timestamps at 1 ms, SACK with
@@ -226,6 +229,16 @@ pub enum LocalCongestionName {
     Cwr,
 }
 
+/// How a reduction that is not a loss cuts the window, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CwrReductionName {
+    /// The controller's reduction at once.
+    AtOnce,
+    /// Linux 2.4's CWR state: one segment less every second ACK (`tcp_cwnd_down`).
+    RateHalving,
+}
+
 /// Recovery procedures by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -392,7 +405,8 @@ crate::tcp::cc::registry::with_controllers!(tcp_table {
         ecn: bool = d.ecn,
         /// RFC 3042 limited transmit (default true).
         limited_transmit: bool = d.limited_transmit,
-        /// RFC 7661: grow the window only while cwnd-limited (default true).
+        /// RFC 7661: grow the window only while cwnd-limited (default true). It never shrinks
+        /// an unused window: that is RFC 2861's decay, `cwnd_app_limited_decay`.
         cwnd_validation: bool = d.cwnd_validation,
         /// How "cwnd-limited" is judged: `"flight"` (default) or `"linux"`.
         cwnd_limited: CwndLimitedName = CwndLimitedName::Flight,
@@ -414,6 +428,32 @@ crate::tcp::cc::registry::with_controllers!(tcp_table {
         /// `"cwr"` (Linux: the segment stays unsent and the window is reduced once,
         /// `tcp_enter_cwr`) (default `"drop"`; `"cwr"` in the linux-2.4.18 profile).
         local_congestion: LocalCongestionName = LocalCongestionName::Drop,
+        /// How a window reduction that is not a loss — an ECN-Echo, a refusal by the host's own
+        /// queue (`local_congestion = "cwr"`) — cuts the window: `"at-once"` (the controller's
+        /// reduction, ssthresh and cwnd together) or `"rate-halving"` (Linux 2.4's CWR state,
+        /// `tcp_enter_cwr`/`tcp_cwnd_down`/`tcp_complete_cwr`: ssthresh at once, cwnd kept at
+        /// most in-flight + 1 segment and then one segment less every second ACK, not below
+        /// ssthresh/2, no growth, until the data sent before the reduction is acknowledged;
+        /// then at most ssthresh) (default `"at-once"`; `"rate-halving"` in linux-2.4.18).
+        cwr_reduction: CwrReductionName = CwrReductionName::AtOnce,
+        /// Linux `tcp_moderate_cwnd`, segments: after an ACK handled outside fast recovery and
+        /// CWR while duplicate ACKs, SACKed data or a timeout's repair are outstanding, after a
+        /// duplicate or SACK-bearing ACK, and on the ACK that ends a recovery, cwnd is cut to
+        /// the segments in flight plus this many (`tcp_max_burst`); 0 = off (default 0; 3 in
+        /// linux-2.4.18).
+        moderate_cwnd: u32 = d.moderate_cwnd,
+        /// RFC 2861's restart after idle as Linux 2.4 runs it (`tcp_cwnd_restart`): data sent
+        /// with nothing outstanding more than an RTO after the last data raises ssthresh to ¾
+        /// cwnd if below and halves cwnd per RTO idle, not below min(2.4's `tcp_init_cwnd`,
+        /// cwnd) (default false; true in linux-2.4.18).
+        cwnd_idle_restart: bool = d.cwnd_idle_restart,
+        /// RFC 2861's decay of an unused window as Linux 2.4 runs it
+        /// (`tcp_cwnd_application_limited`): after an RTO in the Open state without the window
+        /// filled, and the application not waiting for room in the send buffer, ssthresh is
+        /// raised to ¾ cwnd if below and cwnd falls halfway to the most segments out (at least
+        /// 2). It shrinks the window; `cwnd_validation` (RFC 7661) only stops its growth
+        /// (default false; true in linux-2.4.18).
+        cwnd_app_limited_decay: bool = d.cwnd_app_limited_decay,
         /// Duplicate-ACK threshold, at least 1 (default 3).
         dupthresh: u32 = d.dupthresh,
         /// Recovery procedure (default `"auto"`).

@@ -51,6 +51,9 @@ impl Connection {
             self.send_ack(now, out);
         }
         self.try_send(now, out);
+        if self.cfg.cwnd_app_limited_decay {
+            self.rfc2861_after_segment();
+        }
     }
 
     pub(super) fn on_ack(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
@@ -68,6 +71,7 @@ impl Connection {
         if sack_news && matches!(self.recovery, Some(Recovery::RateHalving { .. }) | Some(Recovery::Prr { .. })) {
             self.sb.detect_lost_retransmissions();
         }
+        let pre = self.linux_after_ack_rules().then(|| self.pre_ack(seg, sack_news));
         if seg.ack > self.snd_una {
             self.snd_wnd = seg.window;
             self.max_snd_wnd = self.max_snd_wnd.max(seg.window);
@@ -88,6 +92,9 @@ impl Connection {
             }
         }
         self.ecn_on_echo(now, seg);
+        if let Some(pre) = pre {
+            self.after_ack(now, seg, pre);
+        }
     }
 
     /// An ACK that moved SND.UNA. `sacked_before` is the scoreboard's SACKed byte count before
@@ -194,7 +201,9 @@ impl Connection {
                 }
             }
             None => {
-                if data_acked > 0 && !self.ecn_echo_reduces(seg) {
+                // No growth in CWR (Linux `tcp_may_raise_cwnd`), nor on an ACK whose
+                // ECN-Echo reduces the window.
+                if data_acked > 0 && self.cwr.is_none() && !self.ecn_echo_reduces(seg) {
                     let ack = AckSample {
                         now,
                         bytes_acked: data_acked,

@@ -12,11 +12,13 @@
 //!   through the controller's `on_ecn_echo`; after any reduction (ECE, fast retransmit,
 //!   timeout) its first new data segment carries CWR.
 //!
-//! MODEL: the window is cut at once to the controller's new value (RFC 3168 §6.1.2's "halve
-//! cwnd and reduce ssthresh"); Linux enters CWR and lets PRR bring cwnd down over one RTT.
+//! The reduction is made as `tcp.cwr_reduction` says (`cwr`): at once to the controller's new
+//! value (RFC 3168 §6.1.2's "halve cwnd and reduce ssthresh"), or through Linux 2.4's CWR
+//! state, one segment per two ACKs over a round trip (`tcp_cwnd_down`). MODEL: modern Linux
+//! brings cwnd down in CWR by PRR (`tcp_cwnd_reduction`), which neither reading is.
 
 use crate::net::packet::{flags, Ecn, TcpHeader};
-use crate::tcp::cc::{CongestionControl, CongestionEvent};
+use crate::tcp::cc::CongestionControl;
 use crate::units::SimTime;
 
 use super::{Connection, Output};
@@ -145,7 +147,7 @@ impl Connection {
         if !self.ecn_echo_reduces(seg) {
             return;
         }
-        self.cc.on_ecn_echo(&CongestionEvent { now, inflight: self.outstanding(), mss: self.smss });
+        self.reduce_not_lost(now);
         self.ecn_reduced();
         self.stats.ecn_reductions += 1;
     }

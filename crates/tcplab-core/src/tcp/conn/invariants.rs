@@ -14,6 +14,9 @@
 //!   RFC 6582: ssthresh + DupThresh·SMSS; rate-halving: no more than before); a repeated
 //!   timeout keeps ssthresh; a timeout leaves the loss window of one segment; leaving recovery
 //!   leaves at most ssthresh; an ECN-Echo never grows the window;
+//! - Linux's CWR state (`cwr_reduction = RateHalving`): no growth while in it, at most
+//!   ssthresh on leaving it, a recovery begun in it keeps its ssthresh, and one entered on the
+//!   ACK that ends a recovery starts at most at the recovery's ssthresh;
 //! - inside recovery the window grows by at most one SMSS per ACK (NewReno's inflation and
 //!   partial-ACK rule), never under rate-halving or RFC 6675;
 //! - new data never goes beyond the peer's window (SND.UNA + SND.WND);
@@ -35,6 +38,8 @@ pub(super) struct Before {
     timeouts: u64,
     fast_retransmits: u64,
     ecn_reductions: u64,
+    /// In Linux's CWR state (`cwr`).
+    cwr: bool,
     handshake: bool,
     sacked: u64,
     rcv_nxt: u64,
@@ -57,6 +62,7 @@ impl Connection {
             timeouts: self.stats.timeouts,
             fast_retransmits: self.stats.fast_retransmits,
             ecn_reductions: self.stats.ecn_reductions,
+            cwr: self.cwr.is_some(),
             out_len: out.segments.len(),
             sacked: self.sb.sacked().bytes(),
             rcv_nxt: self.rcv_nxt,
@@ -163,6 +169,11 @@ impl Connection {
             } else if ssthresh != b.cc.ssthresh() {
                 return Err(format!("a repeated timeout moved ssthresh from {} to {ssthresh}", b.cc.ssthresh()));
             }
+        } else if entered && b.cwr {
+            // Linux recalculates ssthresh only below CWR (tcp_fastretrans_alert).
+            if self.cc.ssthresh() != b.cc.ssthresh() {
+                return Err(format!("fast recovery begun in CWR moved ssthresh from {} to {}", b.cc.ssthresh(), self.cc.ssthresh()));
+            }
         } else if entered {
             let ssthresh = self.cc.ssthresh();
             let (lo, hi) = b.cc.loss_ssthresh(&CongestionEvent { now: crate::units::SimTime::ZERO, inflight: b.outstanding, mss: self.smss });
@@ -171,6 +182,10 @@ impl Connection {
             }
         } else if self.stats.ecn_reductions > b.ecn_reductions && cwnd1 > cwnd0 {
             return Err("an ECN-Echo grew the window".into());
+        } else if b.cwr && cwnd1 > cwnd0 {
+            return Err(format!("the window grew from {cwnd0} to {cwnd1} in CWR"));
+        } else if b.cwr && self.cwr.is_none() && self.recovery.is_none() && cwnd1 > self.cc.ssthresh().max(mss) {
+            return Err(format!("leaving CWR left a window of {cwnd1} above ssthresh {}", self.cc.ssthresh()));
         }
         // The window inside recovery.
         match (b.recovery, self.recovery) {
@@ -188,8 +203,13 @@ impl Connection {
             (Some(Recovery::Sack { cwnd: w0 }), Some(Recovery::Sack { cwnd: w1 })) if !entered && w1 != w0 => {
                 return Err(format!("RFC 6675 recovery moved its window from {w0} to {w1}"));
             }
-            (Some(_), None) if !timeout && cwnd1 > self.cc.ssthresh().max(mss) => {
+            (Some(_), None) if !timeout && self.cwr.is_none() && cwnd1 > self.cc.ssthresh().max(mss) => {
                 return Err(format!("leaving recovery left a window of {cwnd1} above ssthresh {}", self.cc.ssthresh()));
+            }
+            // An ECN-Echo on the ACK that ends recovery enters CWR at once (Linux: tcp_try_to_open
+            // → tcp_enter_cwr), from the window recovery left: at most the ssthresh it had.
+            (Some(_), None) if !timeout && cwnd1 > b.cc.ssthresh().max(mss) => {
+                return Err(format!("leaving recovery into CWR left a window of {cwnd1} above the ssthresh of the recovery, {}", b.cc.ssthresh()));
             }
             _ => {}
         }

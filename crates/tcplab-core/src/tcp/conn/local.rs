@@ -17,14 +17,13 @@
 //! The reduction: `tcp_enter_cwr` sets ssthresh by the controller's rule and enters CWR
 //! unless the connection is already in CWR, recovery or the timeout's loss state; here
 //! through the controller's reaction to an ECN-Echo (`on_ecn_echo`), once per window (the
-//! same guard as an ECN-Echo, which Linux answers with the same `tcp_enter_cwr`). MODEL: the
-//! window is cut to the new ssthresh at once (as this connection answers ECN); Linux lowers it
-//! by one segment per two ACKs over the next round trip (`tcp_cwnd_down`) and does not grow it
-//! in that round trip. With nothing left in flight, the persist timer retries the send (Linux:
-//! `tcp_check_probe_timer`, one RTO).
+//! same guard as an ECN-Echo, which Linux answers with the same `tcp_enter_cwr`), made as
+//! `tcp.cwr_reduction` says (`cwr`): cut to the new ssthresh at once (`"at-once"`), or, as
+//! Linux does (`"rate-halving"`), lowered by one segment per two ACKs over the next round trip
+//! (`tcp_cwnd_down`) without growth in that round trip. With nothing left in flight, the
+//! persist timer retries the send (Linux: `tcp_check_probe_timer`, one RTO).
 
 use crate::net::packet::{flags, TcpHeader};
-use crate::tcp::cc::{CongestionControl, CongestionEvent};
 use crate::tcp::timers::TimerKind;
 use crate::units::SimTime;
 
@@ -97,7 +96,7 @@ impl Connection {
         // the timeout's loss state (Linux: ca_state < TCP_CA_CWR).
         let reduced = self.recovery.is_some() || self.sb.loss_point().is_some() || self.snd_una <= self.ecn.reduced_until;
         if !reduced {
-            self.cc.on_ecn_echo(&CongestionEvent { now, inflight: self.outstanding(), mss: self.smss });
+            self.reduce_not_lost(now);
             self.ecn_reduced();
             self.stats.local_reductions += 1;
         }

@@ -23,13 +23,17 @@ use crate::units::{SimDuration, SimTime};
 use handshake::{initial_rcv_ssthresh, initial_window, payload_room, wscale_for};
 
 mod ack;
+mod cc_window;
+mod cwr;
 mod ecn;
 mod handshake;
 #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
 mod invariants;
 mod local;
+mod moderate;
 mod receive;
 mod recovery;
+mod rfc2861;
 mod send;
 mod types;
 
@@ -150,6 +154,11 @@ pub struct Connection {
     peer_fin: Option<u64>,
     /// ECN: negotiation, the receiver's echo, the sender's reduction state.
     ecn: ecn::EcnState,
+    /// Linux's CWR state while a reduction that is not a loss is under way
+    /// (`cwr_reduction = RateHalving`).
+    cwr: Option<cwr::Cwr>,
+    /// RFC 2861's clocks and counters (`cwnd_idle_restart`, `cwnd_app_limited_decay`).
+    rfc2861: rfc2861::Rfc2861,
     /// The stream the randomised RTO draws from (`seed_rto`; used only with
     /// `rto.randomize` > 0).
     rto_rng: Rng,
@@ -221,6 +230,8 @@ impl Connection {
             last_ack_sent: 0,
             peer_fin: None,
             ecn: ecn::EcnState::default(),
+            cwr: None,
+            rfc2861: rfc2861::Rfc2861::default(),
             rto_rng: Rng::from_seed(0),
             clock_phase: SimDuration::ZERO,
             stats: ConnStats::default(),
@@ -371,15 +382,15 @@ impl Connection {
     }
 
     /// The congestion state as Linux names it (`tcp_info.tcpi_ca_state`, `TCP_CA_*`): 4 Loss
-    /// (repairing after a timeout), 3 Recovery (fast recovery), 2 CWR (a window reduced for
-    /// ECN-Echo not yet answered), 1 Disorder (duplicate ACKs or SACKed data outstanding),
-    /// 0 Open.
+    /// (repairing after a timeout), 3 Recovery (fast recovery), 2 CWR (the CWR state of
+    /// `cwr_reduction = RateHalving`, or a window reduced at once for ECN-Echo and not yet
+    /// answered), 1 Disorder (duplicate ACKs or SACKed data outstanding), 0 Open.
     pub fn linux_ca_state(&self) -> u8 {
         if self.sb.loss_point().is_some() {
             4
         } else if self.recovery.is_some() {
             3
-        } else if self.ecn.negotiated && self.snd_una <= self.ecn.reduced_until && self.stats.ecn_reductions > 0 {
+        } else if self.cwr.is_some() || (self.ecn.negotiated && self.snd_una <= self.ecn.reduced_until && self.stats.ecn_reductions > 0) {
             2
         } else if self.dupacks > 0 || !self.sb.sacked().is_empty() {
             1
@@ -507,6 +518,7 @@ impl Connection {
 
     /// Active open: send the SYN.
     pub fn connect(&mut self, now: SimTime, out: &mut Output) {
+        self.rfc2861_start(now);
         self.state = State::SynSent;
         self.snd_nxt = 1;
         self.snd_max = 1;
@@ -536,6 +548,9 @@ impl Connection {
             if !quiet {
                 self.try_send(now, out);
             }
+        }
+        if self.cfg.cwnd_app_limited_decay {
+            self.rfc2861_on_write(now, bytes, n);
         }
         n
     }
@@ -622,6 +637,7 @@ impl Connection {
             }
             State::Listen => {
                 if seg.has(flags::SYN) && !seg.has(flags::ACK) {
+                    self.rfc2861_start(now);
                     self.accept_syn_options(seg);
                     self.rcv_nxt = seg.seq + 1;
                     self.rcv_read = self.rcv_nxt;
@@ -700,6 +716,7 @@ impl Connection {
     pub fn resend_copy(&mut self, now: SimTime, seq: u64, len: u32, out: &mut Output) {
         let mut h = self.base_segment(now, seq, len);
         h.retransmit = true;
+        self.rfc2861.lsndtime = now;
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
         self.stats.retransmits += 1;

@@ -83,7 +83,12 @@ impl Connection {
         let inflight = self.outstanding();
         self.recover = self.snd_max;
         self.ecn_reduced();
-        self.cc.on_congestion(&CongestionEvent { now, inflight, mss: self.smss });
+        // From CWR (`cwr`) the reduction is made already: Linux 2.4 recalculates ssthresh only
+        // when `ca_state < TCP_CA_CWR` (tcp_fastretrans_alert) and goes on from the window
+        // CWR has left.
+        if self.cwr.take().is_none() {
+            self.cc.on_congestion(&CongestionEvent { now, inflight, mss: self.smss });
+        }
         let ssthresh = self.cc.ssthresh();
         self.stats.fast_retransmits += 1;
         out.events.push(TcpEvent { kind: TcpEventKind::FastRetransmit, seq: self.snd_una });
@@ -117,10 +122,19 @@ impl Connection {
         out.events.push(TcpEvent { kind: TcpEventKind::RecoveryExit, seq: self.snd_una });
     }
 
-    /// tcp_cwnd_down (Linux 2.6.16): one segment less per two ACKs while above the
-    /// controller's floor, and never more than in-flight + 1 segment.
+    /// Rate-halving on an ACK in recovery (`cwnd_down`).
     pub(super) fn rate_halve(&mut self) {
         let Some(Recovery::RateHalving { cwnd, acks }) = self.recovery else { return };
+        let (cwnd, acks) = self.cwnd_down(cwnd, acks);
+        self.recovery = Some(Recovery::RateHalving { cwnd, acks });
+    }
+
+    /// Linux `tcp_cwnd_down` (2.4.17–2.4.20 and 2.6.16 `tcp_input.c`), shared by rate-halving
+    /// recovery and the CWR state (`cwr`): the window `cwnd` and the ACK counter after one
+    /// more ACK — one segment less per two ACKs while above the controller's floor
+    /// (`min_cwnd`: ssthresh/2 in 2.4, a controller's own in 2.6), and never more than
+    /// in-flight + 1 segment.
+    pub(super) fn cwnd_down(&self, cwnd: u64, acks: u32) -> (u64, u32) {
         let mss = self.smss as u64;
         let decr = acks + 1;
         let mut w = cwnd;
@@ -128,7 +142,7 @@ impl Connection {
             w = w.saturating_sub((decr >> 1) as u64 * mss).max(mss);
         }
         w = w.min(self.inflight() + mss);
-        self.recovery = Some(Recovery::RateHalving { cwnd: w.max(mss), acks: decr & 1 });
+        (w.max(mss), decr & 1)
     }
 
     /// Linux `tcp_cwnd_reduction` (3.x–6.x; RFC 6937 with PRR-SSRB): on an ACK in recovery
@@ -178,6 +192,8 @@ impl Connection {
         let inflight = self.outstanding();
         self.cc.on_timeout(&TimeoutEvent { now, inflight, mss: self.smss, backoffs: self.backoffs });
         self.recovery = None;
+        self.cwr = None; // tcp_enter_loss: the Loss state replaces CWR.
+        self.rfc2861.stamp = now;
         self.sb.clear_rxt_logs();
         self.dupacks = 0;
         self.recover = self.snd_max;

@@ -57,6 +57,7 @@ impl Connection {
         if self.sendable_new_bytes() > 0 {
             // A small window that SWS avoidance refused: send what fits (BSD tcp_output force).
             let room = self.sendable_new_bytes();
+            self.restart_after_idle(now);
             self.send_new_forced(now, out, room);
             return;
         }
@@ -94,6 +95,9 @@ impl Connection {
             self.maybe_send_fin(now, out);
             return;
         }
+        if self.cfg.cwnd_idle_restart && self.snd_una == self.snd_max && self.next_new_segment(false).1 > 0 {
+            self.restart_after_idle(now); // Data is about to go with nothing outstanding.
+        }
         let nxt_before = self.snd_nxt.max(self.snd_max);
         if self.recovery.is_none() && self.sb.loss_point().is_none() && self.sb.sacked().is_empty() {
             self.send_open(now, out);
@@ -102,6 +106,9 @@ impl Connection {
         }
         if self.cfg.cwnd_limited == CwndLimitedRule::Linux {
             self.cwnd_validate(self.snd_max > nxt_before);
+        }
+        if self.cfg.cwnd_app_limited_decay && self.snd_max > nxt_before {
+            self.validate_unused_window(now); // tcp_write_xmit sent new data.
         }
     }
 
@@ -291,19 +298,19 @@ impl Connection {
         self.send_new_inner(now, out, room, true)
     }
 
-    pub(super) fn send_new_inner(&mut self, now: SimTime, out: &mut Output, room: u64, force: bool) -> bool {
+    /// The next new-data segment as (start, length) if the peer's window, Nagle and sender
+    /// SWS avoidance (unless `force`) let it go, whatever the congestion window; length 0
+    /// when none may.
+    pub(super) fn next_new_segment(&self, force: bool) -> (u64, u64) {
         let mss = self.smss as u64;
         let start = self.snd_nxt.max(self.snd_max);
         let avail = self.stream_end.saturating_sub(start);
         if avail == 0 {
-            return false;
+            return (start, 0);
         }
         let wnd_room = (self.snd_una + self.snd_wnd).saturating_sub(start);
         let len = avail.min(mss).min(wnd_room);
-        if len == 0 || len > room {
-            return false;
-        }
-        if len < mss && !force {
+        if len > 0 && len < mss && !force {
             // RFC 1122 §4.2.3.4 sender SWS avoidance with Nagle (RFC 896): a short segment
             // goes only if it is all the data and nothing is outstanding (or Nagle is off),
             // or the window would allow at least half the peer's largest window.
@@ -312,9 +319,18 @@ impl Connection {
             let half_window = len >= self.max_snd_wnd / 2 && self.max_snd_wnd > 0;
             let ok = (is_all && (idle || !self.cfg.nagle)) || half_window;
             if !ok {
-                return false;
+                return (start, 0);
             }
         }
+        (start, len)
+    }
+
+    pub(super) fn send_new_inner(&mut self, now: SimTime, out: &mut Output, room: u64, force: bool) -> bool {
+        let (start, len) = self.next_new_segment(force);
+        if len == 0 || len > room {
+            return false;
+        }
+        self.rfc2861.lsndtime = now;
         let mut h = self.base_segment(now, start, len as u32);
         self.ecn_new_data(&mut h);
         if start + len == self.stream_end {
@@ -360,6 +376,7 @@ impl Connection {
             e = e.min(next_sacked);
         }
         let len = e - s;
+        self.rfc2861.lsndtime = now;
         if matches!(self.recovery, Some(Recovery::RateHalving { .. }) | Some(Recovery::Prr { .. })) {
             self.sb.log_rxt(s, e, self.snd_max);
         }

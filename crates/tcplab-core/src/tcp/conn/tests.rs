@@ -904,3 +904,6 @@ mod delivered;
 
 #[path = "tests_segment_checks.rs"]
 mod segment_checks;
+
+#[path = "tests_linux24.rs"]
+mod linux24;
