@@ -382,3 +382,27 @@ def test_traces_that_reach_their_budget_stop_recording_and_the_run_says_so(tmp_p
     assert summary["stop_reason"] == "duration" and summary["sim_time_s"] == 20
     assert 0 < summary["traces_stopped_s"] < 20
     assert (tmp_path / "out" / "cwnd.parquet").exists()
+
+
+def test_run_finds_a_shipped_scenario_by_name(tmp_path):
+    for name in ("smoke", "smoke/smoke", "smoke/smoke.toml"):
+        proc = tcplab("run", name, "--quiet", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "scenario smoke " in proc.stdout
+
+
+def test_run_of_an_unknown_name_says_where_the_shipped_ones_are(tmp_path):
+    proc = tcplab("run", "comett", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert "no scenario file 'comett'" in proc.stderr and "did you mean comet?" in proc.stderr
+    assert "shipped ones are in" in proc.stderr
+    proc = tcplab("run", "sweep", cwd=tmp_path)  # a sweep file is not a scenario
+    assert proc.returncode == 2 and "no shipped scenario of that name" in proc.stderr
+
+
+def test_a_file_in_the_working_directory_wins_over_a_shipped_name(smoke_path, tmp_path):
+    (tmp_path / "fla").write_text(smoke_path.read_text())
+    proc = tcplab("run", "fla", "--quiet", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "scenario smoke " in proc.stdout

@@ -300,3 +300,53 @@ def test_interrupted_save_leaves_no_directory(result, tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         result.save(tmp_path / "run")
     assert os.listdir(tmp_path) == []
+
+
+def test_load_reads_back_what_save_wrote(result, tmp_path):
+    result.save(tmp_path / "out")
+    loaded = Result.load(tmp_path / "out")
+    assert loaded.summary == result.summary
+    assert loaded.resolved_toml == result.resolved_toml
+    assert sorted(loaded.traces) == sorted(result.traces)
+    for name, frame in result.traces.items():
+        assert loaded.trace(name).equals(frame), name
+    assert loaded.flows.equals(result.flows)
+    assert loaded.seed == 3 and loaded.scenario_hash == "0123456789abcdef"
+
+
+def test_load_of_a_real_run_keeps_its_captures(smoke_path, tmp_path):
+    import tcplab
+
+    run = tcplab.run(smoke_path)
+    run.save(tmp_path / "out")
+    loaded = Result.load(tmp_path / "out")
+    assert sorted(loaded.captures) == sorted(run.captures) != []
+    for name, path in loaded.captures.items():
+        assert path == run.captures[name] and path.stat().st_size > 0
+    assert loaded.trace("cwnd").equals(run.trace("cwnd"))
+
+
+def test_load_refuses_what_is_not_a_saved_result(result, tmp_path):
+    with pytest.raises(FileNotFoundError, match="no saved tcplab result here"):
+        Result.load(tmp_path)
+    (tmp_path / "metadata.json").write_text('{"created_by": "someone"}')
+    with pytest.raises(ValueError, match="not written by tcplab"):
+        Result.load(tmp_path)
+    result.save(tmp_path / "out")
+    (tmp_path / "out" / "events.parquet").unlink()
+    with pytest.raises(FileNotFoundError, match="events.parquet is missing"):
+        Result.load(tmp_path / "out")
+
+
+def test_html_shows_the_run_and_its_flows(result):
+    shown = result._repr_html_()
+    assert "synthetic" in shown and "seed 3" in shown and "f1" in shown
+    assert "<table" in shown
+
+
+def test_to_pandas_without_pandas_says_how_to_get_it(result, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pandas", None)  # `import pandas` now raises ImportError
+    with pytest.raises(ImportError, match=r"pip install 'tcplab\[pandas\]'"):
+        result.to_pandas("events")

@@ -83,3 +83,20 @@ def test_every_command_has_help(command):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"usage: tcplab {command}")
+
+
+def test_scenario_path_resolves_family_and_bare_names(tmp_path, monkeypatch):
+    from tcplab import shipped
+
+    for family, name in (("a", "x"), ("b", "x"), ("b", "y")):
+        (tmp_path / family).mkdir(exist_ok=True)
+        (tmp_path / family / f"{name}.toml").write_text('name = "n"\n')
+    (tmp_path / "b" / "sweep.toml").write_text('base = "y.toml"\n')
+    monkeypatch.setattr(shipped, "scenarios_dir", lambda: tmp_path)
+    assert shipped.scenario_names() == ["a/x", "b/x", "b/y"]
+    assert shipped.scenario_path("y") == tmp_path / "b" / "y.toml"
+    assert shipped.scenario_path("a/x.toml") == tmp_path / "a" / "x.toml"
+    with pytest.raises(KeyError, match="names 2 shipped scenarios: a/x, b/x"):
+        shipped.scenario_path("x")
+    with pytest.raises(KeyError, match="no shipped scenario of that name"):
+        shipped.scenario_path("sweep")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import shutil
@@ -56,6 +57,55 @@ class Result:
         if capture_dir is not None:
             weakref.finalize(self, shutil.rmtree, capture_dir, True)
 
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> Result:
+        """Read back a result that `save` (or `tcplab run --out`) wrote to `directory`.
+
+        The traces are read from their Parquet files, the captures are the saved pcapng files
+        (left where they are). Raises FileNotFoundError when `directory` holds no saved result
+        (no `metadata.json` written by tcplab) or a file it lists is missing.
+        """
+        root = Path(directory)
+        meta_path = root / "metadata.json"
+        if not meta_path.is_file():
+            raise FileNotFoundError(f"{root}: no saved tcplab result here (no metadata.json)")
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{meta_path}: not JSON ({e})") from None
+        if not isinstance(meta, dict) or meta.get("created_by") != "tcplab":
+            raise ValueError(f"{meta_path}: not written by tcplab (no created_by = tcplab)")
+
+        def need(name: str) -> Path:
+            path = root / name
+            if not path.is_file():
+                raise FileNotFoundError(f"{root}: {name} is missing from this saved result")
+            return path
+
+        result = cls.__new__(cls)
+        result.summary = json.loads(need("summary.json").read_text(encoding="utf-8"))
+        result.resolved_toml = need("scenario.toml").read_text(encoding="utf-8")
+        result.traces = {name: pl.read_parquet(need(f"{name}.parquet")) for name in meta["traces"]}
+        result.captures = {
+            name: Path(os.path.abspath(need(f"{name}.pcapng"))) for name in meta["captures"]
+        }
+        return result
+
+    def _repr_html_(self) -> str:
+        """The run in a notebook: what ran, and its per-flow table."""
+        s = self.summary
+        head = (
+            f"<p><b>tcplab result</b>: scenario <code>{html.escape(str(s.get('scenario_name')))}"
+            f"</code> (hash {html.escape(str(s.get('scenario_hash')))}), seed {self.seed}, "
+            f"{s.get('sim_time_s', 0):.6g} s simulated in {s.get('wall_time_s', 0):.3f} s; "
+            f"traces: {html.escape(', '.join(sorted(self.traces)) or 'none')}; "
+            f"captures: {html.escape(', '.join(sorted(self.captures)) or 'none')}</p>"
+        )
+        columns = ["name", "cc", "goodput_bps", "bytes_delivered", "retransmits", "timeouts",
+                   "finish_s"]
+        flows = self.flows.select([c for c in columns if c in self.flows.columns])
+        return head + flows._repr_html_()
+
     def __repr__(self) -> str:
         return (
             f"Result(scenario={self.summary.get('scenario_name')!r}, seed={self.seed}, "
@@ -91,8 +141,15 @@ class Result:
             raise KeyError(f"no trace {name!r} in this result (recorded: {recorded})") from None
 
     def to_pandas(self, name: str) -> pandas.DataFrame:
-        """The trace `name` as a pandas DataFrame (needs pandas: `pip install tcplab[pandas]`)."""
-        import pandas
+        """The trace `name` as a pandas DataFrame (needs pandas: `pip install tcplab[pandas]`;
+        ImportError saying so when it is missing)."""
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError(
+                "Result.to_pandas needs pandas, which is not installed: "
+                "pip install 'tcplab[pandas]' (or use the polars frame, Result.trace)"
+            ) from None
 
         frame = self.trace(name)
         return pandas.DataFrame({column: frame[column].to_numpy() for column in frame.columns})

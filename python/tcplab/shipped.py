@@ -11,7 +11,12 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["doc_names", "doc_path", "doc_title", "docs_dir", "package_dir", "scenarios_dir"]
+import difflib
+
+__all__ = [
+    "doc_names", "doc_path", "doc_title", "docs_dir", "package_dir", "scenario_names",
+    "scenario_path", "scenarios_dir",
+]
 
 
 def package_dir(name: str) -> Path:
@@ -31,6 +36,46 @@ def package_dir(name: str) -> Path:
 def scenarios_dir() -> Path:
     """The shipped scenarios: one directory per family (`smoke/`, `p0_parallel_bic/`, …)."""
     return package_dir("scenarios")
+
+
+def scenario_names() -> list[str]:
+    """The shipped scenarios as `family/name` (`p2_data_reservoir/fla`), sorted; the sweep
+    files beside them (a top-level `base = "..."`, docs/sweeps.md) are not scenarios."""
+    root = scenarios_dir()
+    return sorted(
+        p.relative_to(root).with_suffix("").as_posix()
+        for p in root.glob("*/*.toml")
+        if not _is_sweep(p)
+    )
+
+
+def _is_sweep(path: Path) -> bool:
+    """A sweep file names its base scenario on a top-level `base = ` line."""
+    return any(line.startswith("base ") or line.startswith("base=")
+               for line in path.read_text(encoding="utf-8").splitlines())
+
+
+def scenario_path(name: str) -> Path:
+    """The file of the shipped scenario `name`: `family/name` (`p2_data_reservoir/fla`), with or
+    without `.toml`, or a bare name (`fla`) when one family alone has it.
+
+    Raises KeyError with a one-line reason: an ambiguous bare name lists its families, an
+    unknown one the closest shipped names and where the shipped scenarios are.
+    """
+    names = scenario_names()
+    key = name[:-5] if name.endswith(".toml") else name
+    if key in names:
+        return scenarios_dir() / f"{key}.toml"
+    matches = [n for n in names if n.rsplit("/", 1)[-1] == key]
+    if len(matches) == 1:
+        return scenarios_dir() / f"{matches[0]}.toml"
+    if matches:
+        raise KeyError(f"{name!r} names {len(matches)} shipped scenarios: "
+                       f"{', '.join(matches)}; give one of them")
+    close = difflib.get_close_matches(key, names + [n.rsplit("/", 1)[-1] for n in names], n=3)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    raise KeyError(f"no scenario file {name!r} and no shipped scenario of that name; {hint}"
+                   f"the {len(names)} shipped ones are in {scenarios_dir()}")
 
 
 def docs_dir() -> Path:

@@ -24,6 +24,7 @@ from tcplab.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, error, stdout_consol
 from tcplab.outdir import check_output, make_staging, output_path
 from tcplab.run import run
 from tcplab.scenario import ScenarioError
+from tcplab.shipped import scenario_path
 
 __all__ = ["add_parser"]
 
@@ -51,7 +52,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="run one scenario and print per-flow and per-queue summaries",
         description="Run one scenario and print per-flow and per-queue summaries.",
     )
-    parser.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    parser.add_argument(
+        "scenario",
+        metavar="SCENARIO",
+        help="scenario TOML file, or a shipped scenario's name (p2_data_reservoir/fla, or fla "
+        "when unique)",
+    )
     parser.add_argument(
         "--seed", type=_seed, help="random seed (default: the scenario's run.seed, else 1)"
     )
@@ -82,10 +88,22 @@ def _seed(text: str) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     """`tcplab run`: simulate, print the tables, optionally save.
 
+    SCENARIO is a file when one exists at that path, else a shipped scenario's name
+    (`tcplab.shipped.scenario_path`); neither is a one-line error (exit 2): the missing file
+    when SCENARIO looks like a path (a separator or `.toml`), else the unknown name.
+
     With --out, the output directory is checked before the run (exit 2 if it cannot be
     used) and captures stream into a hidden staging directory beside it, never into /tmp; that
     directory is removed on every way out (one left by a kill is removed by the next save).
     """
+    if not os.path.exists(args.scenario):
+        try:
+            args.scenario = os.fspath(scenario_path(args.scenario))
+        except KeyError as e:
+            if os.sep not in args.scenario and not args.scenario.endswith(".toml"):
+                error(f"SCENARIO: {e.args[0]}")
+                return EXIT_BAD_INPUT
+            # a path: the run reports the missing file as such
     staging = None
     if args.out is not None:
         try:
