@@ -406,3 +406,45 @@ def test_a_file_in_the_working_directory_wins_over_a_shipped_name(smoke_path, tm
     proc = tcplab("run", "fla", "--quiet", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "scenario smoke " in proc.stdout
+
+
+HEAVY = ("polars", "numpy", "matplotlib", "pandas")
+
+
+def test_version_and_a_worker_start_without_polars_numpy_or_matplotlib(smoke_path, tmp_path):
+    """`tcplab --version`, and a sweep worker running a summary-only run, load none of them."""
+    code = f"""
+import sys
+from tcplab.cli import main
+try:
+    main(["--version"])
+except SystemExit:
+    pass
+loaded = [m for m in {HEAVY!r} if m in sys.modules]
+import tcplab
+from tcplab.sweeps.records import execute
+record = execute({{"key": "k", "scenario_hash": "h", "seed": 1, "traces": False, "hook": None,
+                  "spec": tcplab.load_scenario({str(smoke_path)!r})}})
+assert record["error"] is None and record["summary"], record
+print(loaded, [m for m in {HEAVY!r} if m in sys.modules])
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith("[] []"), proc.stdout
+
+
+def test_public_names_resolve_lazily_and_tcplab_run_stays_the_function():
+    import importlib
+
+    import tcplab
+    import tcplab.sweeps
+
+    importlib.import_module("tcplab.run")  # importing the module must not rebind tcplab.run
+    assert callable(tcplab.run) and tcplab.run.__module__ == "tcplab.run"
+    for name in tcplab.__all__:
+        assert getattr(tcplab, name) is not None, name
+    for name in tcplab.sweeps.__all__:
+        assert getattr(tcplab.sweeps, name) is not None, name
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        tcplab.nope

@@ -11,13 +11,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import polars as pl
-
 from tcplab.outdir import check_output, make_staging, move_into_place, output_path
 
 if TYPE_CHECKING:
     import pandas
+    import polars as pl
+
+# polars and numpy are imported where used, so that importing tcplab (for `tcplab --version`,
+# a sweep worker's start-up) does not load them.
 
 __all__ = ["Result"]
 
@@ -50,9 +51,11 @@ class Result:
         """
         self.summary = summary
         self.resolved_toml = resolved_toml
-        self.traces = {
-            name: _decode_trace(name, columns, summary) for name, columns in raw_traces.items()
-        }
+        for name, columns in raw_traces.items():  # checked now, decoded on first use
+            for column, (dtype, _) in columns.items():
+                if dtype not in _NUMPY_DTYPES:
+                    raise ValueError(f"trace {name}.{column}: unknown dtype {dtype!r}")
+        self._raw_traces = raw_traces
         self.captures: dict[str, Path] = dict(captures or {})
         if capture_dir is not None:
             weakref.finalize(self, shutil.rmtree, capture_dir, True)
@@ -82,7 +85,10 @@ class Result:
                 raise FileNotFoundError(f"{root}: {name} is missing from this saved result")
             return path
 
+        import polars as pl
+
         result = cls.__new__(cls)
+        result._raw_traces = {}
         result.summary = json.loads(need("summary.json").read_text(encoding="utf-8"))
         result.resolved_toml = need("scenario.toml").read_text(encoding="utf-8")
         result.traces = {name: pl.read_parquet(need(f"{name}.parquet")) for name in meta["traces"]}
@@ -98,7 +104,7 @@ class Result:
             f"<p><b>tcplab result</b>: scenario <code>{html.escape(str(s.get('scenario_name')))}"
             f"</code> (hash {html.escape(str(s.get('scenario_hash')))}), seed {self.seed}, "
             f"{s.get('sim_time_s', 0):.6g} s simulated in {s.get('wall_time_s', 0):.3f} s; "
-            f"traces: {html.escape(', '.join(sorted(self.traces)) or 'none')}; "
+            f"traces: {html.escape(', '.join(self._trace_names()) or 'none')}; "
             f"captures: {html.escape(', '.join(sorted(self.captures)) or 'none')}</p>"
         )
         columns = ["name", "cc", "goodput_bps", "bytes_delivered", "retransmits", "timeouts",
@@ -109,7 +115,7 @@ class Result:
     def __repr__(self) -> str:
         return (
             f"Result(scenario={self.summary.get('scenario_name')!r}, seed={self.seed}, "
-            f"sim_time_s={self.summary.get('sim_time_s')}, traces={sorted(self.traces)})"
+            f"sim_time_s={self.summary.get('sim_time_s')}, traces={self._trace_names()})"
         )
 
     @property
@@ -122,14 +128,29 @@ class Result:
         """16 hex chars identifying the resolved scenario (FNV-1a 64 of its canonical JSON)."""
         return self.summary["scenario_hash"]
 
+    def _trace_names(self) -> list[str]:
+        """The traces' names, sorted, without decoding them."""
+        decoded = self.__dict__.get("traces")
+        return sorted(decoded if decoded is not None else self._raw_traces)
+
+    @cached_property
+    def traces(self) -> dict[str, pl.DataFrame]:
+        """Trace name -> polars DataFrame, decoded from the core's columns on first use."""
+        raw, self._raw_traces = self._raw_traces, {}
+        return {name: _decode_trace(name, columns, self.summary) for name, columns in raw.items()}
+
     @cached_property
     def flows(self) -> pl.DataFrame:
         """Per-flow counters, one row per flow (the summary's `flows` list)."""
+        import polars as pl
+
         return pl.DataFrame(self.summary["flows"], infer_schema_length=None)
 
     @cached_property
     def queues(self) -> pl.DataFrame:
         """Per-queue counters, one row per queue (the summary's `queues` list)."""
+        import polars as pl
+
         return pl.DataFrame(self.summary["queues"], infer_schema_length=None)
 
     def trace(self, name: str) -> pl.DataFrame:
@@ -212,6 +233,9 @@ def _decode_trace(
     A column with codes in `summary["trace_codes"]["<trace>.<column>"]` gets `<column>_name`;
     a `flow` column gets `flow_name` and a `queue` column `queue_name` from the summary's ids.
     """
+    import numpy as np
+    import polars as pl
+
     data = {}
     for column, (dtype, buffer) in columns.items():
         if dtype not in _NUMPY_DTYPES:

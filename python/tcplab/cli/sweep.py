@@ -14,26 +14,21 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
 from rich.table import Table
 from rich.text import Text
 
 from tcplab.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, error, positive_int, stdout_console
 from tcplab.cli.common import EXIT_FAILURE as EXIT_RUN_FAILED
-from tcplab.sweeps import (
-    ClusterError,
-    ClusterLost,
-    DaskNotInstalled,
-    StoreError,
-    SweepError,
-    SweepOutcome,
-    WorkerMismatch,
-    load_sweep,
-    run_sweep,
-)
-from tcplab.sweeps.stats import axis_columns, metric_columns, sweep_summary
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from tcplab.sweeps import SweepOutcome
+
+# tcplab.sweeps (and polars with it) is imported by the command itself, not when the command
+# line is built: `tcplab --version` and `tcplab run` do not pay for it.
 
 __all__ = ["add_parser"]
 
@@ -93,6 +88,17 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     """`tcplab sweep`: validate, run, print a summary per axis point."""
+    from tcplab.sweeps import (
+        ClusterError,
+        ClusterLost,
+        DaskNotInstalled,
+        StoreError,
+        SweepError,
+        WorkerMismatch,
+        load_sweep,
+        run_sweep,
+    )
+
     if args.traces and args.out is None:
         error("--traces needs --out DIR")
         return EXIT_BAD_INPUT
@@ -138,6 +144,10 @@ def _terminate(signum: int, frame: Any) -> None:
 
 def _report(outcome: SweepOutcome) -> None:
     """Print the per-point table, the failures and a closing line."""
+    import polars as pl
+
+    from tcplab.sweeps.stats import axis_columns
+
     console = stdout_console()
     table = outcome.table
     console.print(_points_table(table))
@@ -167,6 +177,8 @@ def _report(outcome: SweepOutcome) -> None:
 
 def _points_table(table: pl.DataFrame) -> Table:
     """One row per axis point: the axis values, runs (failed), and each metric's mean ± CI."""
+    from tcplab.sweeps.stats import axis_columns, metric_columns, sweep_summary
+
     axes = axis_columns(table)
     metrics = [m for m in metric_columns(table) if table.schema[m].is_numeric()]
     out = Table(title="sweep (mean ± 95 % CI over seeds)", title_justify="left")

@@ -25,24 +25,75 @@ finished run, so rerunning a sweep skips what is done. See `tcplab docs sweeps`
 | `errors` | the errors a sweep raises |
 """
 
-from tcplab.sweeps.axes import Axis
-from tcplab.sweeps.errors import (
-    ClusterError,
-    ClusterLost,
-    DaskNotInstalled,
-    StoreError,
-    SweepError,
-    WorkerMismatch,
-)
-from tcplab.sweeps.metrics import DEFAULT_METRICS, Metric, MetricError, parse_metric
-from tcplab.sweeps.plan import run_key
-from tcplab.sweeps.plot import sweep_plot
-from tcplab.sweeps.pool import CRASH_MESSAGE, kept_pools
-from tcplab.sweeps.records import execute
-from tcplab.sweeps.runner import SweepOutcome, run_sweep, sweep
-from tcplab.sweeps.spec import RESERVED_COLUMNS, Sweep, build_sweep, load_sweep
-from tcplab.sweeps.stats import sweep_summary
-from tcplab.sweeps.store import STORE_MARKER
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tcplab.sweeps.axes import Axis
+    from tcplab.sweeps.errors import (
+        ClusterError,
+        ClusterLost,
+        DaskNotInstalled,
+        StoreError,
+        SweepError,
+        WorkerMismatch,
+    )
+    from tcplab.sweeps.metrics import DEFAULT_METRICS, Metric, MetricError, parse_metric
+    from tcplab.sweeps.plan import run_key
+    from tcplab.sweeps.plot import sweep_plot
+    from tcplab.sweeps.pool import CRASH_MESSAGE, kept_pools
+    from tcplab.sweeps.records import execute
+    from tcplab.sweeps.runner import SweepOutcome, run_sweep, sweep
+    from tcplab.sweeps.spec import RESERVED_COLUMNS, Sweep, build_sweep, load_sweep
+    from tcplab.sweeps.stats import sweep_summary
+    from tcplab.sweeps.store import STORE_MARKER
+
+# Each public name is imported from its module on first use (PEP 562): a spawned sweep worker
+# unpickles `records.execute` without loading polars, numpy or matplotlib, which a run that
+# only reports its summary never needs.
+_LAZY = {
+    "Axis": "axes",
+    "ClusterError": "errors",
+    "ClusterLost": "errors",
+    "DaskNotInstalled": "errors",
+    "StoreError": "errors",
+    "SweepError": "errors",
+    "WorkerMismatch": "errors",
+    "DEFAULT_METRICS": "metrics",
+    "Metric": "metrics",
+    "MetricError": "metrics",
+    "parse_metric": "metrics",
+    "run_key": "plan",
+    "sweep_plot": "plot",
+    "CRASH_MESSAGE": "pool",
+    "kept_pools": "pool",
+    "execute": "records",
+    "SweepOutcome": "runner",
+    "run_sweep": "runner",
+    "sweep": "runner",
+    "RESERVED_COLUMNS": "spec",
+    "Sweep": "spec",
+    "build_sweep": "spec",
+    "load_sweep": "spec",
+    "sweep_summary": "stats",
+    "STORE_MARKER": "store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name of the package on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tcplab.sweeps' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"tcplab.sweeps.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "CRASH_MESSAGE",

@@ -2,7 +2,7 @@
 
 A worker (a local pool process or a Dask worker) runs one task with `execute` and returns its
 record; a run that could not return one (its worker died) gets a record from `failure`. The
-store keeps each record as one row of `runs/<key>.parquet` (`RECORD_SCHEMA`).
+store keeps each record as one row of `runs/<key>.parquet` (`RECORD_COLUMNS`).
 """
 
 from __future__ import annotations
@@ -16,32 +16,32 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
 from tcplab import _core
 from tcplab.run import run
 from tcplab.sweeps.hooks import encode_values
 
-__all__ = ["RECORD_SCHEMA", "describe", "execute", "failure"]
+__all__ = ["RECORD_COLUMNS", "describe", "execute", "failure"]
 
-RECORD_SCHEMA = {
-    "key": pl.String,
-    "scenario_hash": pl.String,
-    "seed": pl.UInt64,
-    "version": pl.String,
-    "error": pl.String,
-    "wall_time_s": pl.Float64,
-    "summary": pl.String,
-    "hook": pl.String,
-    "extra": pl.String,
-    "overrides": pl.String,
-    "exec_id": pl.String,
-    "host": pl.String,
-    "pid": pl.Int64,
-    "finished_at": pl.Float64,
+RECORD_COLUMNS = {
+    "key": "String",
+    "scenario_hash": "String",
+    "seed": "UInt64",
+    "version": "String",
+    "error": "String",
+    "wall_time_s": "Float64",
+    "summary": "String",
+    "hook": "String",
+    "extra": "String",
+    "overrides": "String",
+    "exec_id": "String",
+    "host": "String",
+    "pid": "Int64",
+    "finished_at": "Float64",
 }
-"""Columns of a run file `runs/<key>.parquet` (one row). `hook` is the identity of the per-run
-metric hook that computed `extra` (its columns, as JSON), both null without a hook."""
+"""Columns of a run file `runs/<key>.parquet` (one row), each with its polars type's name
+(`store.RECORD_SCHEMA` holds the types; named here so that a worker need not load polars).
+`hook` is the identity of the per-run metric hook that computed `extra` (its columns, as
+JSON), both null without a hook."""
 
 
 def execute(task: dict[str, Any], runner: Callable[..., Any] | None = None) -> dict[str, Any]:

@@ -20,8 +20,11 @@ import polars as pl
 
 from tcplab.outdir import make_staging
 from tcplab.sweeps.errors import StoreError
-from tcplab.sweeps.records import RECORD_SCHEMA
+from tcplab.sweeps.records import RECORD_COLUMNS
 from tcplab.sweeps.spec import Sweep
+
+RECORD_SCHEMA = {name: getattr(pl, dtype) for name, dtype in RECORD_COLUMNS.items()}
+"""The polars schema of a run file (`records.RECORD_COLUMNS`)."""
 
 __all__ = ["STORE_MARKER", "Store"]
 
