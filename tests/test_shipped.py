@@ -33,15 +33,24 @@ def test_every_document_a_message_cites_is_shipped():
         cited |= set(re.findall(r"\bdocs/([a-z0-9-]+)\.md\b", path.read_text(encoding="utf-8")))
     assert {"scenario-format", "sweeps"} <= cited
     assert cited <= set(shipped.doc_names())
+    studies = shipped.study_readmes()
     for name in shipped.doc_names():
-        assert shipped.doc_path(name).read_bytes() == (REPO / "docs" / f"{name}.md").read_bytes()
+        if name in studies:
+            source = REPO / "scenarios" / studies[name].parent.name / "README.md"
+        elif name == "readme":
+            source = REPO / "README.md"
+        else:
+            source = REPO / "docs" / f"{name}.md"
+        assert shipped.doc_path(name).read_bytes() == source.read_bytes(), name
+    assert set(studies) == {"p0", "p1", "p2", "p4"} | ({"p3"} if (REPO / "scenarios" / "p3_imtcp").is_dir() else set())
 
 
 def test_docs_lists_and_prints_the_documents(capsys):
     assert main(["docs"]) == 0
     listing = capsys.readouterr().out
-    for name in ("scenario-format", "sweeps", "core-interface"):
+    for name in ("scenario-format", "sweeps", "core-interface", "readme", "p0", "p2"):
         assert name in listing
+    assert "Study 002: the Data Reservoir" in listing
     assert f"shipped scenarios: {shipped.scenarios_dir()}" in listing
     assert main(["docs", "sweeps"]) == 0
     assert capsys.readouterr().out == (REPO / "docs" / "sweeps.md").read_text(encoding="utf-8")
@@ -52,7 +61,8 @@ def test_docs_lists_and_prints_the_documents(capsys):
 def test_an_unknown_document_is_one_line_naming_the_shipped_ones(capsys):
     assert main(["docs", "nope"]) == 2
     err = capsys.readouterr().err
-    assert err == "error: no document 'nope' (shipped: core-interface, scenario-format, sweeps)\n"
+    assert err == ("error: no document 'nope' (shipped: core-interface, "
+                   f"{', '.join(sorted(shipped.study_readmes()))}, readme, scenario-format, sweeps)\n")
 
 
 def test_an_error_citing_a_document_says_how_to_read_it(smoke_path, capsys):
@@ -100,3 +110,19 @@ def test_scenario_path_resolves_family_and_bare_names(tmp_path, monkeypatch):
         shipped.scenario_path("x")
     with pytest.raises(KeyError, match="no shipped scenario of that name"):
         shipped.scenario_path("sweep")
+
+
+def test_docs_prints_the_readme_and_a_study_readme(capsys):
+    assert main(["docs", "readme"]) == 0
+    assert capsys.readouterr().out == (REPO / "README.md").read_text(encoding="utf-8")
+    assert main(["docs", "p4"]) == 0
+    assert capsys.readouterr().out == (REPO / "scenarios" / "p4_atm" / "README.md").read_text(encoding="utf-8")
+
+
+def test_reproduce_help_gives_each_study_its_title(capsys):
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    out = capsys.readouterr().out
+    for name, family in (("p0", "p0_parallel_bic"), ("p1", "p1_incast"), ("p2", "p2_data_reservoir"), ("p4", "p4_atm")):
+        title = (REPO / "scenarios" / family / "README.md").read_text(encoding="utf-8").splitlines()[0][2:]
+        assert f"  {name}  {title}" in out

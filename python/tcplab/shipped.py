@@ -15,7 +15,7 @@ import difflib
 
 __all__ = [
     "doc_names", "doc_path", "doc_title", "docs_dir", "package_dir", "scenario_names",
-    "scenario_path", "scenarios_dir",
+    "scenario_path", "scenarios_dir", "study_readmes",
 ]
 
 
@@ -83,17 +83,32 @@ def docs_dir() -> Path:
     return package_dir("docs")
 
 
+def study_readmes() -> dict[str, Path]:
+    """Each reproduced study's README by its `tcplab reproduce` name: `p2` for
+    `scenarios/p2_data_reservoir/README.md`."""
+    out = {}
+    for family in sorted(scenarios_dir().iterdir()):
+        study = family.name.split("_", 1)[0]
+        if study[:1] == "p" and study[1:].isdigit() and (family / "README.md").is_file():
+            out[study] = family / "README.md"
+    return out
+
+
 def doc_names() -> list[str]:
-    """The names of the shipped documents, sorted (`scenario-format` for scenario-format.md)."""
-    return sorted(p.stem for p in docs_dir().glob("*.md"))
+    """The names of the shipped documents, sorted: the documents (`scenario-format` for
+    scenario-format.md, `readme` for the project's README) and each study's README (`p2`)."""
+    return sorted([p.stem for p in docs_dir().glob("*.md")] + list(study_readmes()))
 
 
 def doc_path(name: str) -> Path:
     """The file of the shipped document `name`; KeyError naming the shipped ones if unknown."""
-    names = doc_names()
-    if name not in names:
-        raise KeyError(f"no document {name!r} (shipped: {', '.join(names)})")
-    return docs_dir() / f"{name}.md"
+    path = docs_dir() / f"{name}.md"
+    if path.is_file():
+        return path
+    studies = study_readmes()
+    if name in studies:
+        return studies[name]
+    raise KeyError(f"no document {name!r} (shipped: {', '.join(doc_names())})")
 
 
 def doc_title(name: str) -> str:

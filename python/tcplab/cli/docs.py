@@ -4,7 +4,9 @@ Messages cite documents as `docs/NAME.md` (the source tree's path); an installed
 them inside the package, and this command shows them wherever tcplab is installed.
 
     tcplab docs              list the documents, and where the shipped scenarios are
-    tcplab docs NAME         print document NAME (Markdown) to stdout
+    tcplab docs NAME         print document NAME (Markdown) to stdout: `readme` (the project's
+                             README), a study's README by its name (`p2`), or a reference
+                             document (`scenario-format`, `sweeps`, ...)
     tcplab docs NAME --path  print its path instead
 
 Exit status: 0, or 2 for an unknown NAME.
@@ -25,8 +27,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     """Register the `docs` sub-command on `commands` (the `tcplab` sub-parsers)."""
     parser = commands.add_parser(
         "docs",
-        help="list or print the documents shipped with tcplab (scenario format, sweeps, …)",
-        description="List the documents shipped with tcplab, or print one. Messages that cite "
+        help="list or print the documents shipped with tcplab (README, each study's README, "
+        "scenario format, sweeps, …)",
+        description="List the documents shipped with tcplab, or print one: `readme`, a study's "
+        "README by its name (p0, p1, …), the reference documents. Messages that cite "
         "docs/NAME.md mean the document `tcplab docs NAME` prints.",
     )
     parser.add_argument("name", nargs="?", metavar="NAME", help="document to print")

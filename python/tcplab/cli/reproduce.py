@@ -17,9 +17,16 @@ from rich.console import Console
 from tcplab.scenario import ScenarioError
 from tcplab.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_FINDINGS_DIFFER, error, positive_int
 from tcplab.reproduce import STUDY_NAMES, verdict
+from tcplab.shipped import doc_title, study_readmes
 from tcplab.reproduce.findings import not_exercised
 
 __all__ = ["add_parser"]
+
+
+def study_titles() -> dict[str, str]:
+    """Each study's title, the first heading of its README (its name where it has none)."""
+    readmes = study_readmes()
+    return {n: doc_title(n) if n in readmes else n for n in sorted(STUDY_NAMES)}
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -29,8 +36,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="rerun a study's experiments and write its figures and report.md",
         description="Rerun a study's experiments over several seeds; write the equivalents of "
         "its figures and a report.md setting each finding beside the measurement.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("paper", choices=sorted(STUDY_NAMES), help="study to reproduce")
+    p.add_argument("paper", choices=sorted(STUDY_NAMES), help="study to reproduce (below)")
+    p.epilog = "studies:\n" + "\n".join(
+        f"  {name}  {title}" for name, title in study_titles().items()
+    ) + "\n\neach study's README: tcplab docs NAME"
     p.add_argument("--out", metavar="DIR", help="output directory (default: out/<paper>)")
     p.add_argument("--quick", action="store_true", help="shorter runs and fewer seeds (see the study's README for its time)")
     p.add_argument("--workers", type=positive_int, metavar="N", help="local worker processes for the runs (default: one per CPU)")
