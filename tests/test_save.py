@@ -350,3 +350,13 @@ def test_to_pandas_without_pandas_says_how_to_get_it(result, monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)  # `import pandas` now raises ImportError
     with pytest.raises(ImportError, match=r"pip install 'tcplab\[pandas\]'"):
         result.to_pandas("events")
+
+
+def test_optional_flow_times_are_floats_even_when_all_missing(result):
+    assert result.flows.schema["finish_s"] == pl.Float64  # one finished flow: inferred anyway
+    summary = json.loads(json.dumps(SUMMARY))
+    for flow in summary["flows"]:
+        flow.update(finish_s=None, srtt_s=None)
+    flows = Result(summary, {}, "").flows
+    assert flows.schema["finish_s"] == pl.Float64 and flows.schema["srtt_s"] == pl.Float64
+    assert flows["finish_s"].null_count() == 2

@@ -25,6 +25,9 @@ __all__ = ["Result"]
 RawTraces = dict[str, dict[str, tuple[str, bytes]]]
 """Trace name -> column name -> (dtype, little-endian buffer), as `_core` returns them."""
 
+_OPTIONAL_TIMES = ("finish_s", "data_start_s", "srtt_s")
+"""Per-flow summary values, seconds, that are null when they do not exist (yet)."""
+
 _NUMPY_DTYPES = {"f64": "<f8", "u64": "<u8", "u32": "<u4", "i64": "<i8"}
 
 
@@ -141,10 +144,15 @@ class Result:
 
     @cached_property
     def flows(self) -> pl.DataFrame:
-        """Per-flow counters, one row per flow (the summary's `flows` list)."""
+        """Per-flow counters, one row per flow (the summary's `flows` list). The times that may
+        be missing (`finish_s` of a flow still running, `data_start_s`, `srtt_s` before an RTT
+        sample or of a UDP flow) are Float64 columns with nulls, also when every row is null."""
         import polars as pl
 
-        return pl.DataFrame(self.summary["flows"], infer_schema_length=None)
+        frame = pl.DataFrame(self.summary["flows"], infer_schema_length=None)
+        return frame.with_columns(
+            pl.col(c).cast(pl.Float64) for c in _OPTIONAL_TIMES if c in frame.columns
+        )
 
     @cached_property
     def queues(self) -> pl.DataFrame:
