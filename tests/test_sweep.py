@@ -320,6 +320,25 @@ def test_a_killed_sweep_leaves_no_worker_behind(smoke_path, tmp_path):
 # Failures: an invalid point, a panic in a worker, a worker process that dies
 
 
+@pytest.mark.parametrize(
+    "axis, reason",
+    [
+        ('"links.1.rtae" = ["1Mbps", "2Mbps"]', "links[1].rtae: unknown field `rtae`"),
+        ('"links.9.rate" = ["1Mbps", "2Mbps"]', "links.9: index out of range"),
+        ('"links.1.queue_a" = ["0pkts"]', "links[1].queue_a"),
+    ],
+)
+def test_a_sweep_no_point_of_which_can_run_is_refused_before_anything(
+    smoke_path, tmp_path, axis, reason
+):
+    sweep_path = write_sweep(tmp_path, smoke_path, f"[axes]\n{axis}\n")
+    proc = tcplab_cli("sweep", sweep_path, "--out", tmp_path / "out", "--quiet", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: no point of the sweep has a valid scenario")
+    assert reason in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_failing_point_is_recorded_and_the_others_run(smoke_path, tmp_path):
     sweep_path = write_sweep(
         tmp_path,

@@ -76,6 +76,15 @@ def run_sweep(
         raise ValueError("saving traces needs an output directory (out=...)")
     version = _core.version()
     rows, reference = plan(sweep, version)
+    if reference is None and rows:
+        # Not one point can run: a misspelt axis or override path, or values all refused.
+        # Refused before a store is written or a worker started.
+        first = rows[0]
+        where = ", ".join(f"{path}={value}" for path, value in first.labels.items())
+        raise SweepError(
+            f"no point of the sweep has a valid scenario, so nothing was run; point 0"
+            f"{f' ({where})' if where else ''}: {first.error}"
+        )
     if reference is not None:
         for metric in sweep.metrics:
             try:
