@@ -146,3 +146,26 @@ def test_plot_replaces_its_own_figures_only(smoke_path, tmp_path):
     proc = tcplab("plot", run, "--out", run, cwd=tmp_path)
     assert proc.returncode == 2 and "which tcplab did not write" in proc.stderr
     assert sorted(p.name for p in run.iterdir()) == saved
+
+
+def test_a_new_run_replaces_the_plots_of_the_run_it_replaces(smoke_path, tmp_path):
+    out = tmp_path / "out"
+    assert tcplab("run", smoke_path, "--out", out, "--quiet", cwd=tmp_path).returncode == 0
+    assert tcplab("plot", out, cwd=tmp_path).returncode == 0
+    assert any((out / "plots").iterdir())
+    again = tcplab("run", smoke_path, "--out", out, "--quiet", "--seed", "2", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert not (out / "plots").exists()  # they showed the earlier run
+    assert json.loads((out / "summary.json").read_text())["seed"] == 2
+
+
+def test_a_file_of_the_user_in_plots_keeps_the_run_from_replacing_anything(smoke_path, tmp_path):
+    out = tmp_path / "out"
+    assert tcplab("run", smoke_path, "--out", out, "--quiet", cwd=tmp_path).returncode == 0
+    assert tcplab("plot", out, cwd=tmp_path).returncode == 0
+    (out / "plots" / "notes.txt").write_text("mine")
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    again = tcplab("run", smoke_path, "--out", out, "--quiet", cwd=tmp_path)
+    assert again.returncode == 2
+    assert "holds 'plots/notes.txt', which tcplab did not write" in again.stderr
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before

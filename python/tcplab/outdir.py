@@ -31,6 +31,8 @@ FIXED_FILES = ("metadata.json", "scenario.toml", "summary.json")
 """Files every saved output holds."""
 
 MANIFEST = ".tcplab-output.json"
+PLOTS_DIR = "plots"
+"""Where `tcplab plot RESULT_DIR` writes its figures by default; a saved run owns it."""
 """The file that lists what tcplab wrote in a directory of figures or a report (relative paths):
 what a later write there may replace."""
 
@@ -104,6 +106,11 @@ def _owned_files(directory: Path, kind: str | None) -> set[str]:
         own |= set(FIXED_FILES)
         own |= {f"{name}.parquet" for name in metadata["traces"] if isinstance(name, str)}
         own |= {f"{name}.pcapng" for name in metadata["captures"] if isinstance(name, str)}
+        # The figures `tcplab plot` wrote beside the run (its default RESULT_DIR/plots): they
+        # show this run, so they go with it when a new run replaces it.
+        plots = manifest_files(directory / PLOTS_DIR, "plot")
+        if plots is not None:
+            own |= {f"{PLOTS_DIR}/{f}" for f in plots | {MANIFEST}}
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         pass
     listed = manifest_files(directory) if kind is None else None
