@@ -213,3 +213,32 @@ def test_load_scenario_missing_file(tmp_path):
 def test_load_scenario_rejects_other_types():
     with pytest.raises(TypeError):
         load_scenario(42)
+
+
+def test_a_json_scenario_runs_as_its_toml_twin(smoke_path, tmp_path):
+    import json
+    import tomllib
+
+    import tcplab
+
+    twin = tmp_path / "smoke.json"
+    twin.write_text(json.dumps(tomllib.loads(smoke_path.read_text())))
+    assert tcplab.load_scenario(twin) == tcplab.load_scenario(smoke_path)
+    assert tcplab.run(twin).scenario_hash == tcplab.run(smoke_path).scenario_hash
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[1]", "a JSON scenario is one object (the TOML file's tables), not list"),
+        ('{"name": ', "not valid JSON: Expecting value (line 1, column 10)"),
+        ('{"name": null}', "name: None is not a valid value"),
+    ],
+)
+def test_a_bad_json_scenario_is_one_clear_error(tmp_path, text, message):
+    import tcplab
+
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(tcplab.ScenarioError, match=re.escape(message)):
+        tcplab.load_scenario(path)

@@ -55,6 +55,8 @@ def load_scenario(path_or_dict: str | os.PathLike[str] | Mapping[str, Any]) -> d
         raise TypeError(f"expected a path or a dict, got {type(path_or_dict).__name__}")
     with open(path_or_dict, "rb") as f:
         data = f.read()
+    if os.fspath(path_or_dict).lower().endswith(".json"):
+        return _load_json(os.fspath(path_or_dict), data)
     try:
         text = data.decode("utf-8")
         check_toml_depth(text)
@@ -65,6 +67,24 @@ def load_scenario(path_or_dict: str | os.PathLike[str] | Mapping[str, Any]) -> d
         raise ScenarioError(
             f"{os.fspath(path_or_dict)}: nested more than {MAX_DEPTH} levels deep"
         ) from None
+    check_scenario(spec)
+    return spec
+
+
+def _load_json(path: str, data: bytes) -> dict[str, Any]:
+    """A scenario file in JSON (`.json`): the same tables as the TOML format, as one object.
+    JSON's null has no TOML counterpart and is refused with the rest by `check_scenario`."""
+    try:
+        spec = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise ScenarioError(f"{path}: not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
+    except RecursionError:
+        raise ScenarioError(f"{path}: nested more than {MAX_DEPTH} levels deep") from None
+    if not isinstance(spec, dict):
+        raise ScenarioError(f"{path}: a JSON scenario is one object (the TOML file's tables), "
+                            f"not {type(spec).__name__}")
     check_scenario(spec)
     return spec
 
