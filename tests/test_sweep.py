@@ -965,3 +965,27 @@ def test_importing_tcplab_does_not_import_dask():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "[]\n"
+
+
+def test_metric_headings_are_short_with_units():
+    from tcplab.cli.sweep import _number, metric_heading
+
+    assert metric_heading("sum(flows[kind=tcp].goodput_bps)") == ("sum goodput", "Mb/s", 1e-6)
+    assert metric_heading("jain(flows.goodput_bps)") == ("jain goodput", "", 1.0)
+    assert metric_heading("max(flows.finish_s)") == ("max finish", "s", 1.0)
+    assert metric_heading("queues[sw1->emu].max_packets") == ("max pkts", "", 1.0)
+    assert metric_heading("sum(flows.retransmits)") == ("sum retx", "", 1.0)
+    assert [_number(x, 2) for x in (240.3, 0.0012, 3.4e7, 1e-5)] == ["240", "0.0012", "3.4e+07", "1e-05"]
+
+
+def test_the_sweep_table_fits_the_columns_given_when_piped(smoke_path, tmp_path):
+    sweep_path = write_sweep(tmp_path, smoke_path, GRID)
+    env = {**os.environ, "COLUMNS": "100"}
+    proc = tcplab_cli("sweep", sweep_path, "--quiet", cwd=tmp_path, env=env)
+    assert proc.returncode == 1, proc.stderr  # GRID has an invalid point
+    lines = proc.stdout.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 100, proc.stdout
+    assert "Mb/s" in proc.stdout and "sum goodput = sum(flows[kind=tcp].goodput_bps)" in proc.stdout
+    env["COLUMNS"] = "180"
+    wide = tcplab_cli("sweep", sweep_path, "--quiet", cwd=tmp_path, env=env)
+    assert max(len(line.rstrip()) for line in wide.stdout.splitlines()) > 100

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 
@@ -44,8 +45,13 @@ _CITED_DOC = re.compile(r"\bdocs/([a-z0-9-]+)\.md\b")
 
 
 def stdout_console() -> Console:
-    """A rich console on stdout: the terminal's width, or PIPE_WIDTH when piped."""
-    return Console() if sys.stdout.isatty() else Console(width=PIPE_WIDTH)
+    """A rich console on stdout: the terminal's width; when piped, `COLUMNS` if it is set to a
+    positive number, else PIPE_WIDTH."""
+    if sys.stdout.isatty():
+        return Console()
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH
+    return Console(width=width)
 
 
 def error(e: object) -> None:

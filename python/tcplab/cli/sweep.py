@@ -16,6 +16,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
+from rich import box
 from rich.table import Table
 from rich.text import Text
 
@@ -34,6 +35,9 @@ __all__ = ["add_parser"]
 
 MAX_POINTS_SHOWN = 40
 """Axis points printed in the summary table (all of them are in results.parquet)."""
+
+HEADING_WIDTH = 9
+"""Width below which a metric's column is not narrowed: its heading wraps within it."""
 
 MAX_ERRORS_SHOWN = 10
 """Failed runs printed, one line each, after the table (all of them are in the table)."""
@@ -176,38 +180,93 @@ def _report(outcome: SweepOutcome) -> None:
 
 
 def _points_table(table: pl.DataFrame) -> Table:
-    """One row per axis point: the axis values, runs (failed), and each metric's mean ± CI."""
+    """One row per axis point: the axis values, runs (failed), and each metric's mean ± CI under
+    a short heading with its unit (`metric_heading`); the caption maps headings to metrics."""
     from tcplab.sweeps.stats import axis_columns, metric_columns, sweep_summary
 
     axes = axis_columns(table)
     metrics = [m for m in metric_columns(table) if table.schema[m].is_numeric()]
-    out = Table(title="sweep (mean ± 95 % CI over seeds)", title_justify="left")
-    for column in axes:
-        out.add_column(Text(column))
-    out.add_column("runs", justify="right")
-    for metric in metrics:
-        out.add_column(Text(metric), justify="right")
-    if not metrics:
-        return out
-    summary = sweep_summary(table, by=axes, value=metrics)
-    cells: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for row in summary.iter_rows(named=True):
-        point = tuple(row[a] for a in axes)
-        cells.setdefault(point, {"runs": row["runs"], "failed": row["failed"]})[row["metric"]] = row
-    for i, (point, stats) in enumerate(cells.items()):
-        if i == MAX_POINTS_SHOWN:
-            out.add_row(*(["…"] * (len(axes) + 1 + len(metrics))))
-            break
-        runs = f"{stats['runs']}" + (f" ({stats['failed']} failed)" if stats["failed"] else "")
-        out.add_row(*(Text(str(v)) for v in point), runs, *(_cell(stats[m]) for m in metrics))
+    headings = {m: metric_heading(m) for m in metrics}
+    out = Table(title="sweep (mean ± 95 % CI over seeds)", title_justify="left",
+                box=box.SIMPLE_HEAD, collapse_padding=True)
+    legend = "; ".join(f"{headings[m][0]} = {m}" for m in metrics if headings[m][0] != m)
+    out.caption = Text(legend) if legend else None  # Text: `[kind=tcp]` is not markup
+    out.caption_justify = "left"
+    rows: list[list[str]] = []
+    if metrics:
+        summary = sweep_summary(table, by=axes, value=metrics)
+        cells: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for row in summary.iter_rows(named=True):
+            point = tuple(row[a] for a in axes)
+            cells.setdefault(point, {"runs": row["runs"], "failed": row["failed"]})[row["metric"]] = row
+        for i, (point, stats) in enumerate(cells.items()):
+            if i == MAX_POINTS_SHOWN:
+                rows.append(["…"] * (len(axes) + 1 + len(metrics)))
+                break
+            runs = f"{stats['runs']}" + (f" ({stats['failed']} failed)" if stats["failed"] else "")
+            rows.append([*(str(v) for v in point), runs,
+                         *(_cell(stats[m], headings[m][2]) for m in metrics)])
+    # Values never wrap (each column is at least as wide as its widest value); headings do.
+    widths = [max((len(r[i]) for r in rows), default=1) for i in range(len(axes) + 1 + len(metrics))]
+    for i, column in enumerate(axes):
+        out.add_column(Text(column), min_width=widths[i], max_width=max(widths[i], 16),
+                       overflow="fold")
+    out.add_column("runs", justify="right", min_width=widths[len(axes)])
+    for j, metric in enumerate(metrics):
+        name, unit, _ = headings[metric]
+        width = widths[len(axes) + 1 + j]
+        out.add_column(Text(f"{name}\n{unit}" if unit else name), justify="right",
+                       min_width=width, max_width=max(width, HEADING_WIDTH), overflow="fold")
+    for r in rows:
+        out.add_row(*(Text(c) for c in r))
     return out
 
 
-def _cell(row: dict[str, Any]) -> str:
-    """A table cell: `mean ± ci` (4 and 2 significant digits), `–` without a mean."""
+_SHORT = {"retransmits": "retx", "fast_retransmits": "fast retx", "bytes_delivered": "delivered",
+          "max_packets": "max pkts", "max_bytes": "max bytes", "timeouts": "RTOs"}
+"""Shorter headings for the longest summary fields."""
+
+_UNITS = (("_bps", "Mb/s", 1e-6), ("_bytes", "MB", 1e-6), ("_s", "s", 1.0))
+"""A metric's field suffix, the unit its column shows, and the factor to it."""
+
+
+def metric_heading(metric: str) -> tuple[str, str, float]:
+    """(short name, unit, factor to the unit) for a metric expression:
+    `sum(flows[kind=tcp].goodput_bps)` -> ("sum goodput", "Mb/s", 1e-6),
+    `queues[sw1->emu].dropped` -> ("dropped", "", 1), `jain(...)` keeps no unit; the longest
+    fields are shortened (`retransmits` -> `retx`) and `_` becomes a space."""
+    agg, _, inner = metric.partition("(")
+    if inner.endswith(")") and agg.isidentifier():
+        path = inner[:-1]
+    else:
+        agg, path = "", metric
+    field = path.rsplit(".", 1)[-1]
+    unit, factor = "", 1.0
+    for suffix, shown, scale in _UNITS:
+        if field.endswith(suffix):
+            field = field[: -len(suffix)]
+            if agg != "jain":  # Jain's index has no unit
+                unit, factor = shown, scale
+            break
+    field = _SHORT.get(field, field).replace("_", " ")  # a heading wraps between words
+    name = f"{agg} {field}" if agg else field
+    return name, unit, factor
+
+
+def _cell(row: dict[str, Any], factor: float = 1.0) -> str:
+    """A table cell: `mean±ci` in the column's unit (3 and 2 significant digits), `–`
+    without a mean."""
     if row["mean"] is None:
         return "–"
-    text = f"{row['mean']:.4g}"
+    text = _number(row["mean"] * factor, 3)
     if row["ci"] is not None:
-        text += f" ± {row['ci']:.2g}"
+        text += f"±{_number(row['ci'] * factor, 2)}"
+    return text
+
+
+def _number(x: float, digits: int) -> str:
+    """`x` to `digits` significant digits, without an exponent between 10⁻³ and 10⁶."""
+    text = f"{x:.{digits}g}"
+    if "e" in text and (x == 0 or 1e-3 <= abs(x) < 1e6):
+        text = f"{float(text):f}".rstrip("0").rstrip(".")
     return text
