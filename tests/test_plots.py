@@ -178,7 +178,9 @@ def test_queue():
     assert plots.queue(QUEUE, queues=[7]).axes[0].get_title() == "Queue length: other"
 
 
-def test_sweep():
+def test_sweep_plot_of_any_frame_of_runs():
+    import tcplab
+
     df = pl.DataFrame(
         {
             "n": [2, 2, 2, 4, 4, 4, 2, 2, 2, 4, 4, 4],
@@ -186,19 +188,39 @@ def test_sweep():
             "goodput": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0],
         }
     )
-    fig = plots.sweep(df, "n", "goodput", by="cc", xlabel="flows", ylabel="goodput (Mb/s)")
+    fig = tcplab.sweep_plot(df, "n", "goodput", hue="cc", xlabel="flows", ylabel="goodput (Mb/s)")
     assert_renders(fig)
     (ax,) = fig.axes
     assert ax.get_xlabel() == "flows" and ax.get_ylabel() == "goodput (Mb/s)"
-    assert len(ax.get_lines()) == 2
-    assert len(ax.collections) == 2  # one confidence band per curve
     assert labels(ax) == ["cc = x", "cc = y"]
-    assert list(ax.get_lines()[0].get_ydata()) == [2.0, 5.0]
-    assert "95% confidence interval (3 runs per point)" in ax.get_title()
-    fig = plots.sweep(df, "n", "goodput", logx=True)
+    curves = [line for line in ax.get_lines() if line.get_marker() not in ("_", "None", "")]
+    assert [list(c.get_ydata()) for c in curves] == [[2.0, 5.0], [1.0, 2.0]]
+    # the error bar of (n=2, cc=x): mean 2 ± t(0.975, 2)·1/√3
+    segments = ax.collections[0].get_segments()
+    assert segments[0][0][1] == pytest.approx(2 - 2.4841, abs=1e-3)
+    assert segments[0][1][1] == pytest.approx(2 + 2.4841, abs=1e-3)
+    assert "95% CI over seeds (3 runs per point)" in ax.get_title()
+    assert ax.get_xscale() == "linear"  # 2 to 4 is not a span for a log axis
+    fig = tcplab.sweep_plot(df, "n", "goodput", logx=True)
     (ax,) = fig.axes
-    assert ax.get_xscale() == "log" and ax.get_legend() is None
-    assert ax.get_xlabel() == "n" and len(ax.get_lines()) == 1
+    assert ax.get_xscale() == "log" and ax.get_legend() is None and ax.get_xlabel() == "n"
+
+
+def test_sweep_plot_scales_units_and_picks_log_axes():
+    import tcplab
+
+    df = pl.DataFrame({"rate": [1e6, 1e6, 1e8, 1e8, 1e9, 1e9],
+                       "sum(flows.goodput_bps)": [0.9e6, 1.1e6, 0.9e8, 1.1e8, 0.9e9, 1.1e9]})
+    fig = tcplab.sweep_plot(df, "rate", "sum(flows.goodput_bps)")
+    (ax,) = fig.axes
+    assert ax.get_ylabel() == "sum goodput (Mb/s)"
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    (curve,) = [line for line in ax.get_lines() if line.get_marker() == "o"]
+    assert list(curve.get_ydata()) == pytest.approx([1.0, 100.0, 1000.0])
+    fig = tcplab.sweep_plot(df, "rate", "sum(flows.goodput_bps)", logx=False, logy=False)
+    assert fig.axes[0].get_xscale() == "linear" and fig.axes[0].get_yscale() == "linear"
+    with pytest.raises(ValueError, match="no column 'nope'"):
+        tcplab.sweep_plot(df, "rate", "nope")
 
 
 def test_event_raster_without_events_says_so():

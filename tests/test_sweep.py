@@ -968,7 +968,8 @@ def test_importing_tcplab_does_not_import_dask():
 
 
 def test_metric_headings_are_short_with_units():
-    from tcplab.cli.sweep import _number, metric_heading
+    from tcplab.cli.sweep import _number
+    from tcplab.sweeps.labels import metric_heading
 
     assert metric_heading("sum(flows[kind=tcp].goodput_bps)") == ("sum goodput", "Mb/s", 1e-6)
     assert metric_heading("jain(flows.goodput_bps)") == ("jain goodput", "", 1.0)

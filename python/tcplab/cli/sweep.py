@@ -182,6 +182,7 @@ def _report(outcome: SweepOutcome) -> None:
 def _points_table(table: pl.DataFrame) -> Table:
     """One row per axis point: the axis values, runs (failed), and each metric's mean ± CI under
     a short heading with its unit (`metric_heading`); the caption maps headings to metrics."""
+    from tcplab.sweeps.labels import metric_heading
     from tcplab.sweeps.stats import axis_columns, metric_columns, sweep_summary
 
     axes = axis_columns(table)
@@ -220,37 +221,6 @@ def _points_table(table: pl.DataFrame) -> Table:
     for r in rows:
         out.add_row(*(Text(c) for c in r))
     return out
-
-
-_SHORT = {"retransmits": "retx", "fast_retransmits": "fast retx", "bytes_delivered": "delivered",
-          "max_packets": "max pkts", "max_bytes": "max bytes", "timeouts": "RTOs"}
-"""Shorter headings for the longest summary fields."""
-
-_UNITS = (("_bps", "Mb/s", 1e-6), ("_bytes", "MB", 1e-6), ("_s", "s", 1.0))
-"""A metric's field suffix, the unit its column shows, and the factor to it."""
-
-
-def metric_heading(metric: str) -> tuple[str, str, float]:
-    """(short name, unit, factor to the unit) for a metric expression:
-    `sum(flows[kind=tcp].goodput_bps)` -> ("sum goodput", "Mb/s", 1e-6),
-    `queues[sw1->emu].dropped` -> ("dropped", "", 1), `jain(...)` keeps no unit; the longest
-    fields are shortened (`retransmits` -> `retx`) and `_` becomes a space."""
-    agg, _, inner = metric.partition("(")
-    if inner.endswith(")") and agg.isidentifier():
-        path = inner[:-1]
-    else:
-        agg, path = "", metric
-    field = path.rsplit(".", 1)[-1]
-    unit, factor = "", 1.0
-    for suffix, shown, scale in _UNITS:
-        if field.endswith(suffix):
-            field = field[: -len(suffix)]
-            if agg != "jain":  # Jain's index has no unit
-                unit, factor = shown, scale
-            break
-    field = _SHORT.get(field, field).replace("_", " ")  # a heading wraps between words
-    name = f"{agg} {field}" if agg else field
-    return name, unit, factor
 
 
 def _cell(row: dict[str, Any], factor: float = 1.0) -> str:

@@ -8,8 +8,9 @@ drawn on an Agg canvas (no pyplot state, nothing shown); save it with `fig.savef
 | `sequence(capture, flow)` | tcptrace-style time-sequence graph, retransmissions in red |
 | `cwnd(cwnd_df)` | cwnd, ssthresh, in-flight (and outstanding data at a tap) per flow |
 | `queue(queue_df)` | queue length vs time |
-| `sweep(df, x, y, by)` | mean over runs with a confidence band |
 | `standard_figures(dir)` | the set `tcplab plot` renders for a saved run |
+
+A sweep's figure (a metric's mean over seeds against an axis) is `tcplab.sweep_plot`.
 """
 
 from tcplab.plots._cwnd import cwnd
@@ -17,7 +18,6 @@ from tcplab.plots._events import event_raster
 from tcplab.plots._queue import queue
 from tcplab.plots._sequence import sequence
 from tcplab.plots._standard import load_traces, save_figures, standard_figures
-from tcplab.plots._sweep import sweep
 from tcplab.plots._throughput import throughput
 
 __all__ = [
@@ -28,6 +28,5 @@ __all__ = [
     "save_figures",
     "sequence",
     "standard_figures",
-    "sweep",
     "throughput",
 ]

@@ -21,7 +21,8 @@ finished run, so rerunning a sweep skips what is done. See `tcplab docs sweeps`
 | `table` | the sweep table built from the plan and the records |
 | `runner` | `run_sweep` and `sweep`: everything above, in order |
 | `stats` | mean and confidence interval over seeds (`sweep_summary`) |
-| `plot` | a metric against an axis with its interval (`sweep_plot`) |
+| `labels` | short names and units of metric expressions (table headings, plot labels) |
+| `plot` | a metric against an axis with its interval (`sweep_plot`): units, log axes |
 | `errors` | the errors a sweep raises |
 """
 
