@@ -360,3 +360,18 @@ def test_optional_flow_times_are_floats_even_when_all_missing(result):
     flows = Result(summary, {}, "").flows
     assert flows.schema["finish_s"] == pl.Float64 and flows.schema["srtt_s"] == pl.Float64
     assert flows["finish_s"].null_count() == 2
+
+
+def test_cwnd_trace_has_nulls_for_no_rtt_sample_and_unlimited_ssthresh():
+    raw = {"cwnd": {
+        "time_s": column("f64", [0.0, 0.1, 0.2]),
+        "flow": column("u32", [0, 0, 1]),
+        "cwnd_bytes": column("u64", [2920, 4380, 2920]),
+        "ssthresh_bytes": column("u64", [2**64 - 1, 2**64 - 1, 65536]),
+        "srtt_s": column("f64", [0.0, 0.02, 0.03]),
+        "inflight_bytes": column("u64", [0, 1460, 0]),
+    }}
+    cwnd = Result(json.loads(json.dumps(SUMMARY)), raw, "").trace("cwnd")
+    assert cwnd["ssthresh_bytes"].to_list() == [None, None, 65536]
+    assert cwnd["srtt_s"].to_list() == [None, 0.02, 0.03]
+    assert cwnd.schema["ssthresh_bytes"] == pl.UInt64

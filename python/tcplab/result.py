@@ -262,12 +262,32 @@ def _decode_trace(
     if "queue" in frame.columns:
         names.setdefault("queue", {q["id"]: q["name"] for q in summary["queues"]})
 
+    if name == "cwnd":
+        frame = _cwnd_nulls(frame)
     return frame.with_columns(
         pl.col(column)
         .replace_strict(labels, default=None, return_dtype=pl.String)
         .alias(f"{column}_name")
         for column, labels in names.items()
         if column in frame.columns
+    )
+
+
+UNSET_SSTHRESH = 2**62
+"""At or above this, the core's ssthresh is unset: "unlimited" (RFC 5681's arbitrarily high;
+the core writes 2⁶⁴ − 1). The same threshold as `tcplab.plots`."""
+
+
+def _cwnd_nulls(frame: pl.DataFrame) -> pl.DataFrame:
+    """The cwnd trace with nulls where a value does not exist yet: `srtt_s` before the first
+    RTT sample (the core writes 0.0) and `ssthresh_bytes` while it is unlimited (the core writes
+    2⁶⁴ − 1), so that neither is read as a number."""
+    import polars as pl
+
+    return frame.with_columns(
+        pl.when(pl.col("srtt_s") > 0).then(pl.col("srtt_s")).alias("srtt_s"),
+        pl.when(pl.col("ssthresh_bytes") < UNSET_SSTHRESH).then(pl.col("ssthresh_bytes"))
+        .alias("ssthresh_bytes"),
     )
 
 

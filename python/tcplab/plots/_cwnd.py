@@ -76,7 +76,7 @@ def cwnd(
             ),
         ]
         if ssthresh:
-            raw = series["ssthresh_bytes"].to_numpy().astype(float)
+            raw = series["ssthresh_bytes"].cast(pl.Float64).fill_null(np.nan).to_numpy().copy()
             raw[raw >= UNSET_SSTHRESH] = np.nan
             if not np.all(np.isnan(raw)):
                 lines.append(

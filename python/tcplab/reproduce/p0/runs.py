@@ -236,7 +236,8 @@ def repeated_run_overrides(result: Result, mss: int) -> dict[str, Any]:
         last_exit = mine.filter(pl.col("kind_name") == "recovery_exit")["time_s"].max()
         ca_open = last_loss is None or (last_exit is not None and last_exit >= last_loss)  # type: ignore[operator]
         cwnd = int(row["cwnd_bytes"]) // mss
-        ssthresh = min(int(row["ssthresh_bytes"]) // mss, INFINITE_SSTHRESH_SEGMENTS)
+        unset = row["ssthresh_bytes"] is None  # null: unlimited (Result's cwnd trace)
+        ssthresh = INFINITE_SSTHRESH_SEGMENTS if unset else min(int(row["ssthresh_bytes"]) // mss, INFINITE_SSTHRESH_SEGMENTS)
         metric = cached_ssthresh(cwnd, ssthresh, ca_open)
         if metric:
             out[f"flows.{f}.tcp.initial_ssthresh"] = f"{metric * mss}B"
