@@ -222,6 +222,9 @@ mod tests_dummynet;
 #[path = "tests_fs_copy.rs"]
 mod tests_fs_copy;
 #[cfg(test)]
+#[path = "tests_imtcp_bg.rs"]
+mod tests_imtcp_bg;
+#[cfg(test)]
 #[path = "tests_incast.rs"]
 mod tests_incast;
 #[cfg(test)]

@@ -265,7 +265,9 @@ pub fn resolve_tcp(defaults: &TcpSpec, flow: &TcpSpec, path: &str) -> Res<Resolv
     settings.check(path)?;
     cc.check(path, &settings.cc_context())?;
     let variant = variant.select(path, settings.mss, settings.nagle)?;
-    Ok(ResolvedTcp { profile, settings, cc: cc.select(), variant })
+    let cc = cc.select();
+    super::variant::check_inputs(path, &cc.config(&settings.cc_context()), &variant)?;
+    Ok(ResolvedTcp { profile, settings, cc, variant })
 }
 
 impl ResolvedTcp {

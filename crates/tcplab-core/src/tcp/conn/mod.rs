@@ -169,6 +169,9 @@ pub struct Connection {
     /// Inputs from outside the connection the controller took (`attach_input`), kept to hand
     /// to the controller rebuilt once the MSS is known.
     inputs: Vec<crate::tcp::cc::ControllerInput>,
+    /// Event inputs fed during fast recovery (`feed_controller`), handed to the controller
+    /// when recovery ends.
+    pending_inputs: Vec<crate::tcp::cc::CcInput>,
     /// The sample the controller was given on the current call (invariant checks only).
     #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
     inv_sample: Option<crate::tcp::cc::AckSample>,
@@ -236,6 +239,7 @@ impl Connection {
             clock_phase: SimDuration::ZERO,
             stats: ConnStats::default(),
             inputs: Vec::new(),
+            pending_inputs: Vec::new(),
             #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
             inv_sample: None,
             cfg,
@@ -503,6 +507,49 @@ impl Connection {
         taken
     }
 
+    /// Feed the controller an input from outside the ACK path (`cc::input`: a measurement
+    /// stage's available-bandwidth estimate, an agent's hint). Outside fast recovery the
+    /// controller takes it at once (`CongestionControl::on_input`); during recovery, whose
+    /// window the connection owns, it is kept and handed over at the end of the arriving
+    /// segment's or timer's call that ended recovery (after `on_recovery_exit`, or after the
+    /// timeout), so the controller applies it to the window it continues from. An input never
+    /// grows the window (the invariant checker's rule).
+    pub fn feed_controller(&mut self, now: SimTime, input: &crate::tcp::cc::CcInput) {
+        if self.recovery.is_some() {
+            self.pending_inputs.push(*input);
+            return;
+        }
+        self.give_input(now, input);
+    }
+
+    /// Hand one input to the controller, checked.
+    fn give_input(&mut self, now: SimTime, input: &crate::tcp::cc::CcInput) {
+        #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
+        let (out, before) = {
+            let out = Output::default();
+            let mut before = self.inv_before(&out);
+            before.input = true;
+            (out, before)
+        };
+        self.cc.on_input(now, input);
+        #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
+        self.inv_check("an input", &before, &out);
+    }
+
+    /// Hand the inputs kept during recovery to the controller once recovery is over.
+    fn flush_inputs(&mut self, now: SimTime) {
+        if self.recovery.is_none() && !self.pending_inputs.is_empty() {
+            for input in std::mem::take(&mut self.pending_inputs) {
+                self.give_input(now, &input);
+            }
+        }
+    }
+
+    /// Inputs kept until the current fast recovery ends.
+    pub fn pending_inputs(&self) -> usize {
+        self.pending_inputs.len()
+    }
+
     /// Have the application read received data as soon as it arrives (the default, as iperf
     /// does), or only through `read`.
     pub fn set_auto_read(&mut self, on: bool) {
@@ -620,6 +667,7 @@ impl Connection {
         self.on_segment_unchecked(now, seg, out);
         #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         self.inv_check("an arriving segment", &before, out);
+        self.flush_inputs(now);
     }
 
     fn on_segment_unchecked(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
@@ -745,6 +793,7 @@ impl Connection {
         self.on_timer_unchecked(now, out);
         #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         self.inv_check("a timer", &before, out);
+        self.flush_inputs(now);
     }
 
     fn on_timer_unchecked(&mut self, now: SimTime, out: &mut Output) {
