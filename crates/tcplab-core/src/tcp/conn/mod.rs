@@ -162,7 +162,7 @@ pub struct Connection {
     /// The stream the randomised RTO draws from (`seed_rto`; used only with
     /// `rto.randomize` > 0).
     rto_rng: Rng,
-    /// Phase of the host's clock ticks (`TcpConfig::timer_ticks`).
+    /// Phase of the host's clock ticks (`TcpConfig::timer_ticks`, `timer_tick`).
     clock_phase: SimDuration,
     /// Counters.
     pub stats: ConnStats,
@@ -303,7 +303,13 @@ impl Connection {
     /// (Re)start the retransmission timer for one RTO (randomised by the policy) from `now`.
     fn arm_rto(&mut self, now: SimTime) {
         let d = self.rto_timer();
-        let at = if self.cfg.timer_ticks { self.after_ticks(now, d, self.cfg.rto.granularity) } else { now + d };
+        let at = if self.cfg.timer_ticks {
+            self.after_ticks(now, d, self.cfg.rto.granularity)
+        } else if let Some(tick) = self.cfg.timer_tick {
+            self.after_ticks(now, d, tick)
+        } else {
+            now + d
+        };
         self.timers.set(TimerKind::Retransmit, at);
     }
 
@@ -319,7 +325,7 @@ impl Connection {
         SimTime(now.0 + (tick - since) + (ticks - 1) * tick)
     }
 
-    /// Set the phase of the host's clock ticks (`TcpConfig::timer_ticks`): ticks fall at
+    /// Set the phase of the host's clock ticks (`TcpConfig::timer_ticks`, `timer_tick`): ticks fall at
     /// `phase` + k·tick.
     pub fn set_clock_phase(&mut self, phase: SimDuration) {
         self.clock_phase = phase;
