@@ -119,7 +119,7 @@ impl TcpSettings {
 /// either to another value is refused, naming it (`path` is the table's).
 fn apply_hz_grid(settings: &mut TcpSettings, layers: &[&TcpSpec], path: &str) -> Res<()> {
     let tick = Dur(hz_tick(settings.hz));
-    let given = |f: fn(&TcpSpec) -> Option<Dur>| layers.iter().filter_map(|l| f(l)).last();
+    let given = |f: fn(&TcpSpec) -> Option<Dur>| layers.iter().rev().find_map(|l| f(l));
     for (name, v) in [("rto_granularity", given(|l| l.rto_granularity)), ("ts_tick", given(|l| l.ts_tick))] {
         if let Some(v) = v.filter(|v| *v != tick) {
             let fmt = crate::units::format_duration;

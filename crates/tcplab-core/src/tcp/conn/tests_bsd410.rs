@@ -90,7 +90,7 @@ fn freebsd410_rto_has_30ms_floor_and_200ms_slop() {
         assert_eq!((c.rto.min, c.rto.slop, c.rto.max, c.rto.initial), (30 * MS, 200 * MS, SimDuration::from_secs(64), SimDuration::from_secs(3)));
         assert_eq!(c.rtt_estimator, RttEstimatorKind::Bsd);
         let mut conn = Connection::new(c.clone());
-        let mut rto = |conn: &mut Connection, n: u32| {
+        let rto = |conn: &mut Connection, n: u32| {
             conn.backoffs = n;
             conn.rto()
         };
