@@ -21,7 +21,12 @@ const CCS: [&str; 8] = ["reno", "newreno", "bic", "cubic", "dctcp", "highspeed",
 const MIXED: std::ops::Range<usize> = 0..7;
 /// LEDBAT's own random run.
 const LEDBAT: std::ops::Range<usize> = 7..8;
-const PROFILES: [&str; 5] = ["rfc", "linux-2.6.16", "linux-modern", "freebsd-3.2", "linux-2.4.18"];
+const PROFILES: [&str; 6] = ["rfc", "linux-2.6.16", "linux-modern", "freebsd-3.2", "linux-2.4.18", "freebsd-4.10"];
+/// The profiles of the mixed and LEDBAT random runs (the cases they draw stay those drawn
+/// before freebsd-4.10 was added).
+const EARLIER: std::ops::Range<usize> = 0..5;
+/// FreeBSD 4.10's own random run.
+const FREEBSD_4_10: std::ops::Range<usize> = 5..6;
 
 /// One generated case.
 #[derive(Clone, Debug)]
@@ -44,9 +49,9 @@ struct Case {
     mss: u32,
 }
 
-fn cases(ccs: std::ops::Range<usize>) -> impl Strategy<Value = Case> {
+fn cases(ccs: std::ops::Range<usize>, profiles: std::ops::Range<usize>) -> impl Strategy<Value = Case> {
     (
-        (ccs, 0usize..PROFILES.len(), any::<bool>(), any::<bool>(), any::<bool>()),
+        (ccs, profiles, any::<bool>(), any::<bool>(), any::<bool>()),
         (
             prop::sample::select(vec![1u32, 2, 3, 4, 8, 16, 32, 64]),
             prop::sample::select(vec![10u32, 100, 1000]),
@@ -161,7 +166,15 @@ fn run(text: &str, seed: u64) -> Result<RunSummary, String> {
 #[test]
 fn every_ack_of_random_multi_flow_runs_keeps_the_rules() {
     let default = if cfg!(tcplab_unoptimized) { 24 } else { 2000 };
-    random_runs(MIXED, default);
+    random_runs(MIXED, EARLIER, default);
+}
+
+#[test]
+fn every_ack_of_random_multi_flow_freebsd_4_10_runs_keeps_the_rules() {
+    // The freebsd-4.10 profile (1/HZ timers at HZ 100, BSD's RTO with its slop, NewReno without
+    // SACK unless the case asks for it) under every controller of the mixed run.
+    let default = if cfg!(tcplab_unoptimized) { 8 } else { 300 };
+    random_runs(MIXED, FREEBSD_4_10, default);
 }
 
 #[test]
@@ -170,15 +183,15 @@ fn every_ack_of_random_multi_flow_ledbat_runs_keeps_the_rules() {
     // GAIN·bytes·MSS/cwnd capped at flightsize + ALLOWED_INCREASE·MSS, every loss to
     // min(cwnd, max(cwnd/2, MIN_CWND·MSS)), timeouts to one segment.
     let default = if cfg!(tcplab_unoptimized) { 8 } else { 400 };
-    random_runs(LEDBAT, default);
+    random_runs(LEDBAT, EARLIER, default);
 }
 
 /// `default` random cases (or `TCPLAB_INVARIANT_CASES`) with the controllers `ccs` of `CCS`.
-fn random_runs(ccs: std::ops::Range<usize>, default: u32) {
+fn random_runs(ccs: std::ops::Range<usize>, profiles: std::ops::Range<usize>, default: u32) {
     let n: u32 = std::env::var("TCPLAB_INVARIANT_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
     let mut runner = seeded::runner(n);
     let totals = std::cell::Cell::new((0u32, 0u64, 0u64, 0u64, 0u64));
-    let result = runner.run(&(cases(ccs), 1u64..1000), |(c, seed)| {
+    let result = runner.run(&(cases(ccs, profiles), 1u64..1000), |(c, seed)| {
         let text = render(&c);
         // A broken rule panics inside the run; proptest reports the panic with this case.
         let s = run(&text, seed).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;

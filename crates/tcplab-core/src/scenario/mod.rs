@@ -219,8 +219,14 @@ mod tests_coupled;
 #[path = "tests_dummynet.rs"]
 mod tests_dummynet;
 #[cfg(test)]
+#[path = "tests_freebsd410.rs"]
+mod tests_freebsd410;
+#[cfg(test)]
 #[path = "tests_fs_copy.rs"]
 mod tests_fs_copy;
+#[cfg(test)]
+#[path = "tests_imtcp_bg.rs"]
+mod tests_imtcp_bg;
 #[cfg(test)]
 #[path = "tests_incast.rs"]
 mod tests_incast;

@@ -111,6 +111,7 @@ fn only_reno_family_controllers_take_a_coupled_group() {
         CcConfig::HighSpeed(Default::default()),
         CcConfig::TcpLp(Default::default()),
         CcConfig::Ledbat(Default::default()),
+        CcConfig::ImtcpBg(Default::default()),
     ] {
         assert!(!Controller::new(&cfg, 14_600, u64::MAX, 1460).attach(&ControllerInput::Coupled(CoupledGroup::join(&g))), "{}", cfg.name());
     }

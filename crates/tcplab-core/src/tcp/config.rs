@@ -150,6 +150,13 @@ pub struct TcpConfig {
     /// slow timer) and so fires up to one tick early. The grids' phase is the host's
     /// (`Connection::set_clock_phase`).
     pub timer_ticks: bool,
+    /// Timers on the host's 1/HZ clock, this tick (FreeBSD 4.x's callouts, which count
+    /// hardclock ticks), default `None`: the retransmission timer counts whole ticks (it fires
+    /// at the ⌈RTO/tick⌉-th tick after it is set), and the delayed ACK fires `delack_timeout`
+    /// after the segment that started it, at the tick the callout counts to (between
+    /// `delack_timeout` − tick and `delack_timeout` later), not at a global fast-timer tick as
+    /// `timer_ticks`. The ticks' phase is the host's (`Connection::set_clock_phase`).
+    pub timer_tick: Option<SimDuration>,
     /// Socket buffers rounded up to whole segments once the MSS is known (BSD `tcp_mss`:
     /// `roundup(sb_hiwat, mss)`), default false.
     pub round_buffers_to_mss: bool,
@@ -251,6 +258,7 @@ impl Default for TcpConfig {
             ts_tick: SimDuration::from_millis(1),
             persist_min: SimDuration::from_millis(200),
             timer_ticks: false,
+            timer_tick: None,
             round_buffers_to_mss: false,
             window_update_on_read: false,
             ipv6: false,

@@ -284,6 +284,11 @@ impl Endpoint {
     pub fn attach_input(&mut self, input: crate::tcp::cc::ControllerInput) -> bool {
         self.conn.attach_input(input)
     }
+
+    /// Feed the controller an event input (`Connection::feed_controller`), for an agent.
+    pub fn feed_controller(&mut self, now: SimTime, input: &crate::tcp::cc::CcInput) {
+        self.conn.feed_controller(now, input);
+    }
 }
 
 #[cfg(test)]

@@ -235,3 +235,55 @@ fn a_wake_is_scheduled_once_per_earlier_deadline_and_old_ones_are_stale() {
     let (t3, _) = e.wake_to_schedule(late).unwrap();
     assert_eq!(t3, late);
 }
+
+/// A test-only producer of the available-bandwidth input: a variant whose timer feeds the
+/// controller a fixed estimate every `period` (ImTCP's measurement stage stands in its place
+/// in the scenarios; this one measures nothing).
+#[derive(Debug)]
+struct FixedAvailability {
+    rate: crate::units::BitRate,
+    period: SimDuration,
+    next: SimTime,
+    fed: u32,
+}
+
+impl Variant for FixedAvailability {
+    fn name(&self) -> &'static str {
+        "test-fixed-availability"
+    }
+    fn next_deadline(&self) -> Option<SimTime> {
+        Some(self.next)
+    }
+    fn on_timer(&mut self, now: SimTime, conn: &mut Connection, _out: &mut Output) {
+        use crate::tcp::cc::{CcInput, InRange};
+        conn.feed_controller(now, &CcInput::AvailableBandwidth { rate: self.rate, span: self.period, range: InRange::Within });
+        self.fed += 1;
+        self.next = now + self.period;
+    }
+}
+
+#[test]
+fn imtcp_bg_fed_every_rtt_holds_its_rate_to_the_estimate() {
+    // RTT 20 ms, no bottleneck: NewReno's window would grow without end; ImTCP-bg fed 8 Mb/s
+    // every RTT from 100 ms on keeps Ā·RTT_min = 20 segments, so from then on the transfer
+    // runs at exactly 8 Mb/s (one window of 20,000 bytes per 20 ms).
+    use crate::tcp::cc::{CcConfig, Controller, ImtcpBgConfig};
+    let c = TcpConfig { cc: CcConfig::ImtcpBg(ImtcpBgConfig::default()), initial_cwnd: 2, ..cfg() };
+    let period = SimDuration::from_millis(20);
+    let feeder = FixedAvailability { rate: crate::units::BitRate(8_000_000), period, next: SimTime::ZERO + SimDuration::from_millis(100), fed: 0 };
+    let mut p = Pair::new(Endpoint::with_variant(Connection::new(c), Box::new(feeder)), Endpoint::new(Connection::new(cfg())));
+    p.delay = SimDuration::from_millis(10);
+    p.open();
+    p.run(SimTime::ZERO + SimDuration::from_millis(25));
+    p.ends[0].write(p.now, 100_000_000, &mut p.out);
+    p.emit(0);
+    let at = |p: &mut Pair, ms: u64| {
+        p.run(SimTime::ZERO + SimDuration::from_millis(ms));
+        p.ends[1].stats.bytes_delivered
+    };
+    let (d1, d2) = (at(&mut p, 500), at(&mut p, 2_500));
+    assert_eq!(d2 - d1, 2_000_000, "8 Mb/s for 2 s");
+    assert_eq!(p.ends[0].cwnd(), 20_000);
+    let Controller::ImtcpBg(b) = p.ends[0].controller() else { unreachable!() };
+    assert_eq!((b.avail(), b.results()), (Some(8e6), 121), "fed at 100, 120, …, 2,500 ms");
+}

@@ -83,6 +83,11 @@ pub struct RtoPolicy {
     /// Randomisation: each timer runs RTO·(1 + u), u uniform in [0, randomize), at most `max`
     /// (Vasudevan et al., SIGCOMM 2009: 0.5; 0 = none).
     pub randomize: f64,
+    /// BSD's slop (FreeBSD 4.x `tcp_rexmit_slop`, 200 ms): `TCPT_RANGESET` adds it to every
+    /// timer value before the floor and the ceiling — after an RTT sample (`RttEstimator`, BSD
+    /// only) and on every backoff (`timeout` with n > 0) — but not to the initial RTO, which
+    /// FreeBSD sets without it (`tcp_newtcpcb`). 0 = none (default).
+    pub slop: SimDuration,
 }
 
 impl Default for RtoPolicy {
@@ -95,6 +100,7 @@ impl Default for RtoPolicy {
             backoff: Backoff::Exponential,
             backoff_reset: BackoffReset::RttSample,
             randomize: 0.0,
+            slop: SimDuration::ZERO,
         }
     }
 }
@@ -121,7 +127,9 @@ impl RtoPolicy {
                 }
             }
         };
-        let v = (b.saturating_mul(mult)).min(self.max.as_ps() as u128) as u64;
+        // FreeBSD 4.x tcp_timer_rexmt: RANGESET(REXMTVAL·tcp_backoff[n] + slop, rttmin, max).
+        let slop = if n > 0 { self.slop.as_ps() as u128 } else { 0 };
+        let v = (b.saturating_mul(mult).saturating_add(slop)).min(self.max.as_ps() as u128) as u64;
         SimDuration(v).round_up_to(self.granularity).min(self.max.round_up_to(self.granularity))
     }
 }
@@ -269,7 +277,10 @@ impl RttEstimator {
             self.rttvar16 = rtt_ticks << 3;
         }
         let (min, max) = Self::bsd_bounds(policy);
-        self.bsd_rxtcur = self.bsd_rexmtval(policy).max(min.max(rtt_ticks + 2)).min(max);
+        // TCPT_RANGESET(t_rxtcur, REXMTVAL, max(rttmin, rtt + 2), REXMTMAX), with FreeBSD 4.x's
+        // slop added to the value before the bounds (0 before 4.x: tcp_timer.h 1.18.2.1).
+        let slop = (policy.slop.as_ps() / tick) as i64;
+        self.bsd_rxtcur = (self.bsd_rexmtval(policy) + slop).max(min.max(rtt_ticks + 2)).min(max);
         let t = |ticks_32: i64, scale: i64| SimDuration((ticks_32 as u128 * tick as u128 / scale as u128) as u64);
         self.srtt = Some(t(self.srtt32, 32).max(SimDuration(1)));
         self.rttvar = t(self.rttvar16, 16);

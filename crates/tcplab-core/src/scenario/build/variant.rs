@@ -20,9 +20,10 @@ fn policies(variant: &ResolvedVariant) -> Option<(Box<dyn Variant>, Box<dyn Vari
 }
 
 /// A TCP flow's two endpoints (`sender`: the end that sends the data); each end's randomised
-/// RTO (if any) draws from a stream of its own, `flows/<name>/rto/<end>`. With `timer_ticks`,
-/// each end's clock ticks fall at its host's phase, drawn once per host from
-/// `hosts/<host>/clock`, uniform in [0, 1 s) (1 s holds whole 200 ms and 500 ms ticks).
+/// RTO (if any) draws from a stream of its own, `flows/<name>/rto/<end>`. With `timer_ticks`
+/// or `timer_grid = "hz"`, each end's clock ticks fall at its host's phase, drawn once per host
+/// from `hosts/<host>/clock`, uniform in [0, 1 s) (1 s holds whole 200 ms and 500 ms ticks;
+/// a 1/HZ grid takes the phase modulo its tick).
 pub(super) fn tcp_flow(tcp: &ResolvedTcp, sender: usize, seeds: &SeedTree, name: &str, hosts: [&str; 2]) -> TcpFlow {
     let cfg: TcpConfig = tcp.config();
     let conn = |end: usize| {
@@ -30,7 +31,7 @@ pub(super) fn tcp_flow(tcp: &ResolvedTcp, sender: usize, seeds: &SeedTree, name:
         if cfg.rto.randomize > 0.0 {
             c.seed_rto(seeds.stream(&format!("flows/{name}/rto/{end}")));
         }
-        if cfg.timer_ticks {
+        if cfg.timer_ticks || cfg.timer_tick.is_some() {
             let u = seeds.stream(&format!("hosts/{}/clock", hosts[end])).next_f64();
             c.set_clock_phase(SimDuration((u * 1e12) as u64));
         }

@@ -31,7 +31,7 @@ pub use nodes::{is_or_member_of, member_name, members, NodeKind, ResolvedHost};
 pub use observe::{ResolvedTap, ResolvedTrace, TracedQueues};
 pub use reservoir::{reservoir_names, ReservoirTraffic, ResolvedDisk, ResolvedIscsi, ResolvedReservoir, SECTOR_BYTES};
 pub use run::ResolvedRun;
-pub use tcp::{profile_tcp, resolve_tcp, ResolvedTcp};
+pub use tcp::{hz_tick, profile_tcp, resolve_tcp, ResolvedTcp};
 pub use variant::{MonitorKey, ResolvedAhtcp, ResolvedVariant};
 
 use crate::scenario::spec::{QueueSpec, Scenario, StopSpec, SwitchSpec, TcpSpec};

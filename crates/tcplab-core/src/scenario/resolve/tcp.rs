@@ -9,11 +9,17 @@ use super::variant::{ResolvedVariant, VariantLayers};
 use super::{err, Res};
 use crate::scenario::spec::{
     BackoffName, BackoffResetName, CcName, CwndLimitedName, CwrReductionName, Dur, EstimatorName, IwRuleName, LocalCongestionName, ProfileName, RcvWindowRuleName, RecoveryName,
-    TcpSettings, TcpSpec,
+    TcpSettings, TcpSpec, TimerGridName,
 };
 use crate::tcp::cc::CcContext;
 use crate::tcp::{Backoff, BackoffReset, CwndLimitedRule, CwrReduction, InitialWindowRule, LocalCongestion, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
-use crate::units::SimDuration;
+use crate::units::{SimDuration, PS_PER_SEC};
+
+/// The host's clock tick, 1/HZ rounded to whole picoseconds (below 1 ps of error per tick).
+pub fn hz_tick(hz: u32) -> SimDuration {
+    let hz = hz.max(1) as u64;
+    SimDuration((PS_PER_SEC + hz / 2) / hz)
+}
 
 /// A resolved `tcp` table: every setting, and the controller with its own parameters.
 /// Serialized as a complete `tcp` table (with the controller's `bic` or `cubic` table).
@@ -92,11 +98,37 @@ impl TcpSettings {
         if self.ts_tick.0 == SimDuration::ZERO {
             return err(g("ts_tick"), "must be positive");
         }
+        if self.timer_grid == TimerGridName::Hz && self.timer_ticks {
+            return err(g("timer_grid"), "\"hz\" is a grid of its own: not with timer_ticks = true (BSD 3.2's global 200 ms and 500 ms ticks)");
+        }
+        if self.rto_slop.0 > SimDuration::ZERO && self.rtt_estimator != EstimatorName::Bsd {
+            return err(g("rto_slop"), "only BSD's estimator adds a slop to the RTO: set rtt_estimator = \"bsd\" or rto_slop = \"0s\"");
+        }
+        if self.rto_slop.0 > rto_max {
+            return err(g("rto_slop"), format!("{} is above rto_max ({rto_max})", self.rto_slop.0));
+        }
         if !(0.0..=1.0).contains(&self.rto_randomize) {
             return err(g("rto_randomize"), format!("{} is out of range (0..=1, a fraction of the RTO; Vasudevan et al. use 0.5)", self.rto_randomize));
         }
         Ok(())
     }
+}
+
+/// With `timer_grid = "hz"`: the timers' tick, `rto_granularity` and `ts_tick` are 1/HZ (FreeBSD
+/// 4.x counts its callouts, its RTT estimator and its TSval in `ticks`); a layer that sets
+/// either to another value is refused, naming it (`path` is the table's).
+fn apply_hz_grid(settings: &mut TcpSettings, layers: &[&TcpSpec], path: &str) -> Res<()> {
+    let tick = Dur(hz_tick(settings.hz));
+    let given = |f: fn(&TcpSpec) -> Option<Dur>| layers.iter().rev().find_map(|l| f(l));
+    for (name, v) in [("rto_granularity", given(|l| l.rto_granularity)), ("ts_tick", given(|l| l.ts_tick))] {
+        if let Some(v) = v.filter(|v| *v != tick) {
+            let fmt = crate::units::format_duration;
+            return err(format!("{path}.{name}"), format!("{} differs from the 1/HZ tick ({}) that timer_grid = \"hz\" sets; leave it out or change hz", fmt(v.0), fmt(tick.0)));
+        }
+    }
+    settings.rto_granularity = tick;
+    settings.ts_tick = tick;
+    Ok(())
 }
 
 /// The settings a profile brings (applied over the built-ins, before `defaults.tcp`).
@@ -241,6 +273,48 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             window_update_on_read: Some(true),
             ..TcpSpec::default()
         },
+        // FreeBSD 4.10 (study 003; dev/p3/EVIDENCE.md §8, which records what of it was read):
+        // NewReno without SACK (tcp_do_newreno = 1 in 4.x's tcp_output.c; SACK came with 5.3);
+        // RFC 1323 on (tcp_do_rfc1323 = 1: window scaling and timestamps, TSval in 1/HZ
+        // ticks); timers are per-connection callouts counted in 1/HZ ticks (timer_grid = "hz";
+        // HZ 100, i386's default, the slides' runs set 20,000); delayed ACK when the second
+        // segment arrives or tcp_delacktime = TCPTV_DELACK (hz/10, 100 ms) after the first,
+        // its callout counted from that segment; the RTO from tcp_xmit_timer in ticks
+        // (TCP_REXMTVAL as 3.2's), with Dillon's 2002 change (FreeBSD commit 701bec5a; in
+        // RELENG_4 as tcp_timer.h 1.18.2.1): tcp_rexmit_min = TCPTV_MIN = hz/33 ticks (30 ms
+        // at HZ 100) and tcp_rexmit_slop = TCPTV_CPU_VAR = hz/5 (200 ms) added by
+        // TCPT_RANGESET to every RTO; TCPTV_REXMTMAX 64 s, TCPTV_RTOBASE 3 s, tcp_backoff[]
+        // doubling; initial window ss_fltsz = 1 segment (net.inet.tcp.slowstart_flightsize;
+        // ss_fltsz_local = 4 for a peer in_localaddr, not used: the testbed's hosts sit
+        // behind routers); socket buffers rounded up to whole MSS and the read's window
+        // update (tcp_usr_rcvd → tcp_output), as 3.2. Inferred, not read in a 4.10 tree:
+        // limited transmit off (not found in 4.x; [?]), the slop's MFC to RELENG_4, the
+        // delack value. MODEL, not modelled: the restart to ss_fltsz after an idle RTO,
+        // inflight limiting (net.inet.tcp.inflight_enable, off by default in 4.x: [?]),
+        // TCPTV_MIN's integer ticks (⌊hz/33⌋: 30.3 ms at HZ 20,000; here 30 ms).
+        ProfileName::FreeBsd410 => TcpSpec {
+            profile: Some(p),
+            cc: Some(CcName::NewReno),
+            sack: Some(false),
+            timestamps: Some(true),
+            window_scaling: Some(true),
+            initial_cwnd: Some(1),
+            delack_segments: Some(2),
+            delack_timeout: Some(Dur(SimDuration::from_millis(100))),
+            rtt_estimator: Some(EstimatorName::Bsd),
+            rto_min: Some(Dur(SimDuration::from_millis(30))),
+            rto_max: Some(Dur(SimDuration::from_secs(64))),
+            rto_initial: Some(Dur(SimDuration::from_secs(3))),
+            rto_slop: Some(Dur(SimDuration::from_millis(200))),
+            recovery: Some(RecoveryName::Newreno),
+            limited_transmit: Some(false),
+            cwnd_validation: Some(false),
+            timer_grid: Some(TimerGridName::Hz),
+            hz: Some(100),
+            round_buffers_to_mss: Some(true),
+            window_update_on_read: Some(true),
+            ..TcpSpec::default()
+        },
     }
 }
 
@@ -263,9 +337,14 @@ pub fn resolve_tcp(defaults: &TcpSpec, flow: &TcpSpec, path: &str) -> Res<Resolv
         settings.ecn = true;
     }
     settings.check(path)?;
+    if settings.timer_grid == TimerGridName::Hz {
+        apply_hz_grid(&mut settings, &layers, path)?;
+    }
     cc.check(path, &settings.cc_context())?;
     let variant = variant.select(path, settings.mss, settings.nagle)?;
-    Ok(ResolvedTcp { profile, settings, cc: cc.select(), variant })
+    let cc = cc.select();
+    super::variant::check_inputs(path, &cc.config(&settings.cc_context()), &variant)?;
+    Ok(ResolvedTcp { profile, settings, cc, variant })
 }
 
 impl ResolvedTcp {
@@ -276,7 +355,7 @@ impl ResolvedTcp {
             mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
             rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
-            limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, round_buffers_to_mss, window_update_on_read, dupthresh, recovery, abc_limit: _, ts_tick, hz: _,
+            limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, timer_grid, rto_slop, round_buffers_to_mss, window_update_on_read, dupthresh, recovery, abc_limit: _, ts_tick, hz,
             ip_version,
             local_congestion, cwr_reduction, moderate_cwnd, cwnd_idle_restart, cwnd_app_limited_decay,
         } = self.settings;
@@ -326,6 +405,7 @@ impl ResolvedTcp {
                     BackoffResetName::NewAck => BackoffReset::NewAck,
                 },
                 randomize: rto_randomize,
+                slop: rto_slop.0,
             },
             limited_transmit,
             cwnd_validation,
@@ -347,6 +427,7 @@ impl ResolvedTcp {
             ts_tick: ts_tick.0,
             persist_min: SimDuration::from_millis(200),
             timer_ticks,
+            timer_tick: (timer_grid == TimerGridName::Hz).then(|| hz_tick(hz)),
             round_buffers_to_mss,
             window_update_on_read,
             ipv6: ip_version == 6,

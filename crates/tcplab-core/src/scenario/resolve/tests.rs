@@ -5,7 +5,7 @@
 use super::*;
 use crate::scenario::spec::{
     BackoffName, BackoffResetName, CwndLimitedName, CwrReductionName, Dur, EstimatorName, IwRuleName, LocalCongestionName, ProfileName, RcvWindowRuleName, RecoveryName, Size,
-    TcpSpec, Threshold,
+    TcpSpec, Threshold, TimerGridName,
 };
 use crate::scenario::{parse_json, parse_toml, Run};
 use crate::tcp::cc::bic::BicParams as ResolvedBic;
@@ -86,6 +86,8 @@ fn every_setting_changed() -> TcpSettings {
         cwnd_validation: false,
         cwnd_limited: CwndLimitedName::Linux,
         timer_ticks: true,
+        timer_grid: TimerGridName::None,
+        rto_slop: ms(0),
         round_buffers_to_mss: true,
         window_update_on_read: true,
         dupthresh: 4,
@@ -99,6 +101,26 @@ fn every_setting_changed() -> TcpSettings {
         moderate_cwnd: 2,
         cwnd_idle_restart: true,
         cwnd_app_limited_decay: true,
+    }
+}
+
+/// The keys `every_setting_changed` leaves at their built-in values because they exclude some
+/// of its others (`timer_grid = "hz"` and `timer_ticks`; `rto_slop` and the Linux estimator);
+/// `on_the_hz_grid` changes them.
+const EXCLUSIVE: [&str; 2] = ["rto_slop", "timer_grid"];
+
+/// `every_setting_changed` on FreeBSD 4.x's 1/HZ grid with BSD's estimator and a slop (the
+/// grid sets `rto_granularity` and `ts_tick` to 1/HZ).
+fn on_the_hz_grid() -> TcpSettings {
+    let tick = Dur(super::tcp::hz_tick(300));
+    TcpSettings {
+        timer_ticks: false,
+        timer_grid: TimerGridName::Hz,
+        rtt_estimator: EstimatorName::Bsd,
+        rto_slop: ms(150),
+        rto_granularity: tick,
+        ts_tick: tick,
+        ..every_setting_changed()
     }
 }
 
@@ -117,10 +139,15 @@ fn every_tcp_key_is_settable_and_overrides_the_built_in() {
     // denies unknown ones) resolve to exactly themselves: no key is dropped on the way.
     let want = every_setting_changed();
     let changed = serde_json::to_value(want).unwrap();
-    assert_eq!(same_keys(&changed, &serde_json::to_value(TcpSettings::builtin()).unwrap()), Vec::<String>::new(), "every value differs from the built-in");
+    let builtin = serde_json::to_value(TcpSettings::builtin()).unwrap();
+    assert_eq!(same_keys(&changed, &builtin), EXCLUSIVE.map(String::from).to_vec(), "every value differs from the built-in but these");
     let spec: TcpSpec = serde_json::from_value(changed.clone()).unwrap_or_else(|e| panic!("the settings are keys of the tcp table: {e}"));
     let got = resolve_tcp(&TcpSpec::default(), &spec, "flows[0].tcp").unwrap();
     assert_eq!(got.settings, want);
+    let grid = serde_json::to_value(on_the_hz_grid()).unwrap();
+    assert!(EXCLUSIVE.iter().all(|k| grid[k] != builtin[k]), "{grid}");
+    let hz: TcpSpec = serde_json::from_value(grid).unwrap();
+    assert_eq!(resolve_tcp(&TcpSpec::default(), &hz, "flows[0].tcp").unwrap().settings, on_the_hz_grid());
     // And the other way: the schema has no key the resolved table lacks (but the profile and
     // the controller with its tables).
     let mut keys: Vec<String> = serde_json::to_value(&spec).unwrap().as_object().unwrap().keys().cloned().collect();

@@ -1,11 +1,14 @@
 //! The variant of a resolved `tcp` table (`variant = "none"` or `"ahtcp"`) and the parameters
-//! of its own table (`ahtcp`), resolved key by key across the layers like the `tcp` table.
+//! of its own table (`ahtcp`), resolved key by key across the layers like the `tcp` table; and
+//! the controller inputs each variant produces (`produces`), against which a controller's
+//! needs (`Registered::INPUTS`) are checked.
 
 use serde::Serialize;
 
 use super::{check_period, err, Res};
 use crate::scenario::spec::{AhtcpSpec, AlignName, Dur, Rate, RestartName, TargetsName, ThresholdRuleName, VariantName};
 use crate::tcp::ahtcp::{AhtcpConfig, Align, Restart};
+use crate::tcp::cc::{CcConfig, CcInputKind};
 use crate::units::SimDuration;
 
 /// The settings of a client's AHTCP monitor: threshold rule, threshold (bit/s; 0 with the
@@ -23,6 +26,32 @@ pub enum ResolvedVariant {
         /// `[…tcp.ahtcp]`.
         ahtcp: ResolvedAhtcp,
     },
+}
+
+/// The controller inputs (`tcp::cc::CcInput`) a variant's policy feeds the data sender's
+/// controller through `Connection::feed_controller`.
+pub fn produces(variant: &ResolvedVariant) -> &'static [CcInputKind] {
+    match variant {
+        ResolvedVariant::None | ResolvedVariant::Ahtcp { .. } => &[],
+    }
+}
+
+/// The variant that produces `kind`, named in the refusal of a controller that needs it.
+fn producer_of(kind: CcInputKind) -> &'static str {
+    match kind {
+        CcInputKind::AvailableBandwidth => "imtcp",
+    }
+}
+
+/// Refuse a controller whose inputs the variant does not produce (`path` is the `tcp`
+/// table's; the error names its `cc`).
+pub(super) fn check_inputs(path: &str, cc: &CcConfig, variant: &ResolvedVariant) -> Res<()> {
+    for &kind in cc.inputs() {
+        if !produces(variant).contains(&kind) {
+            return err(format!("{path}.cc"), format!("\"{}\" needs the {} input; set tcp.variant = \"{}\"", cc.name(), kind.name(), producer_of(kind)));
+        }
+    }
+    Ok(())
 }
 
 /// AHTCP's parameters, resolved (the keys and ranges of `spec::AhtcpSpec`).

@@ -9,6 +9,7 @@ pub use crate::tcp::cc::bic::BicSpec;
 pub use crate::tcp::cc::cubic::CubicSpec;
 pub use crate::tcp::cc::dctcp::DctcpSpec;
 use crate::tcp::cc::Registered;
+use crate::units::SimDuration;
 
 /// Host profiles: bundles of TCP defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +39,23 @@ pub enum ProfileName {
     /// 3 s initial), socket buffers rounded up to whole MSS, no slow start to a local peer.
     #[serde(rename = "freebsd-3.2")]
     FreeBsd32,
+    /// FreeBSD 4.10 (study 003): NewReno without SACK, timestamps and window scaling on,
+    /// timers on the 1/HZ callout grid (`timer_grid = "hz"`, HZ 100 unless set), delayed ACK
+    /// every 2 segments or 100 ms after the segment, RTO from BSD's tick estimator with a 30 ms
+    /// floor and 200 ms slop (max 64 s, 3 s initial), initial window 1 segment, socket buffers
+    /// rounded up to whole MSS.
+    #[serde(rename = "freebsd-4.10")]
+    FreeBsd410,
+}
+
+/// Which clock grid a host's TCP timers run on, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TimerGridName {
+    /// Exact timers (or, with `timer_ticks`, BSD 3.2's 200 ms and 500 ms global ticks).
+    None,
+    /// The host's 1/HZ tick (FreeBSD 4.x callouts).
+    Hz,
 }
 
 /// Initial-window rules by name.
@@ -413,6 +431,18 @@ crate::tcp::cc::registry::with_controllers!(tcp_table {
         /// Timers on the host's clock ticks, BSD style: delayed ACK at the next `delack_timeout`
         /// tick, the RTO in whole `rto_granularity` ticks (default false).
         timer_ticks: bool = d.timer_ticks,
+        /// Timers on the host's 1/HZ clock as FreeBSD 4.x's callouts: `"none"` (exact timers,
+        /// or `timer_ticks`' grids) or `"hz"` (the retransmission timer in whole 1/HZ ticks, the
+        /// delayed ACK `delack_timeout` after the segment at the tick the callout counts to;
+        /// `rto_granularity` and `ts_tick` are then 1/HZ, and a layer that sets either to
+        /// anything else is refused); not with `timer_ticks` (default `"none"`; `"hz"` in
+        /// freebsd-4.10).
+        timer_grid: TimerGridName = TimerGridName::None,
+        /// Slop added to every RTO of the BSD estimator (FreeBSD 4.x `tcp_rexmit_slop`,
+        /// `TCPT_RANGESET`): to the timer after each RTT sample before its floor and ceiling,
+        /// and to every backed-off timer, not to the initial RTO; needs `rtt_estimator =
+        /// "bsd"`; at most `rto_max` (default 0s; 200ms in freebsd-4.10).
+        rto_slop: Dur = Dur(SimDuration::ZERO),
         /// Socket buffers rounded up to whole MSS once it is known, BSD `tcp_mss` (default false).
         round_buffers_to_mss: bool = d.round_buffers_to_mss,
         /// The receiving application's read sends BSD's window update (`tcp_usr_rcvd` →

@@ -9,6 +9,8 @@ pub mod coupling;
 pub mod cubic;
 pub mod dctcp;
 pub mod highspeed;
+pub mod imtcp_bg;
+pub mod input;
 pub mod ledbat;
 pub mod registry;
 pub mod reno;
@@ -23,6 +25,8 @@ pub use coupling::{ControllerInput, CoupledGroup, CoupledMember};
 pub use cubic::{Cubic, CubicConfig};
 pub use dctcp::{Dctcp, DctcpConfig};
 pub use highspeed::{HighSpeed, HighSpeedConfig};
+pub use imtcp_bg::{ImtcpBg, ImtcpBgConfig, RttCut};
+pub use input::{CcInput, CcInputKind, InRange};
 pub use ledbat::{Ledbat, LedbatConfig};
 pub use registry::{CcContext, Registered};
 pub use reno::{NewReno, Reno, RenoConfig};
@@ -188,6 +192,12 @@ pub trait CongestionControl {
     }
     /// The sender has sent all its data (its FIN is out): a coupled member leaves its group.
     fn on_sender_done(&mut self) {}
+    /// An input from outside the ACK path (`input`), given outside fast recovery (the
+    /// connection keeps one that arrives during recovery until it ends). It may lower the
+    /// window, never raise it (the invariant checker holds it to that). Ignored by default.
+    fn on_input(&mut self, now: SimTime, input: &CcInput) {
+        let _ = (now, input);
+    }
 }
 
 macro_rules! define_controllers {
@@ -215,6 +225,11 @@ macro_rules! define_controllers {
             /// fast recovery for Reno (RFC 5681 §3.2), NewReno (RFC 6582) for the others.
             pub fn recovery_without_sack(&self) -> RecoveryKind {
                 match self { $( CcConfig::$v(_) => <$reg as Registered>::RECOVERY_WITHOUT_SACK, )* }
+            }
+
+            /// The inputs the controller needs (`Registered::INPUTS`).
+            pub fn inputs(&self) -> &'static [CcInputKind] {
+                match self { $( CcConfig::$v(_) => <$reg as Registered>::INPUTS, )* }
             }
         }
 
@@ -278,6 +293,9 @@ macro_rules! define_controllers {
             fn on_sender_done(&mut self) {
                 match self { $( Controller::$v(c) => c.on_sender_done(), )* }
             }
+            fn on_input(&mut self, now: SimTime, input: &CcInput) {
+                match self { $( Controller::$v(c) => c.on_input(now, input), )* }
+            }
         }
     };
 }
@@ -300,6 +318,7 @@ mod tests {
             CcConfig::HighSpeed(HighSpeedConfig::default()),
             CcConfig::Ledbat(LedbatConfig::default()),
             CcConfig::TcpLp(TcpLpConfig::default()),
+            CcConfig::ImtcpBg(ImtcpBgConfig::default()),
         ] {
             let c = Controller::new(&cfg, 14_600, u64::MAX, 1460);
             assert_eq!(c.name(), cfg.name());
@@ -319,6 +338,7 @@ mod tests {
             CcConfig::HighSpeed(HighSpeedConfig::default()),
             CcConfig::Ledbat(LedbatConfig::default()),
             CcConfig::TcpLp(TcpLpConfig::default()),
+            CcConfig::ImtcpBg(ImtcpBgConfig::default()),
         ] {
             assert_eq!(cfg.recovery_without_sack(), RecoveryKind::NewReno, "{}", cfg.name());
         }

@@ -12,7 +12,7 @@
 use crate::params::{Overlay, ParamError};
 use crate::tcp::config::RecoveryKind;
 
-use super::CongestionControl;
+use super::{CcInputKind, CongestionControl};
 
 /// Settings of the `tcp` table a controller's configuration or checks may read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +60,9 @@ pub trait Registered {
     const NEEDS_ECN: bool = false;
     /// The recovery a connection uses without SACK when its recovery is `auto`.
     const RECOVERY_WITHOUT_SACK: RecoveryKind = RecoveryKind::NewReno;
+    /// The inputs (`CcInput`) the controller needs from outside the ACK path; resolution
+    /// refuses it unless the flow's variant produces every one (default: none).
+    const INPUTS: &'static [CcInputKind] = &[];
 }
 
 /// Call `$m! { …tokens… controllers { … } }` with the list of built-in controllers, one per
@@ -86,6 +89,8 @@ macro_rules! with_controllers {
                 Ledbat, ledbat, "ledbat", $crate::tcp::cc::ledbat::Ledbat;
                 /// TCP-LP as Linux `tcp_lp.c` (v2.6.18): NewReno that yields on one-way delay.
                 TcpLp, tcp_lp, "tcp-lp", $crate::tcp::cc::tcp_lp::TcpLp;
+                /// ImTCP-bg (Tsugawa et al.): Reno capped by Ā·RTT_min from ImTCP's estimates.
+                ImtcpBg, imtcp_bg, "imtcp-bg", $crate::tcp::cc::imtcp_bg::ImtcpBg;
             }
         }
     };

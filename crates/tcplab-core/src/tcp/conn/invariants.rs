@@ -19,6 +19,7 @@
 //!   ACK that ends a recovery starts at most at the recovery's ssthresh;
 //! - inside recovery the window grows by at most one SMSS per ACK (NewReno's inflation and
 //!   partial-ACK rule), never under rate-halving or RFC 6675;
+//! - an input from outside the ACK path (`feed_controller`) never grows the window;
 //! - new data never goes beyond the peer's window (SND.UNA + SND.WND);
 //! - the RTO between its floor and its ceiling.
 
@@ -46,6 +47,8 @@ pub(super) struct Before {
     rcv_adv: u64,
     /// Segments already in the output before the call (it may hold other connections').
     out_len: usize,
+    /// The call hands the controller an input (`feed_controller`): it must not grow the window.
+    pub(super) input: bool,
 }
 
 impl Connection {
@@ -68,6 +71,7 @@ impl Connection {
             rcv_nxt: self.rcv_nxt,
             rcv_adv: self.rcv_adv,
             handshake: matches!(self.state, super::State::SynSent | super::State::SynReceived),
+            input: false,
         }
     }
 
@@ -99,6 +103,10 @@ impl Connection {
             return Err(format!("the controller's window {} is below one segment", self.cc.cwnd()));
         }
         let (cwnd0, cwnd1) = (b.cc.cwnd(), self.cc.cwnd());
+        // An input from outside the ACK path may lower the window, never raise it (cc::input).
+        if b.input && (cwnd1 > cwnd0 || self.cwnd() > b.cwnd) {
+            return Err(format!("an input grew the window from {cwnd0} to {cwnd1} ({})", self.cc.name()));
+        }
         // A timeout of the SYN or SYN-ACK changes no window (the window starts with the data).
         let timeout = self.stats.timeouts > b.timeouts && !b.handshake;
         let entered = self.stats.fast_retransmits > b.fast_retransmits;

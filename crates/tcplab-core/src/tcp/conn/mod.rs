@@ -27,6 +27,7 @@ mod cc_window;
 mod cwr;
 mod ecn;
 mod handshake;
+mod input;
 #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
 mod invariants;
 mod local;
@@ -162,13 +163,16 @@ pub struct Connection {
     /// The stream the randomised RTO draws from (`seed_rto`; used only with
     /// `rto.randomize` > 0).
     rto_rng: Rng,
-    /// Phase of the host's clock ticks (`TcpConfig::timer_ticks`).
+    /// Phase of the host's clock ticks (`TcpConfig::timer_ticks`, `timer_tick`).
     clock_phase: SimDuration,
     /// Counters.
     pub stats: ConnStats,
     /// Inputs from outside the connection the controller took (`attach_input`), kept to hand
     /// to the controller rebuilt once the MSS is known.
     inputs: Vec<crate::tcp::cc::ControllerInput>,
+    /// Event inputs fed during fast recovery (`feed_controller`), handed to the controller
+    /// when recovery ends.
+    pending_inputs: Vec<crate::tcp::cc::CcInput>,
     /// The sample the controller was given on the current call (invariant checks only).
     #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
     inv_sample: Option<crate::tcp::cc::AckSample>,
@@ -236,6 +240,7 @@ impl Connection {
             clock_phase: SimDuration::ZERO,
             stats: ConnStats::default(),
             inputs: Vec::new(),
+            pending_inputs: Vec::new(),
             #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
             inv_sample: None,
             cfg,
@@ -299,7 +304,13 @@ impl Connection {
     /// (Re)start the retransmission timer for one RTO (randomised by the policy) from `now`.
     fn arm_rto(&mut self, now: SimTime) {
         let d = self.rto_timer();
-        let at = if self.cfg.timer_ticks { self.after_ticks(now, d, self.cfg.rto.granularity) } else { now + d };
+        let at = if self.cfg.timer_ticks {
+            self.after_ticks(now, d, self.cfg.rto.granularity)
+        } else if let Some(tick) = self.cfg.timer_tick {
+            self.after_ticks(now, d, tick)
+        } else {
+            now + d
+        };
         self.timers.set(TimerKind::Retransmit, at);
     }
 
@@ -315,7 +326,7 @@ impl Connection {
         SimTime(now.0 + (tick - since) + (ticks - 1) * tick)
     }
 
-    /// Set the phase of the host's clock ticks (`TcpConfig::timer_ticks`): ticks fall at
+    /// Set the phase of the host's clock ticks (`TcpConfig::timer_ticks`, `timer_tick`): ticks fall at
     /// `phase` + k·tick.
     pub fn set_clock_phase(&mut self, phase: SimDuration) {
         self.clock_phase = phase;
@@ -620,6 +631,7 @@ impl Connection {
         self.on_segment_unchecked(now, seg, out);
         #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         self.inv_check("an arriving segment", &before, out);
+        self.flush_inputs(now);
     }
 
     fn on_segment_unchecked(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
@@ -745,6 +757,7 @@ impl Connection {
         self.on_timer_unchecked(now, out);
         #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
         self.inv_check("a timer", &before, out);
+        self.flush_inputs(now);
     }
 
     fn on_timer_unchecked(&mut self, now: SimTime, out: &mut Output) {

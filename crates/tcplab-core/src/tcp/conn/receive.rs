@@ -94,7 +94,14 @@ impl Connection {
         if immediate || self.unacked_bytes > threshold || self.cfg.delack_segments <= 1 {
             self.send_ack(now, out);
         } else if !self.timers.is_set(TimerKind::DelayedAck) {
-            let at = if self.cfg.timer_ticks { self.after_ticks(now, self.cfg.delack_timeout, self.cfg.delack_timeout) } else { now + self.cfg.delack_timeout };
+            let d = self.cfg.delack_timeout;
+            let at = if self.cfg.timer_ticks {
+                self.after_ticks(now, d, d) // BSD 3.2: the next 200 ms fast-timer tick
+            } else if let Some(tick) = self.cfg.timer_tick {
+                self.after_ticks(now, d, tick) // FreeBSD 4.x: callout_reset(tt_delack, tcp_delacktime)
+            } else {
+                now + d
+            };
             self.timers.set(TimerKind::DelayedAck, at);
         }
     }

@@ -422,6 +422,7 @@ fn rto_fires_exactly_and_backs_off_per_policy() {
             backoff,
             backoff_reset: crate::tcp::rtt::BackoffReset::RttSample,
             randomize: 0.0,
+            slop: SimDuration::ZERO,
         };
         let mut w = Wire::new(c.clone(), c, SimDuration::from_micros(50));
         // Lose everything from segment 10 on for a while: the sender times out repeatedly.
@@ -907,3 +908,9 @@ mod segment_checks;
 
 #[path = "tests_linux24.rs"]
 mod linux24;
+
+#[path = "tests_input.rs"]
+mod input;
+
+#[path = "tests_bsd410.rs"]
+mod bsd410;

@@ -3,7 +3,7 @@
 //! soon as the last one's recovery point is acknowledged.
 
 use super::*;
-use crate::tcp::cc::{BicConfig, CcConfig, CubicConfig, DctcpConfig, HighSpeedConfig, RenoConfig, TcpLpConfig};
+use crate::tcp::cc::{BicConfig, CcConfig, CubicConfig, DctcpConfig, HighSpeedConfig, ImtcpBgConfig, RenoConfig, TcpLpConfig};
 
 /// A sender (config `c`, 40 segments of 1000 bytes outstanding, nothing arriving) whose
 /// retransmission timer has fired once; the wire holds nothing.
@@ -42,6 +42,7 @@ fn a_hole_filling_ack_after_a_timeout_grows_the_window_by_what_it_delivered() {
         CcConfig::Dctcp(DctcpConfig::default()),
         CcConfig::HighSpeed(HighSpeedConfig { reno: reno2 }),
         CcConfig::TcpLp(TcpLpConfig { reno: reno2, ..TcpLpConfig::default() }),
+        CcConfig::ImtcpBg(ImtcpBgConfig { reno: reno2, ..ImtcpBgConfig::default() }),
     ] {
         let c = TcpConfig { cc, initial_cwnd: 40, recovery: RecoveryKind::Sack, ..cfg() };
         let mut w = after_timeout(c);
