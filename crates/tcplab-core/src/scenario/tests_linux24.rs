@@ -115,3 +115,15 @@ fn the_profile_through_a_short_host_queue_loses_nothing_and_repeats_itself() {
     a["events"].take();
     assert_ne!(a["flows"], s["flows"]);
 }
+
+#[test]
+fn d_sack_and_undo_are_off_by_default_and_undo_needs_sack_or_timestamps() {
+    let c = config("");
+    assert!(!c.dsack && !c.undo);
+    let c = config("dsack = true\nundo = true\nsack = false\ntimestamps = true");
+    assert!(c.dsack && c.undo, "D-SACK is inert without SACK (as 2.4's sysctl); undo has the timestamps");
+    let e = error_of(&host_bound("undo = true\nsack = false\ntimestamps = false", 1));
+    assert!(e.contains("defaults.tcp.undo") && e.contains("needs sack or timestamps"), "{e}");
+    let e = error_of(&host_bound("dsack = \"on\"", 1));
+    assert!(e.contains("defaults.tcp.dsack"), "{e}");
+}

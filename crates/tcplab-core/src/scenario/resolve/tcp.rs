@@ -68,6 +68,9 @@ impl TcpSettings {
         if self.dupthresh == 0 {
             return err(g("dupthresh"), "must be at least 1");
         }
+        if self.undo && !self.sack && !self.timestamps {
+            return err(g("undo"), "needs sack or timestamps: without D-SACKs or echoed timestamps no retransmission can be shown needless (set undo = false)");
+        }
         if !(10..=100_000).contains(&self.hz) {
             return err(g("hz"), format!("{} is out of range (10..=100000)", self.hz));
         }
@@ -278,7 +281,7 @@ impl ResolvedTcp {
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
             limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, round_buffers_to_mss, window_update_on_read, dupthresh, recovery, abc_limit: _, ts_tick, hz: _,
             ip_version,
-            local_congestion, cwr_reduction, moderate_cwnd, cwnd_idle_restart, cwnd_app_limited_decay,
+            local_congestion, cwr_reduction, moderate_cwnd, cwnd_idle_restart, cwnd_app_limited_decay, dsack, undo,
         } = self.settings;
         TcpConfig {
             mss,
@@ -361,6 +364,8 @@ impl ResolvedTcp {
                 CwrReductionName::AtOnce => CwrReduction::AtOnce,
                 CwrReductionName::RateHalving => CwrReduction::RateHalving,
             },
+            dsack,
+            undo,
         }
     }
 }

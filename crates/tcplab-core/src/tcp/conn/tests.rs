@@ -907,3 +907,6 @@ mod segment_checks;
 
 #[path = "tests_linux24.rs"]
 mod linux24;
+
+#[path = "tests_dsack.rs"]
+mod dsack_undo;
