@@ -148,11 +148,12 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
         // tcp_cwnd_down, tcp_complete_cwr); tcp_moderate_cwnd with tcp_max_burst = 3 where
         // tcp_fastretrans_alert calls it (tcp_try_to_open, the Loss state); RFC 2861 as 2.4
         // runs it (tcp_output.c tcp_cwnd_restart after an idle RTO; tcp.h tcp_cwnd_validate
-        // and tcp_input.c tcp_cwnd_application_limited). The same functions in 2.4.20. MODEL,
-        // not modelled: D-SACK and the undo it and timestamps enable (so tcp_undo_cwr's
-        // moderation and the Reno-only hold at high_seq in tcp_try_undo_recovery), the ato
-        // adaptation, adaptive dupthresh, route metrics. 2.6.16's bundle with 2.4's
-        // differences.
+        // and tcp_input.c tcp_cwnd_application_limited); D-SACK (tcp_dsack_set) and the undo
+        // it and timestamps enable (tcp_try_undo_recovery/_partial/_dsack/_loss,
+        // tcp_undo_cwr). The same functions in 2.4.20. MODEL, not modelled: the reordering
+        // estimate undo raises (tcp_update_reordering: adaptive dupthresh), the Reno-only hold
+        // at high_seq in tcp_try_undo_recovery, the ato adaptation, route metrics. 2.6.16's
+        // bundle with 2.4's differences.
         ProfileName::Linux2418 => TcpSpec {
             profile: Some(p),
             cc: Some(CcName::NewReno),
@@ -173,6 +174,9 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             // RFC 2861: tcp_cwnd_restart after an idle RTO; tcp_cwnd_application_limited.
             cwnd_idle_restart: Some(true),
             cwnd_app_limited_decay: Some(true),
+            // RFC 2883 D-SACK (sysctl_tcp_dsack = 1) and the undo of needless reductions.
+            dsack: Some(true),
+            undo: Some(true),
             // 2.4's tcp_cong_avoid counts ACKs in snd_cwnd_cnt and adds one segment per cwnd
             // of them: SMSS²/cwnd per ACK exactly, never rounded up to a byte.
             newreno: crate::tcp::cc::reno::NewRenoSpec { exact_increase: Some(true), ..Default::default() },
