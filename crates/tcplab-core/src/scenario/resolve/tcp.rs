@@ -68,9 +68,6 @@ impl TcpSettings {
         if self.dupthresh == 0 {
             return err(g("dupthresh"), "must be at least 1");
         }
-        if self.undo && !self.sack && !self.timestamps {
-            return err(g("undo"), "needs sack or timestamps: without D-SACKs or echoed timestamps no retransmission can be shown needless (set undo = false)");
-        }
         if !(10..=100_000).contains(&self.hz) {
             return err(g("hz"), format!("{} is out of range (10..=100000)", self.hz));
         }
@@ -270,6 +267,11 @@ pub fn resolve_tcp(defaults: &TcpSpec, flow: &TcpSpec, path: &str) -> Res<Resolv
         settings.ecn = true;
     }
     settings.check(path)?;
+    // `undo` set in a table (not by the profile) with neither SACK nor timestamps can never
+    // act: refused. The profile's over both turned off is inert, as 2.4's is.
+    if settings.undo && !settings.sack && !settings.timestamps && [defaults, flow].iter().any(|l| l.undo == Some(true)) {
+        return err(format!("{path}.undo"), "needs sack or timestamps: without D-SACKs or echoed timestamps no retransmission can be shown needless (set undo = false)");
+    }
     cc.check(path, &settings.cc_context())?;
     let variant = variant.select(path, settings.mss, settings.nagle)?;
     Ok(ResolvedTcp { profile, settings, cc: cc.select(), variant })

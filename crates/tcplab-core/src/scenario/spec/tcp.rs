@@ -464,8 +464,8 @@ crate::tcp::cc::registry::with_controllers!(tcp_table {
         /// retransmission of a recovery or timeout, or an ACK echoes a timestamp older than
         /// its first retransmission, ssthresh returns to max(ssthresh, ¾ cwnd) as it was before
         /// the reduction and cwnd rises to twice the reduced ssthresh, moderated to in-flight +
-        /// `moderate_cwnd` (3 if 0) segments; needs `sack` or `timestamps` (default false; true
-        /// in linux-2.4.18).
+        /// `moderate_cwnd` (3 if 0) segments; set with neither `sack` nor `timestamps` it is
+        /// refused (default false; true in linux-2.4.18).
         undo: bool = d.undo,
         /// Duplicate-ACK threshold, at least 1 (default 3).
         dupthresh: u32 = d.dupthresh,
