@@ -98,7 +98,8 @@ pub struct TcpHeader {
     pub timestamps: Option<(u32, u32)>,
     /// Number of SACK blocks carried.
     pub(crate) sack_len: u8,
-    /// SACK blocks `[start, end)` as offsets above `ack`: use `set_sack_blocks`/`sack_blocks`.
+    /// SACK blocks `[start, end)` as signed 32-bit offsets from `ack` (negative only for an
+    /// RFC 2883 D-SACK block below it): use `set_sack_blocks`/`sack_blocks`.
     pub(crate) sack: [(u32, u32); MAX_SACK_BLOCKS],
     /// True for a retransmission (model bookkeeping; not a header field).
     pub retransmit: bool,
@@ -128,7 +129,8 @@ impl TcpHeader {
     /// The SACK blocks carried, `[start, end)` in unwrapped sequence numbers.
     pub fn sack_blocks(&self) -> impl ExactSizeIterator<Item = (u64, u64)> + '_ {
         let base = self.ack;
-        self.sack[..self.sack_len as usize].iter().map(move |&(a, b)| (base + a as u64, base + b as u64))
+        let at = move |o: u32| base.wrapping_add(o as i32 as i64 as u64);
+        self.sack[..self.sack_len as usize].iter().map(move |&(a, b)| (at(a), at(b)))
     }
 
     /// Move the cumulative ACK to `ack`, keeping the SACK blocks at their sequence numbers
@@ -152,13 +154,14 @@ impl TcpHeader {
     }
 
     /// Carry these SACK blocks (at most `MAX_SACK_BLOCKS`; set `ack` first). A receiver
-    /// reports only data above its cumulative ACK and inside its window (< 2³⁰ bytes with
-    /// window scaling), so each block is stored as two 32-bit offsets above `ack`, which keeps
-    /// every packet small.
+    /// reports data above its cumulative ACK and inside its window (< 2³⁰ bytes with window
+    /// scaling), and with RFC 2883 a duplicate as the first block, which may lie below the ACK
+    /// (within a window of it), so each block is stored as two signed 32-bit offsets from
+    /// `ack`, which keeps every packet small.
     pub fn set_sack_blocks(&mut self, blocks: &[(u64, u64)]) {
         assert!(blocks.len() <= MAX_SACK_BLOCKS, "at most {MAX_SACK_BLOCKS} SACK blocks");
         let ack = self.ack;
-        let off = |x: u64| u32::try_from(x.checked_sub(ack).expect("SACK block above the cumulative ACK")).expect("SACK block within 4 GiB of the ACK");
+        let off = |x: u64| i32::try_from(x as i64 - ack as i64).expect("SACK block within 2 GiB of the ACK") as u32;
         for (slot, &(a, b)) in self.sack.iter_mut().zip(blocks) {
             *slot = (off(a), off(b));
         }

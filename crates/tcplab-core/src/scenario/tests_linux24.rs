@@ -115,3 +115,26 @@ fn the_profile_through_a_short_host_queue_loses_nothing_and_repeats_itself() {
     a["events"].take();
     assert_ne!(a["flows"], s["flows"]);
 }
+
+#[test]
+fn d_sack_and_undo_are_on_in_linux_2_4_18_only_and_a_set_undo_needs_sack_or_timestamps() {
+    let c = config("");
+    assert!(!c.dsack && !c.undo);
+    for p in ["rfc", "linux-2.6.16", "linux-modern", "freebsd-3.2"] {
+        let c = config(&format!("profile = \"{p}\""));
+        assert!(!c.dsack && !c.undo, "{p}");
+    }
+    let c = config("profile = \"linux-2.4.18\"");
+    assert!(c.dsack && c.undo, "on in linux-2.4.18");
+    let c = config("profile = \"linux-2.4.18\"\ndsack = false\nundo = false");
+    assert!(!c.dsack && !c.undo, "each a key of its own, over the profile");
+    let c = config("dsack = true\nundo = true\nsack = false\ntimestamps = true");
+    assert!(c.dsack && c.undo, "D-SACK is inert without SACK (as 2.4's sysctl); undo has the timestamps");
+    let e = error_of(&host_bound("undo = true\nsack = false\ntimestamps = false", 1));
+    assert!(e.contains("defaults.tcp.undo") && e.contains("needs sack or timestamps"), "{e}");
+    // The profile's undo over SACK and timestamps turned off is not refused (it cannot act).
+    let c = config("profile = \"linux-2.4.18\"\nsack = false\ntimestamps = false");
+    assert!(c.undo && !c.sack && !c.timestamps);
+    let e = error_of(&host_bound("dsack = \"on\"", 1));
+    assert!(e.contains("defaults.tcp.dsack"), "{e}");
+}

@@ -196,6 +196,17 @@ pub struct TcpConfig {
     /// How a reduction that is not a loss (ECN-Echo, the local queue's refusal) cuts the
     /// window (default `AtOnce`).
     pub cwr_reduction: CwrReduction,
+    /// RFC 2883 D-SACK as Linux 2.4 sends it (2.4.17–2.4.20 `tcp_input.c` `tcp_dsack_set`,
+    /// `tcp_dsack_extend`, `tcp_send_dupack`), default false: a data segment wholly or partly
+    /// below RCV.NXT, or a copy of out-of-order data already held, is reported as the first
+    /// SACK block of the next segment, sent at once. Only with SACK negotiated (see
+    /// `conn::dsack`). Every sender recognises a D-SACK block whatever this says.
+    pub dsack: bool,
+    /// Linux 2.4's undo of a window reduction found needless (2.4.17–2.4.20 `tcp_input.c`
+    /// `tcp_try_undo_recovery`/`_partial`/`_dsack`/`_loss`, `tcp_undo_cwr`), default false:
+    /// by D-SACKs covering every retransmission of the episode, or by an echoed timestamp
+    /// older than its first retransmission (see `conn::undo`).
+    pub undo: bool,
 }
 
 /// How the window comes down on ECN-Echo or a local refusal (`conn::cwr`).
@@ -267,6 +278,8 @@ impl Default for TcpConfig {
             cwnd_idle_restart: false,
             cwnd_app_limited_decay: false,
             cwr_reduction: CwrReduction::AtOnce,
+            dsack: false,
+            undo: false,
         }
     }
 }

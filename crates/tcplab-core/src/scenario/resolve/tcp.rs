@@ -177,11 +177,12 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
         // tcp_cwnd_down, tcp_complete_cwr); tcp_moderate_cwnd with tcp_max_burst = 3 where
         // tcp_fastretrans_alert calls it (tcp_try_to_open, the Loss state); RFC 2861 as 2.4
         // runs it (tcp_output.c tcp_cwnd_restart after an idle RTO; tcp.h tcp_cwnd_validate
-        // and tcp_input.c tcp_cwnd_application_limited). The same functions in 2.4.20. MODEL,
-        // not modelled: D-SACK and the undo it and timestamps enable (so tcp_undo_cwr's
-        // moderation and the Reno-only hold at high_seq in tcp_try_undo_recovery), the ato
-        // adaptation, adaptive dupthresh, route metrics. 2.6.16's bundle with 2.4's
-        // differences.
+        // and tcp_input.c tcp_cwnd_application_limited); D-SACK (tcp_dsack_set) and the undo
+        // it and timestamps enable (tcp_try_undo_recovery/_partial/_dsack/_loss,
+        // tcp_undo_cwr). The same functions in 2.4.20. MODEL, not modelled: the reordering
+        // estimate undo raises (tcp_update_reordering: adaptive dupthresh), the Reno-only hold
+        // at high_seq in tcp_try_undo_recovery, the ato adaptation, route metrics. 2.6.16's
+        // bundle with 2.4's differences.
         ProfileName::Linux2418 => TcpSpec {
             profile: Some(p),
             cc: Some(CcName::NewReno),
@@ -202,6 +203,9 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             // RFC 2861: tcp_cwnd_restart after an idle RTO; tcp_cwnd_application_limited.
             cwnd_idle_restart: Some(true),
             cwnd_app_limited_decay: Some(true),
+            // RFC 2883 D-SACK (sysctl_tcp_dsack = 1) and the undo of needless reductions.
+            dsack: Some(true),
+            undo: Some(true),
             // 2.4's tcp_cong_avoid counts ACKs in snd_cwnd_cnt and adds one segment per cwnd
             // of them: SMSS²/cwnd per ACK exactly, never rounded up to a byte.
             newreno: crate::tcp::cc::reno::NewRenoSpec { exact_increase: Some(true), ..Default::default() },
@@ -340,6 +344,11 @@ pub fn resolve_tcp(defaults: &TcpSpec, flow: &TcpSpec, path: &str) -> Res<Resolv
     if settings.timer_grid == TimerGridName::Hz {
         apply_hz_grid(&mut settings, &layers, path)?;
     }
+    // `undo` set in a table (not by the profile) with neither SACK nor timestamps can never
+    // act: refused. The profile's over both turned off is inert, as 2.4's is.
+    if settings.undo && !settings.sack && !settings.timestamps && [defaults, flow].iter().any(|l| l.undo == Some(true)) {
+        return err(format!("{path}.undo"), "needs sack or timestamps: without D-SACKs or echoed timestamps no retransmission can be shown needless (set undo = false)");
+    }
     cc.check(path, &settings.cc_context())?;
     let variant = variant.select(path, settings.mss, settings.nagle)?;
     let cc = cc.select();
@@ -357,7 +366,7 @@ impl ResolvedTcp {
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
             limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, timer_grid, rto_slop, round_buffers_to_mss, window_update_on_read, dupthresh, recovery, abc_limit: _, ts_tick, hz,
             ip_version,
-            local_congestion, cwr_reduction, moderate_cwnd, cwnd_idle_restart, cwnd_app_limited_decay,
+            local_congestion, cwr_reduction, moderate_cwnd, cwnd_idle_restart, cwnd_app_limited_decay, dsack, undo,
         } = self.settings;
         TcpConfig {
             mss,
@@ -442,6 +451,8 @@ impl ResolvedTcp {
                 CwrReductionName::AtOnce => CwrReduction::AtOnce,
                 CwrReductionName::RateHalving => CwrReduction::RateHalving,
             },
+            dsack,
+            undo,
         }
     }
 }

@@ -101,6 +101,8 @@ fn every_setting_changed() -> TcpSettings {
         moderate_cwnd: 2,
         cwnd_idle_restart: true,
         cwnd_app_limited_decay: true,
+        dsack: true,
+        undo: true,
     }
 }
 

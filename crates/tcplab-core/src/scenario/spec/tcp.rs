@@ -484,6 +484,19 @@ crate::tcp::cc::registry::with_controllers!(tcp_table {
         /// 2). It shrinks the window; `cwnd_validation` (RFC 7661) only stops its growth
         /// (default false; true in linux-2.4.18).
         cwnd_app_limited_decay: bool = d.cwnd_app_limited_decay,
+        /// RFC 2883 D-SACK as Linux 2.4 sends it: a data segment wholly or partly below the
+        /// cumulative ACK, or a copy of out-of-order data already held, is reported as the
+        /// first SACK block of the ACK sent at once (`tcp_dsack_set`); nothing without SACK
+        /// (default false; true in linux-2.4.18).
+        dsack: bool = d.dsack,
+        /// Linux 2.4's undo of a needless window reduction (`tcp_try_undo_recovery`,
+        /// `_partial`, `_dsack`, `_loss`, `tcp_undo_cwr`): when D-SACKs cover every
+        /// retransmission of a recovery or timeout, or an ACK echoes a timestamp older than
+        /// its first retransmission, ssthresh returns to max(ssthresh, ¾ cwnd) as it was before
+        /// the reduction and cwnd rises to twice the reduced ssthresh, moderated to in-flight +
+        /// `moderate_cwnd` (3 if 0) segments; set with neither `sack` nor `timestamps` it is
+        /// refused (default false; true in linux-2.4.18).
+        undo: bool = d.undo,
         /// Duplicate-ACK threshold, at least 1 (default 3).
         dupthresh: u32 = d.dupthresh,
         /// Recovery procedure (default `"auto"`).

@@ -60,8 +60,11 @@ impl Connection {
         // SACKed bytes before this ACK's blocks: what it newly delivers is counted against it.
         let sacked_before = self.sb.sacked().bytes();
         let mut sack_news = false;
+        let undo_pre = self.cfg.undo.then(|| self.undo_pre());
         if self.sack_ok {
-            for (s, e) in seg.sack_blocks() {
+            // A D-SACK first block reports a duplicate, never SACKed data (`dsack`).
+            let skip = self.dsack_received(seg) as usize;
+            for (s, e) in seg.sack_blocks().skip(skip) {
                 let s = s.max(self.snd_una);
                 if e > s && e <= self.snd_max && self.sb.insert(s, e) > 0 {
                     sack_news = true;
@@ -92,6 +95,9 @@ impl Connection {
             }
         }
         self.ecn_on_echo(now, seg);
+        if let Some(u) = undo_pre {
+            self.undo_after_ack(now, seg, u, out);
+        }
         if let Some(pre) = pre {
             self.after_ack(now, seg, pre);
         }

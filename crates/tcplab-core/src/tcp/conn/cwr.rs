@@ -21,7 +21,8 @@
 //! - a loss found in CWR starts Recovery from the window as it is, without a second reduction
 //!   of ssthresh (step F: `tcp_recalc_ssthresh` only when `ca_state < TCP_CA_CWR`); a timeout
 //!   ends CWR (`tcp_enter_loss`). MODEL: the timeout's ssthresh is the controller's, where
-//!   2.4's `tcp_enter_loss` keeps a CWR's ssthresh; undo is not modelled.
+//!   2.4's `tcp_enter_loss` keeps a CWR's ssthresh; a reduction begun in CWR is undone without
+//!   restoring ssthresh (`undo`: no `prior_ssthresh`).
 
 use crate::tcp::cc::{CongestionControl, CongestionEvent};
 use crate::tcp::config::CwrReduction;

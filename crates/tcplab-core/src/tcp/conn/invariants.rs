@@ -20,6 +20,12 @@
 //! - inside recovery the window grows by at most one SMSS per ACK (NewReno's inflation and
 //!   partial-ACK rule), never under rate-halving or RFC 6675;
 //! - an input from outside the ACK path (`feed_controller`) never grows the window;
+//! - an undo (`tcp.undo`, `tcp_undo_cwr`) is the one rule that may raise the window past
+//!   these bounds: to at most the larger of the window before the call (plus the growth the
+//!   ACK allowed) and twice ssthresh before it, and ssthresh to at most the episode's
+//!   `prior_ssthresh`; the growth and recovery-window checks give way to it on that call;
+//! - SACK blocks above the cumulative ACK, except a D-SACK first block (RFC 2883, `tcp.dsack`)
+//!   below it or inside the second block;
 //! - new data never goes beyond the peer's window (SND.UNA + SND.WND);
 //! - the RTO between its floor and its ceiling.
 
@@ -49,6 +55,9 @@ pub(super) struct Before {
     out_len: usize,
     /// The call hands the controller an input (`feed_controller`): it must not grow the window.
     pub(super) input: bool,
+    /// Undos so far, and the undo's `prior_ssthresh` (`undo`).
+    undos: u64,
+    prior_ssthresh: u64,
 }
 
 impl Connection {
@@ -72,6 +81,8 @@ impl Connection {
             rcv_adv: self.rcv_adv,
             handshake: matches!(self.state, super::State::SynSent | super::State::SynReceived),
             input: false,
+            undos: self.stats.undos,
+            prior_ssthresh: self.undo.prior_ssthresh,
         }
     }
 
@@ -142,15 +153,34 @@ impl Connection {
             if s.ack + s.window < b.rcv_adv.min(s.ack + self.cfg.rcvbuf) {
                 return Err(format!("an advertised window ending at {} below the earlier right edge {}", s.ack + s.window, b.rcv_adv));
             }
-            for (l, r) in s.sack_blocks() {
+            let second = s.sack_blocks().nth(1);
+            for (i, (l, r)) in s.sack_blocks().enumerate() {
+                // RFC 2883: a D-SACK first block reports a duplicate below the ACK or inside the
+                // out-of-order block after it.
+                let dsack = i == 0 && self.cfg.dsack && r > l && (r <= s.ack || second.is_some_and(|(a, b)| a <= l && r <= b));
+                if dsack {
+                    continue;
+                }
                 if l <= s.ack || r <= l || r > self.rcv_adv.max(s.ack + s.window) {
                     return Err(format!("SACK block {l}..{r} with ACK {} and right edge {}", s.ack, self.rcv_adv));
                 }
             }
         }
+        // An undo: its own bound, in place of the growth and recovery-window checks.
+        let undone = self.stats.undos > b.undos;
+        if undone {
+            let grown = self.inv_sample.as_ref().map_or(0, |a| b.cc.growth_bound(a));
+            let most = (b.cwnd.max(cwnd0) + grown).max(b.cc.ssthresh().saturating_mul(2));
+            if self.cwnd() > most {
+                return Err(format!("an undo raised the window to {}, above {most} (the window before, or twice ssthresh {})", self.cwnd(), b.cc.ssthresh()));
+            }
+            if self.cc.ssthresh() > b.cc.ssthresh().max(b.prior_ssthresh) {
+                return Err(format!("an undo raised ssthresh to {}, above the prior ssthresh {}", self.cc.ssthresh(), b.prior_ssthresh));
+            }
+        }
         // Growth on an ACK of new data outside recovery: the controller's bound.
         if let Some(a) = &self.inv_sample {
-            if !timeout && !entered && cwnd1 > cwnd0 {
+            if !timeout && !entered && !undone && cwnd1 > cwnd0 {
                 let bound = b.cc.growth_bound(a);
                 if cwnd1 - cwnd0 > bound {
                     return Err(format!("{} grew the window by {} bytes on an ACK that delivered {} (bound {bound})", self.cc.name(), cwnd1 - cwnd0, a.delivered));
@@ -200,7 +230,7 @@ impl Connection {
             (Some(Recovery::NewReno { cwnd: w0, .. }), Some(Recovery::NewReno { cwnd: w1, .. })) if !entered && w1 > w0 + mss => {
                 return Err(format!("NewReno recovery grew its window from {w0} to {w1}, more than one SMSS on one ACK"));
             }
-            (Some(Recovery::RateHalving { cwnd: w0, .. }), Some(Recovery::RateHalving { cwnd: w1, .. })) if !entered && w1 > w0 => {
+            (Some(Recovery::RateHalving { cwnd: w0, .. }), Some(Recovery::RateHalving { cwnd: w1, .. })) if !entered && !undone && w1 > w0 => {
                 return Err(format!("rate-halving grew its window from {w0} to {w1}"));
             }
             (Some(Recovery::Prr { .. }), Some(Recovery::Prr { cwnd: w1, prior_cwnd, .. }))
@@ -216,7 +246,7 @@ impl Connection {
             }
             // An ECN-Echo on the ACK that ends recovery enters CWR at once (Linux: tcp_try_to_open
             // → tcp_enter_cwr), from the window recovery left: at most the ssthresh it had.
-            (Some(_), None) if !timeout && cwnd1 > b.cc.ssthresh().max(mss) => {
+            (Some(_), None) if !timeout && !undone && cwnd1 > b.cc.ssthresh().max(mss) => {
                 return Err(format!("leaving recovery into CWR left a window of {cwnd1} above the ssthresh of the recovery, {}", b.cc.ssthresh()));
             }
             _ => {}

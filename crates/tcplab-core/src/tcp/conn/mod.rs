@@ -25,6 +25,7 @@ use handshake::{initial_rcv_ssthresh, initial_window, payload_room, wscale_for};
 mod ack;
 mod cc_window;
 mod cwr;
+mod dsack;
 mod ecn;
 mod handshake;
 mod input;
@@ -37,6 +38,7 @@ mod recovery;
 mod rfc2861;
 mod send;
 mod types;
+mod undo;
 
 pub use types::{Output, State, TcpEvent, TcpEventKind};
 
@@ -80,6 +82,10 @@ pub struct ConnStats {
     pub local_refusals: u64,
     /// Window reductions for such refusals (Linux `tcp_enter_cwr`).
     pub local_reductions: u64,
+    /// ACKs whose first SACK block was a D-SACK (RFC 2883; send side).
+    pub dsacks_received: u64,
+    /// Window reductions undone (`tcp.undo`; send side).
+    pub undos: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -160,6 +166,10 @@ pub struct Connection {
     cwr: Option<cwr::Cwr>,
     /// RFC 2861's clocks and counters (`cwnd_idle_restart`, `cwnd_app_limited_decay`).
     rfc2861: rfc2861::Rfc2861,
+    /// The D-SACK block the next segment reports first (`tcp.dsack`; receive side).
+    dsack: Option<(u64, u64)>,
+    /// Linux 2.4's undo state (`tcp.undo`; send side).
+    undo: undo::Undo,
     /// The stream the randomised RTO draws from (`seed_rto`; used only with
     /// `rto.randomize` > 0).
     rto_rng: Rng,
@@ -236,6 +246,8 @@ impl Connection {
             ecn: ecn::EcnState::default(),
             cwr: None,
             rfc2861: rfc2861::Rfc2861::default(),
+            dsack: None,
+            undo: undo::Undo::default(),
             rto_rng: Rng::from_seed(0),
             clock_phase: SimDuration::ZERO,
             stats: ConnStats::default(),

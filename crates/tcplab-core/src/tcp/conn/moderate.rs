@@ -11,15 +11,15 @@
 //!   `tcp_cwnd_down` (`cwr`);
 //! - in Recovery: `tcp_cwnd_down` (`Recovery::RateHalving`, with the ACK in `ack`/`recovery`);
 //! - in Loss (a timeout's repair), while it lasts: `tcp_moderate_cwnd` (step F, whenever
-//!   `tcp_try_undo_loss` fails — always here, undo not being modelled);
+//!   `tcp_try_undo_loss` fails — always without `tcp.undo`; see `undo`);
 //! - in Open or Disorder, and on the ACK that ends Recovery, Loss or CWR (the state is Open
 //!   again by then), unless it starts a recovery: `tcp_try_to_open` → `tcp_moderate_cwnd`.
 //!
 //! `tcp_moderate_cwnd`: cwnd = min(cwnd, packets in flight + `tcp_max_burst`), 3 segments in
 //! 2.4 (`tcp.moderate_cwnd`): a stretch ACK, or one that fills a hole under SACKed data, lets at
-//! most that many new segments out at once. Its other callers are not modelled: `tcp_undo_cwr`
-//! (no undo here) and the hold of a Reno (SACK-less) recovery at `high_seq` in
-//! `tcp_try_undo_recovery` (SACK-less recovery here is NewReno's, not Linux's).
+//! most that many new segments out at once. `tcp_undo_cwr` moderates too (`undo`); the hold of
+//! a Reno (SACK-less) recovery at `high_seq` in `tcp_try_undo_recovery` is not modelled
+//! (SACK-less recovery here is NewReno's, not Linux's).
 //! In flight is the sender's own count (`Connection::inflight`: the RFC 6675 pipe with SACK,
 //! SND.NXT − SND.UNA without).
 //!

@@ -21,9 +21,13 @@ impl Connection {
         }
         let window_end = self.rcv_nxt + self.rcv_window();
         let mut immediate = false;
+        if seg.len > 0 && self.dsack.is_some() {
+            self.dsack = None; // tcp_data_queue: a new data segment forgets an unsent D-SACK.
+        }
         if seg.len > 0 {
             if e <= self.rcv_nxt {
                 immediate = true; // Entirely old: a duplicate, ACK at once (RFC 5681 §4.2).
+                self.dsack_set(s, e);
             } else if s >= window_end && s > self.rcv_nxt {
                 immediate = true; // Beyond the window: drop, ACK with the current window.
             } else {
@@ -32,6 +36,17 @@ impl Connection {
                 if s <= self.rcv_nxt {
                     let had_ooo = !self.ooo.is_empty();
                     let old = self.rcv_nxt;
+                    if self.cfg.dsack {
+                        // Partly old (2.4 also enters quick-ACK mode: ACK at once), or running
+                        // into held out-of-order data (tcp_ofo_queue).
+                        if s < old {
+                            self.dsack_set(s, old);
+                            immediate |= self.dsack.is_some();
+                        }
+                        if let Some((a, b)) = self.ooo.first().filter(|&(a, _)| a < e) {
+                            self.dsack_extend(a, b.min(e));
+                        }
+                    }
                     self.rcv_nxt = e;
                     while let Some(end) = self.ooo.pop_front_if_starts_at(self.rcv_nxt) {
                         self.rcv_nxt = self.rcv_nxt.max(end);
@@ -47,6 +62,11 @@ impl Connection {
                         immediate = true; // Filled (part of) a hole: ACK at once.
                     }
                 } else {
+                    if self.cfg.dsack {
+                        if let Some((a, b)) = self.held_overlap(s, e) {
+                            self.dsack_set(a, b); // A copy of held out-of-order data.
+                        }
+                    }
                     let added = self.ooo.insert(s, e);
                     // Linux 4.20+ tcp_data_queue_ofo: a queued out-of-order segment grows the
                     // window too, on SACK connections only (commit 4e4f1fc22681, v3.11, and
@@ -172,19 +192,27 @@ impl Connection {
         !matches!(self.state, State::Closed | State::Listen | State::SynSent)
     }
 
-    pub(super) fn sack_blocks(&self, h: &mut TcpHeader) {
-        if !self.sack_ok || self.ooo.is_empty() {
+    /// The SACK blocks of an outgoing segment: a D-SACK first if one is due (`dsack`), then
+    /// the out-of-order blocks most recently changed first; 3 in all with timestamps, else 4.
+    pub(super) fn sack_blocks(&mut self, h: &mut TcpHeader) {
+        let dsack = self.take_dsack();
+        if !self.sack_ok || (self.ooo.is_empty() && dsack.is_none()) {
             return;
         }
         let max = if self.ts_ok { 3 } else { MAX_SACK_BLOCKS };
         let mut blocks = [(0u64, 0u64); MAX_SACK_BLOCKS];
         let mut n = 0;
+        if let Some(d) = dsack {
+            blocks[0] = d;
+            n = 1;
+        }
+        let first_ooo = n;
         for start in self.sack_recent.iter() {
             if n == max {
                 break;
             }
             if let Some(r) = self.ooo.range_containing(start) {
-                if !blocks[..n].contains(&r) {
+                if !blocks[first_ooo..n].contains(&r) {
                     blocks[n] = r;
                     n += 1;
                 }

@@ -81,6 +81,7 @@ impl Connection {
     /// restarted. Returns the first sequence number to retransmit.
     fn enter_recovery(&mut self, now: SimTime, out: &mut Output) -> u64 {
         let inflight = self.outstanding();
+        self.undo_enter_recovery();
         self.recover = self.snd_max;
         self.ecn_reduced();
         // From CWR (`cwr`) the reduction is made already: Linux 2.4 recalculates ssthresh only
@@ -186,6 +187,7 @@ impl Connection {
         if self.snd_una == self.snd_max {
             return None;
         }
+        self.undo_enter_loss();
         self.backoffs += 1;
         self.stats.timeouts += 1;
         out.events.push(TcpEvent { kind: TcpEventKind::Timeout, seq: self.snd_una });

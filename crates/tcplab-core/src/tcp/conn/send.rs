@@ -360,6 +360,9 @@ impl Connection {
                 h.flags |= flags::FIN;
                 h.retransmit = true;
                 self.stats.retransmits += 1;
+                if self.cfg.undo {
+                    self.undo_note_retransmit(now);
+                }
                 out.events.push(TcpEvent { kind: TcpEventKind::Retransmit, seq: self.stream_end });
                 out.segments.push(h);
                 self.snd_nxt = self.snd_max;
@@ -393,6 +396,9 @@ impl Connection {
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len;
         self.stats.retransmits += 1;
+        if self.cfg.undo {
+            self.undo_note_retransmit(now);
+        }
         out.events.push(TcpEvent { kind: TcpEventKind::Retransmit, seq: s });
         out.segments.push(h);
         if e > self.sb.high_rxt() {

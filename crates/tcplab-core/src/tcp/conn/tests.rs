@@ -914,3 +914,5 @@ mod input;
 
 #[path = "tests_bsd410.rs"]
 mod bsd410;
+#[path = "tests_dsack.rs"]
+mod dsack_undo;

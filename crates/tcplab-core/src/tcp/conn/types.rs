@@ -43,11 +43,13 @@ pub enum TcpEventKind {
     Retransmit = 3,
     /// A duplicate ACK arrived.
     DupAck = 4,
+    /// A window reduction was undone (Linux 2.4 `tcp_undo_cwr`: `conn::undo`).
+    Undo = 5,
 }
 
 impl TcpEventKind {
     /// Every kind, in code order.
-    pub const ALL: [TcpEventKind; 5] = [Self::FastRetransmit, Self::Timeout, Self::RecoveryExit, Self::Retransmit, Self::DupAck];
+    pub const ALL: [TcpEventKind; 6] = [Self::FastRetransmit, Self::Timeout, Self::RecoveryExit, Self::Retransmit, Self::DupAck, Self::Undo];
 
     /// Name used in traces.
     pub fn name(self) -> &'static str {
@@ -57,6 +59,7 @@ impl TcpEventKind {
             Self::RecoveryExit => "recovery_exit",
             Self::Retransmit => "retransmit",
             Self::DupAck => "dupack",
+            Self::Undo => "undo",
         }
     }
 }
