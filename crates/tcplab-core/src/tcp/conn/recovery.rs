@@ -47,9 +47,13 @@ impl Connection {
                     return None; // Still repairing after a timeout: no fast retransmit (Linux Loss state).
                 }
                 let trigger = if self.recovery_kind == RecoveryKind::LinuxSack && self.sack_ok {
-                    // tcp_time_to_recover: dupACKs, or FACK: SACKed data more than `reordering`
-                    // segments above snd_una.
-                    self.dupacks >= self.cfg.dupthresh || self.sb.fack_lost_below(self.snd_una, self.loss_rule()) > self.snd_una
+                    // tcp_time_to_recover (2.4.17 and 2.6.16 alike): with SACK it counts no
+                    // duplicate ACKs, only `fackets_out > reordering` — SACKed data more than
+                    // DupThresh segments above snd_una. A duplicate ACK that SACKs nothing new
+                    // (one for a segment that arrived twice, a D-SACK) cannot start a recovery.
+                    // Not modelled: its Trick #3 (a window of at most DupThresh segments) and
+                    // `tcp_head_timedout`.
+                    self.sb.fack_lost_below(self.snd_una, self.loss_rule()) > self.snd_una
                 } else if self.use_sack() {
                     self.dupacks >= self.cfg.dupthresh || self.lost_below() > self.snd_una
                 } else {

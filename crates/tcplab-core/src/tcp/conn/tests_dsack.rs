@@ -311,3 +311,32 @@ fn dsack_blocks_alone_change_no_sender_decision() {
     assert!(!with.is_empty());
     assert_eq!(with, sent(false));
 }
+
+#[test]
+fn with_sack_linux_starts_a_recovery_on_sacked_data_not_on_counted_duplicates() {
+    // tcp_time_to_recover: `fackets_out > reordering`. Duplicates that SACK nothing new (a
+    // D-SACK of a segment that arrived twice, or no block at all) start nothing, however many.
+    for blocks in [vec![], vec![(1, 1_001)]] {
+        let mut w = sender_with_room(0);
+        let una = w.a.snd_una;
+        for _ in 0..6 {
+            let h = ack_from_b(&w, una, &blocks);
+            w.a.on_segment(w.now, &h, &mut w.out);
+        }
+        assert!(w.a.recovery.is_none(), "six duplicates with blocks {blocks:?} started a recovery");
+        assert_eq!(w.a.stats.fast_retransmits, 0);
+    }
+    // One segment missing and SACKed data up to three segments above snd_una (fackets_out 3)
+    // is not yet enough; up to four (the classic three duplicates, each SACKing one) is.
+    let mut w = sender_with_room(0);
+    let una = w.a.snd_una;
+    for top in [2, 3, 3] {
+        let h = ack_from_b(&w, una, &[(una + 1_000, una + top * 1_000)]);
+        w.a.on_segment(w.now, &h, &mut w.out);
+        assert!(w.a.recovery.is_none(), "fackets_out {top} ≤ 3");
+    }
+    let h = ack_from_b(&w, una, &[(una + 1_000, una + 4_000)]);
+    w.a.on_segment(w.now, &h, &mut w.out);
+    assert!(w.a.recovery.is_some(), "fackets_out 4 > 3 starts fast recovery");
+    assert_eq!(w.a.stats.fast_retransmits, 1);
+}
