@@ -68,8 +68,9 @@ impl TcpSettings {
         if self.dupthresh == 0 {
             return err(g("dupthresh"), "must be at least 1");
         }
-        if !(10..=100_000).contains(&self.hz) {
-            return err(g("hz"), format!("{} is out of range (10..=100000)", self.hz));
+        if !(10..=MAX_HZ).contains(&self.hz) {
+            let why = if self.hz > MAX_HZ { ": a tick below 1 ns (the clock resolves 1 ps; 10^9 is the most HZ taken)" } else { "" };
+            return err(g("hz"), format!("{} is out of range (10..=1000000000){why}", self.hz));
         }
         let (rto_min, rto_max) = (self.rto_min.0, self.rto_max.0);
         if rto_min > rto_max {
@@ -98,6 +99,10 @@ impl TcpSettings {
         Ok(())
     }
 }
+
+/// The highest `tcp.hz`: a tick of 1 ns (the host clock, `tcp::HostClock`, rounds the tick to
+/// whole picoseconds, so up to here the tick is exact to 0.05 %).
+pub const MAX_HZ: u32 = 1_000_000_000;
 
 /// The settings a profile brings (applied over the built-ins, before `defaults.tcp`).
 pub fn profile_tcp(p: ProfileName) -> TcpSpec {
@@ -255,7 +260,7 @@ pub fn resolve_tcp(defaults: &TcpSpec, flow: &TcpSpec, path: &str) -> Res<Resolv
     for layer in layers {
         settings.overlay(layer);
         cc.overlay(layer);
-        variant.overlay(layer.variant, &layer.ahtcp);
+        variant.overlay(layer.variant, &layer.ahtcp, &layer.imtcp);
     }
     // A controller that needs ECN (DCTCP) turns it on unless a layer said otherwise (which
     // its check refuses).
@@ -264,7 +269,7 @@ pub fn resolve_tcp(defaults: &TcpSpec, flow: &TcpSpec, path: &str) -> Res<Resolv
     }
     settings.check(path)?;
     cc.check(path, &settings.cc_context())?;
-    let variant = variant.select(path, settings.mss, settings.nagle)?;
+    let variant = variant.select(path, settings.mss, settings.nagle, settings.delack_segments)?;
     Ok(ResolvedTcp { profile, settings, cc: cc.select(), variant })
 }
 
@@ -276,7 +281,7 @@ impl ResolvedTcp {
             mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
             rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
-            limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, round_buffers_to_mss, window_update_on_read, dupthresh, recovery, abc_limit: _, ts_tick, hz: _,
+            limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, round_buffers_to_mss, window_update_on_read, dupthresh, recovery, abc_limit: _, ts_tick, hz,
             ip_version,
             local_congestion, cwr_reduction, moderate_cwnd, cwnd_idle_restart, cwnd_app_limited_decay,
         } = self.settings;
@@ -346,6 +351,7 @@ impl ResolvedTcp {
             ecn,
             ts_tick: ts_tick.0,
             persist_min: SimDuration::from_millis(200),
+            hz,
             timer_ticks,
             round_buffers_to_mss,
             window_update_on_read,
