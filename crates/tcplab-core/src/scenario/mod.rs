@@ -190,7 +190,8 @@ impl Run {
             codes.into_iter().map(|(c, n)| (c.to_string(), serde_json::Value::from(n))).collect()
         };
         let link_usage = self.sim.observers.usage.describe(&self.sim.fabric.pipes);
-        let mut trace_codes = serde_json::json!({ "events.kind": names(event_codes()), "milestones.kind": names(milestone_codes()) });
+        let flags = crate::tcp::RangeFlag::ALL.iter().map(|f| (*f as u32, f.name())).collect();
+        let mut trace_codes = serde_json::json!({ "events.kind": names(event_codes()), "milestones.kind": names(milestone_codes()), "measurements.flag": names(flags) });
         if let Some(u) = &link_usage {
             trace_codes["link_usage.pipe"] = u.links.iter().map(|l| (l.pipe.to_string(), serde_json::Value::from(l.name.as_str()))).collect::<serde_json::Map<_, _>>().into();
         }
@@ -224,6 +225,9 @@ mod tests_freebsd410;
 #[cfg(test)]
 #[path = "tests_fs_copy.rs"]
 mod tests_fs_copy;
+#[cfg(test)]
+#[path = "tests_imtcp.rs"]
+mod tests_imtcp;
 #[cfg(test)]
 #[path = "tests_imtcp_bg.rs"]
 mod tests_imtcp_bg;

@@ -293,6 +293,11 @@ impl Simulation {
         self.traces.milestones = Some(Default::default());
     }
 
+    /// Turn on the `measurements` trace (a variant's inline measurements).
+    pub fn trace_measurements(&mut self) {
+        self.traces.measurements = Some(Default::default());
+    }
+
     /// Turn on the TCP event trace.
     pub fn trace_events(&mut self) {
         self.traces.events = Some(Default::default());
@@ -499,6 +504,9 @@ impl Simulation {
     /// needs to know, then send what the connection and the application produced.
     #[inline]
     fn after_conn(&mut self, now: SimTime, f: usize, e: usize) {
+        if !self.out.measurements.is_empty() {
+            self.take_measurements(f);
+        }
         let s = Socket::new(f as u32, e as u8);
         let (owner, interest) = self.flows[f].owners[e];
         let peer_fin = std::mem::take(&mut self.out.peer_fin);
@@ -700,6 +708,15 @@ impl Simulation {
             Wake::Fired => self.after_conn(now, f, e),
             Wake::Early => self.resched(f, e),
         }
+    }
+
+    /// Move the measurements flow `f`'s end just produced into their trace (or drop them).
+    #[inline(never)]
+    fn take_measurements(&mut self, f: usize) {
+        if let Some(tr) = self.traces.measurements.as_mut() {
+            observe::record_measurements(tr, f, &self.out.measurements);
+        }
+        self.out.measurements.clear();
     }
 
     #[inline]

@@ -9,8 +9,9 @@ use crate::flow::{Flow, FlowEngine};
 use crate::net::fabric::PipeObserver;
 use crate::net::packet::{Body, End, Packet};
 use crate::net::pipe::{Pipe, PipeId};
+use crate::tcp::Measurement;
 use crate::trace::pcap::{PcapWriter, WireIdentity};
-use crate::trace::{CaptureRow, CwndRow, CwndTrace, QueueRow, ThroughputRow, ThroughputTrace, Traces};
+use crate::trace::{CaptureRow, CwndRow, CwndTrace, MeasurementRow, MeasurementTrace, QueueRow, ThroughputRow, ThroughputTrace, Traces};
 use crate::units::{SimDuration, SimTime};
 
 /// An observation point on one or more pipes: writes pcapng and/or the `capture` trace.
@@ -209,5 +210,21 @@ pub(super) fn sample_throughput(tr: &mut ThroughputTrace, now: SimTime, interval
         let bytes = d - flow.last_sample_bytes;
         flow.last_sample_bytes = d;
         tr.push(ThroughputRow { time_s: now.as_secs_f64(), flow: i as u32, bytes, bps: bytes as f64 * 8.0 / interval.as_secs_f64() });
+    }
+}
+
+/// Record flow `f`'s inline measurements (`Output::measurements`).
+pub(super) fn record_measurements(tr: &mut MeasurementTrace, f: usize, ms: &[Measurement]) {
+    for m in ms {
+        tr.push(MeasurementRow {
+            time_s: m.at.as_secs_f64(),
+            flow: f as u32,
+            estimate_bps: m.estimate_bps,
+            flag: m.flag as u32,
+            low_bps: m.low_bps,
+            high_bps: m.high_bps,
+            packets: m.packets,
+            start_s: m.start.as_secs_f64(),
+        });
     }
 }

@@ -144,6 +144,8 @@ pub struct TcpConfig {
     pub ts_tick: SimDuration,
     /// Zero-window probe interval before backoff (BSD/Linux use the RTO; here a floor).
     pub persist_min: SimDuration,
+    /// Kernel HZ: the host clock's ticks per second (`Connection::host_clock`), default 1000.
+    pub hz: u32,
     /// Timers run on the host's clock ticks, as BSD's callout-less timers (default false): a
     /// delayed ACK goes at the next tick of a `delack_timeout` grid (the 200 ms fast timer),
     /// the retransmission timer counts whole ticks of the `rto.granularity` grid (the 500 ms
@@ -268,6 +270,7 @@ impl Default for TcpConfig {
             ecn: false,
             ts_tick: SimDuration::from_millis(1),
             persist_min: SimDuration::from_millis(200),
+            hz: 1000,
             timer_ticks: false,
             timer_tick: None,
             round_buffers_to_mss: false,

@@ -6,12 +6,15 @@ pub mod cc;
 pub mod config;
 pub mod conn;
 pub mod endpoint;
+pub mod host_clock;
+pub mod imtcp;
 pub mod ranges;
 pub mod rtt;
 pub(crate) mod scoreboard;
 pub mod timers;
 
 pub use config::{CwndLimitedRule, CwrReduction, InitialWindowRule, LocalCongestion, RcvWindowRule, RecoveryKind, TcpConfig};
-pub use conn::{ConnStats, Connection, Output, State, TcpEvent, TcpEventKind};
+pub use conn::{ConnStats, Connection, Measurement, Output, RangeFlag, State, TcpEvent, TcpEventKind};
 pub use endpoint::{Arrival, Endpoint, Variant, Wake};
+pub use host_clock::HostClock;
 pub use rtt::{Backoff, BackoffReset, RtoPolicy, RttEstimatorKind};

@@ -255,6 +255,30 @@ trace! {
     }
 }
 
+trace! {
+    /// Inline measurements (`trace.measurements`): one row per result of a variant's
+    /// measurement stage (ImTCP's available bandwidth).
+    MeasurementTrace, MeasurementRow = "measurements" {
+        /// When the measurement's last ACK arrived, seconds.
+        time_s: f64,
+        /// Flow id.
+        flow: u32,
+        /// The estimate, bit/s (IP bytes).
+        estimate_bps: f64,
+        /// Against the search range: 0 in, 1 above, 2 below (`RangeFlag as u32`).
+        flag: u32,
+        /// The search range probed, bit/s.
+        low_bps: f64,
+        /// The search range probed, bit/s.
+        high_bps: f64,
+        /// Stream packets timed by an ACK of their own.
+        packets: u32,
+        /// When the measurement's first stream packet left, seconds: it spans
+        /// [start_s, time_s].
+        start_s: f64,
+    }
+}
+
 /// All traces of a run; `None` for the ones not requested.
 #[derive(Clone, Debug, Default)]
 pub struct Traces {
@@ -272,6 +296,8 @@ pub struct Traces {
     pub milestones: Option<MilestoneTrace>,
     /// Bytes carried per watched pipe and flow.
     pub link_usage: Option<LinkUsageTrace>,
+    /// Inline measurements.
+    pub measurements: Option<MeasurementTrace>,
 }
 
 /// A named trace with its named columns.
@@ -287,6 +313,7 @@ impl Traces {
             + self.capture.as_ref().map_or(0, |t| t.heap_bytes())
             + self.milestones.as_ref().map_or(0, |t| t.heap_bytes())
             + self.link_usage.as_ref().map_or(0, |t| t.heap_bytes())
+            + self.measurements.as_ref().map_or(0, |t| t.heap_bytes())
     }
 
     /// Let each recorded trace hold at most `bytes` of rows (columns included): a trace that
@@ -298,7 +325,7 @@ impl Traces {
                 x.max_rows = (bytes / <$ty>::ROW_BYTES as u64).clamp(1, usize::MAX as u64) as usize;
             })+};
         }
-        budget!(throughput: ThroughputTrace, cwnd: CwndTrace, queue: QueueTrace, events: EventTrace, capture: CaptureTrace, milestones: MilestoneTrace, link_usage: LinkUsageTrace);
+        budget!(throughput: ThroughputTrace, cwnd: CwndTrace, queue: QueueTrace, events: EventTrace, capture: CaptureTrace, milestones: MilestoneTrace, link_usage: LinkUsageTrace, measurements: MeasurementTrace);
     }
 
     /// The time of the first row a trace did not record for its budget (`None`: they hold the
@@ -312,6 +339,7 @@ impl Traces {
             self.capture.as_ref().and_then(|t| t.stopped_s),
             self.milestones.as_ref().and_then(|t| t.stopped_s),
             self.link_usage.as_ref().and_then(|t| t.stopped_s),
+            self.measurements.as_ref().and_then(|t| t.stopped_s),
         ]
         .into_iter()
         .flatten()
@@ -341,6 +369,9 @@ impl Traces {
         }
         if let Some(x) = &self.link_usage {
             t.push((LinkUsageTrace::NAME, x.columns()));
+        }
+        if let Some(x) = &self.measurements {
+            t.push((MeasurementTrace::NAME, x.columns()));
         }
         t
     }

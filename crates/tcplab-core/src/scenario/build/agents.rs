@@ -23,7 +23,7 @@ impl Agents {
     /// `flows[index]`): join the host's agent if the variant has one.
     pub fn join(&mut self, tcp: &ResolvedTcp, host: &str, flow: usize, end: usize, index: usize) -> Res<()> {
         match &tcp.variant {
-            ResolvedVariant::None => Ok(()),
+            ResolvedVariant::None | ResolvedVariant::Imtcp { .. } => Ok(()),
             ResolvedVariant::Ahtcp { ahtcp } => self.join_monitor(host, flow, end, ahtcp, index),
         }
     }

@@ -25,6 +25,9 @@ pub(super) fn traces(r: &ResolvedScenario, net: &Network, sim: &mut Simulation) 
     if r.trace.milestones {
         sim.trace_milestones();
     }
+    if r.trace.measurements {
+        sim.trace_measurements();
+    }
     if let Some(u) = &r.trace.link_usage {
         let pipes = link_usage_pipes(&u.links, sim)?;
         sim.trace_link_usage(&pipes, u.interval.0);

@@ -32,7 +32,7 @@ pub use observe::{ResolvedTap, ResolvedTrace, TracedQueues};
 pub use reservoir::{reservoir_names, ReservoirTraffic, ResolvedDisk, ResolvedIscsi, ResolvedReservoir, SECTOR_BYTES};
 pub use run::ResolvedRun;
 pub use tcp::{hz_tick, profile_tcp, resolve_tcp, ResolvedTcp};
-pub use variant::{MonitorKey, ResolvedAhtcp, ResolvedVariant};
+pub use variant::{MonitorKey, ResolvedAhtcp, ResolvedImtcp, ResolvedTrend, ResolvedVariant};
 
 use crate::scenario::spec::{QueueSpec, Scenario, StopSpec, SwitchSpec, TcpSpec};
 use crate::scenario::ScenarioError;

@@ -77,6 +77,9 @@ pub struct ResolvedTrace {
     /// looked up when the network is built.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link_usage: Option<LinkUsageSpec>,
+    /// Inline measurement trace (default false).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub measurements: bool,
 }
 
 /// The queues traced: serialized as `"all"` or a list of names (empty: none).
@@ -127,7 +130,15 @@ pub(super) fn resolve_trace(t: &TraceSpec, run: &ResolvedRun, flows: u64) -> Res
     if let Some(u) = &t.link_usage {
         check_link_usage(u)?;
     }
-    Ok(ResolvedTrace { throughput_interval: t.throughput_interval, cwnd: t.cwnd, queues, events: t.events, milestones: t.milestones, link_usage: t.link_usage.clone() })
+    Ok(ResolvedTrace {
+        throughput_interval: t.throughput_interval,
+        cwnd: t.cwnd,
+        queues,
+        events: t.events,
+        milestones: t.milestones,
+        link_usage: t.link_usage.clone(),
+        measurements: t.measurements,
+    })
 }
 
 /// `trace.link_usage`: a positive interval of at least 1us, and at least one link direction,

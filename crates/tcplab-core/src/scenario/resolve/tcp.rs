@@ -74,8 +74,9 @@ impl TcpSettings {
         if self.dupthresh == 0 {
             return err(g("dupthresh"), "must be at least 1");
         }
-        if !(10..=100_000).contains(&self.hz) {
-            return err(g("hz"), format!("{} is out of range (10..=100000)", self.hz));
+        if !(10..=MAX_HZ).contains(&self.hz) {
+            let why = if self.hz > MAX_HZ { ": a tick below 1 ns (the clock resolves 1 ps; 10^9 is the most HZ taken)" } else { "" };
+            return err(g("hz"), format!("{} is out of range (10..=1000000000){why}", self.hz));
         }
         let (rto_min, rto_max) = (self.rto_min.0, self.rto_max.0);
         if rto_min > rto_max {
@@ -130,6 +131,10 @@ fn apply_hz_grid(settings: &mut TcpSettings, layers: &[&TcpSpec], path: &str) ->
     settings.ts_tick = tick;
     Ok(())
 }
+
+/// The highest `tcp.hz`: a tick of 1 ns (the host clock, `tcp::HostClock`, rounds the tick to
+/// whole picoseconds, so up to here the tick is exact to 0.05 %).
+pub const MAX_HZ: u32 = 1_000_000_000;
 
 /// The settings a profile brings (applied over the built-ins, before `defaults.tcp`).
 pub fn profile_tcp(p: ProfileName) -> TcpSpec {
@@ -333,7 +338,7 @@ pub fn resolve_tcp(defaults: &TcpSpec, flow: &TcpSpec, path: &str) -> Res<Resolv
     for layer in layers {
         settings.overlay(layer);
         cc.overlay(layer);
-        variant.overlay(layer.variant, &layer.ahtcp);
+        variant.overlay(layer.variant, &layer.ahtcp, &layer.imtcp);
     }
     // A controller that needs ECN (DCTCP) turns it on unless a layer said otherwise (which
     // its check refuses).
@@ -350,7 +355,7 @@ pub fn resolve_tcp(defaults: &TcpSpec, flow: &TcpSpec, path: &str) -> Res<Resolv
         return err(format!("{path}.undo"), "needs sack or timestamps: without D-SACKs or echoed timestamps no retransmission can be shown needless (set undo = false)");
     }
     cc.check(path, &settings.cc_context())?;
-    let variant = variant.select(path, settings.mss, settings.nagle)?;
+    let variant = variant.select(path, settings.mss, settings.nagle, settings.delack_segments)?;
     let cc = cc.select();
     super::variant::check_inputs(path, &cc.config(&settings.cc_context()), &variant)?;
     Ok(ResolvedTcp { profile, settings, cc, variant })
@@ -435,6 +440,7 @@ impl ResolvedTcp {
             ecn,
             ts_tick: ts_tick.0,
             persist_min: SimDuration::from_millis(200),
+            hz,
             timer_ticks,
             timer_tick: (timer_grid == TimerGridName::Hz).then(|| hz_tick(hz)),
             round_buffers_to_mss,

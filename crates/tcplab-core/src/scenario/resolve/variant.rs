@@ -1,14 +1,17 @@
-//! The variant of a resolved `tcp` table (`variant = "none"` or `"ahtcp"`) and the parameters
-//! of its own table (`ahtcp`), resolved key by key across the layers like the `tcp` table; and
-//! the controller inputs each variant produces (`produces`), against which a controller's
-//! needs (`Registered::INPUTS`) are checked.
+//! The variant of a resolved `tcp` table (`variant = "none"`, `"ahtcp"` or `"imtcp"`) and the
+//! parameters of its own table (`ahtcp`, `imtcp`), resolved key by key across the layers like
+//! the `tcp` table; and the controller inputs each variant produces (`produces`), against
+//! which a controller's needs (`Registered::INPUTS`) are checked.
 
 use serde::Serialize;
 
 use super::{check_period, err, Res};
-use crate::scenario::spec::{AhtcpSpec, AlignName, Dur, Rate, RestartName, TargetsName, ThresholdRuleName, VariantName};
+use crate::scenario::spec::{
+    AhtcpSpec, AlignName, CiName, DelayedAckName, Dur, ImtcpSpec, InitialName, Rate, ReleaseName, RestartName, TargetsName, ThresholdRuleName, TrendRuleName, VariantName,
+};
 use crate::tcp::ahtcp::{AhtcpConfig, Align, Restart};
 use crate::tcp::cc::{CcConfig, CcInputKind};
+use crate::tcp::imtcp::{CiReading, ImtcpConfig, Initial, Release, Trend, TrendRule};
 use crate::units::SimDuration;
 
 /// The settings of a client's AHTCP monitor: threshold rule, threshold (bit/s; 0 with the
@@ -26,6 +29,19 @@ pub enum ResolvedVariant {
         /// `[…tcp.ahtcp]`.
         ahtcp: ResolvedAhtcp,
     },
+    /// ImTCP.
+    Imtcp {
+        /// `[…tcp.imtcp]`.
+        imtcp: ResolvedImtcp,
+    },
+}
+
+impl ResolvedVariant {
+    /// True when the variant acts on the host's 1/HZ ticks (its connections need the host's
+    /// clock phase).
+    pub fn uses_host_clock(&self) -> bool {
+        matches!(self, ResolvedVariant::Imtcp { .. })
+    }
 }
 
 /// The controller inputs (`tcp::cc::CcInput`) a variant's policy feeds the data sender's
@@ -33,6 +49,7 @@ pub enum ResolvedVariant {
 pub fn produces(variant: &ResolvedVariant) -> &'static [CcInputKind] {
     match variant {
         ResolvedVariant::None | ResolvedVariant::Ahtcp { .. } => &[],
+        ResolvedVariant::Imtcp { .. } => &[CcInputKind::AvailableBandwidth],
     }
 }
 
@@ -106,19 +123,113 @@ impl ResolvedAhtcp {
     }
 }
 
-/// The variant's name and table while the layers are applied.
+/// ImTCP's parameters, resolved (the keys and ranges of `spec::ImtcpSpec`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ResolvedImtcp {
+    /// Streams per measurement (default 4).
+    pub streams: u32,
+    /// Packets per stream (default 10).
+    pub packets: u32,
+    /// Results in the confidence interval (default 8).
+    pub history: u32,
+    /// The CI's reading (default `"mean"`).
+    pub ci: CiName,
+    /// The narrowest range, a fraction of μ (default 0.1).
+    pub min_width: f64,
+    /// The first range (default `"train"`).
+    pub initial: InitialName,
+    /// The link rate of `initial = "link"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_rate: Option<Rate>,
+    /// Trend thresholds (PCT, PDT).
+    pub trend: ResolvedTrend,
+    /// Release on the tick grid (default `"next-tick"`).
+    pub release: ReleaseName,
+    /// A receiver that delays ACKs (default `"refuse"`).
+    pub delayed_ack: DelayedAckName,
+}
+
+/// Pathload's thresholds, resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ResolvedTrend {
+    /// How the statistics are read (default `"ties-split"`).
+    pub rule: TrendRuleName,
+    /// S_PCT above: increasing.
+    pub pct_high: f64,
+    /// S_PCT below: no trend.
+    pub pct_low: f64,
+    /// S_PDT above: increasing.
+    pub pdt_high: f64,
+    /// S_PDT below: no trend.
+    pub pdt_low: f64,
+}
+
+impl ResolvedImtcp {
+    /// The stage's settings.
+    pub fn config(&self) -> ImtcpConfig {
+        let t = self.trend;
+        ImtcpConfig {
+            streams: self.streams,
+            packets: self.packets,
+            history: self.history,
+            ci: match self.ci {
+                CiName::Mean => CiReading::Mean,
+                CiName::Band => CiReading::Band,
+            },
+            min_width: self.min_width,
+            initial: match (self.initial, self.link_rate) {
+                (InitialName::Link, Some(r)) => Initial::Link(r.0.bps() as f64),
+                _ => Initial::Train,
+            },
+            trend: Trend {
+                rule: match t.rule {
+                    TrendRuleName::Pathload => TrendRule::Pathload,
+                    TrendRuleName::TiesSplit => TrendRule::TiesSplit,
+                    TrendRuleName::TiesExcluded => TrendRule::TiesExcluded,
+                },
+                pct_high: t.pct_high,
+                pct_low: t.pct_low,
+                pdt_high: t.pdt_high,
+                pdt_low: t.pdt_low,
+            },
+            release: match self.release {
+                ReleaseName::NextTick => Release::NextTick,
+                ReleaseName::NearestTick => Release::NearestTick,
+            },
+        }
+    }
+}
+
+/// The variant's name and tables while the layers are applied.
 #[derive(Clone, Debug, Default)]
 pub(super) struct VariantLayers {
     name: Option<VariantName>,
     ahtcp: AhtcpSpec,
+    imtcp: ImtcpSpec,
 }
 
 impl VariantLayers {
-    /// Apply a layer's `variant` and `ahtcp` table, key by key.
-    pub fn overlay(&mut self, name: Option<VariantName>, a: &AhtcpSpec) {
+    /// Apply a layer's `variant` and its `ahtcp` and `imtcp` tables, key by key.
+    pub fn overlay(&mut self, name: Option<VariantName>, a: &AhtcpSpec, m: &ImtcpSpec) {
         if name.is_some() {
             self.name = name;
         }
+        let i = &mut self.imtcp;
+        i.streams = m.streams.or(i.streams);
+        i.packets = m.packets.or(i.packets);
+        i.history = m.history.or(i.history);
+        i.ci = m.ci.or(i.ci);
+        i.min_width = m.min_width.or(i.min_width);
+        i.initial = m.initial.or(i.initial);
+        i.link_rate = m.link_rate.or(i.link_rate);
+        let (t, n) = (&mut i.trend, &m.trend);
+        t.rule = n.rule.or(t.rule);
+        t.pct_high = n.pct_high.or(t.pct_high);
+        t.pct_low = n.pct_low.or(t.pct_low);
+        t.pdt_high = n.pdt_high.or(t.pdt_high);
+        t.pdt_low = n.pdt_low.or(t.pdt_low);
+        i.release = m.release.or(i.release);
+        i.delayed_ack = m.delayed_ack.or(i.delayed_ack);
         let t = &mut self.ahtcp;
         t.threshold = a.threshold.or(t.threshold);
         t.threshold_rule = a.threshold_rule.or(t.threshold_rule);
@@ -133,8 +244,10 @@ impl VariantLayers {
         t.ask_empty = a.ask_empty.or(t.ask_empty);
     }
 
-    /// Check the table (even when unused) and select the variant; `path` is the `tcp` table's.
-    pub fn select(self, path: &str, mss: u32, nagle: bool) -> Res<ResolvedVariant> {
+    /// Check the tables (even when unused) and select the variant; `path` is the `tcp`
+    /// table's, `delack_segments` the receiver's (both ends share the table).
+    pub fn select(self, path: &str, mss: u32, nagle: bool, delack_segments: u32) -> Res<ResolvedVariant> {
+        let imtcp = self.imtcp_checked(path, delack_segments)?;
         let g = |k: &str| format!("{path}.ahtcp.{k}");
         let a = &self.ahtcp;
         let interval = a.interval.unwrap_or(Dur(SimDuration::from_millis(1)));
@@ -190,6 +303,7 @@ impl VariantLayers {
         }
         Ok(match self.name.unwrap_or(VariantName::None) {
             VariantName::None => ResolvedVariant::None,
+            VariantName::Imtcp => ResolvedVariant::Imtcp { imtcp },
             VariantName::Ahtcp => {
                 if rule == ThresholdRuleName::Fixed && a.threshold.is_none() {
                     return err(
@@ -213,6 +327,70 @@ impl VariantLayers {
                     },
                 }
             }
+        })
+    }
+}
+
+impl VariantLayers {
+    /// The `imtcp` table resolved and checked (also when another variant runs: a bad key is
+    /// refused wherever it is written); `delayed_ack` only when ImTCP runs.
+    fn imtcp_checked(&self, path: &str, delack_segments: u32) -> Res<ResolvedImtcp> {
+        let g = |k: &str| format!("{path}.imtcp.{k}");
+        let m = &self.imtcp;
+        let streams = m.streams.unwrap_or(4);
+        if !(1..=64).contains(&streams) {
+            return err(g("streams"), format!("{streams} is out of range (1..=64 streams per measurement)"));
+        }
+        let packets = m.packets.unwrap_or(10);
+        if !(2..=1000).contains(&packets) {
+            return err(g("packets"), format!("{packets} is out of range (2..=1000: a stream needs at least one gap)"));
+        }
+        let history = m.history.unwrap_or(8);
+        if !(2..=1000).contains(&history) {
+            return err(g("history"), format!("{history} is out of range (2..=1000: a confidence interval needs two results)"));
+        }
+        let min_width = m.min_width.unwrap_or(0.1);
+        if !(min_width > 0.0 && min_width <= 1.0) {
+            return err(g("min_width"), format!("{min_width} is out of range (0 < fraction of the mean <= 1)"));
+        }
+        let initial = m.initial.unwrap_or(InitialName::Train);
+        match (initial, m.link_rate) {
+            (InitialName::Link, None) => return err(g("link_rate"), "initial = \"link\" starts from [link_rate/10, link_rate]: give the path's rate (IP bit/s)"),
+            (InitialName::Train, Some(_)) => return err(g("link_rate"), "only applies to initial = \"link\""),
+            (_, Some(r)) if r.0.bps() == 0 => return err(g("link_rate"), "must be positive"),
+            _ => {}
+        }
+        let d = Trend::default();
+        let t = ResolvedTrend {
+            rule: m.trend.rule.unwrap_or(TrendRuleName::TiesSplit),
+            pct_high: m.trend.pct_high.unwrap_or(d.pct_high),
+            pct_low: m.trend.pct_low.unwrap_or(d.pct_low),
+            pdt_high: m.trend.pdt_high.unwrap_or(d.pdt_high),
+            pdt_low: m.trend.pdt_low.unwrap_or(d.pdt_low),
+        };
+        for (k, lo, hi, v) in [("pct", 0.0, 1.0, (t.pct_low, t.pct_high)), ("pdt", -1.0, 1.0, (t.pdt_low, t.pdt_high))] {
+            if !(lo <= v.0 && v.0 <= v.1 && v.1 <= hi) {
+                return err(g(&format!("trend.{k}_low")), format!("{k}_low {} and {k}_high {} must satisfy {lo} <= low <= high <= {hi}", v.0, v.1));
+            }
+        }
+        let delayed_ack = m.delayed_ack.unwrap_or(DelayedAckName::Refuse);
+        if self.name == Some(VariantName::Imtcp) && delack_segments > 1 && delayed_ack == DelayedAckName::Refuse {
+            return err(
+                format!("{path}.delack_segments"),
+                format!("{delack_segments}: ImTCP times every stream packet by its own ACK, so the receiver must ACK every segment (delack_segments = 1); or set imtcp.delayed_ack = \"warn\" to run it anyway"),
+            );
+        }
+        Ok(ResolvedImtcp {
+            streams,
+            packets,
+            history,
+            ci: m.ci.unwrap_or(CiName::Mean),
+            min_width,
+            initial,
+            link_rate: m.link_rate,
+            trend: t,
+            release: m.release.unwrap_or(ReleaseName::NextTick),
+            delayed_ack,
         })
     }
 }

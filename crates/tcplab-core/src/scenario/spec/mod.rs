@@ -613,6 +613,9 @@ pub struct TraceSpec {
     /// What chosen links carry, per flow and interval (`trace.link_usage = { links, interval }`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_usage: Option<LinkUsageSpec>,
+    /// Inline measurements of a variant's stage (`tcp.variant = "imtcp"`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub measurements: bool,
 }
 
 /// `trace.link_usage`: the IP bytes each flow finished serializing on each chosen link

@@ -101,6 +101,8 @@ pub enum VariantName {
     None,
     /// AHTCP (study 001): held ACKs and the client's retransmission requests.
     Ahtcp,
+    /// ImTCP (study 003): the sender's inline available-bandwidth measurement stage.
+    Imtcp,
 }
 
 /// AHTCP's restart point by name.
@@ -199,6 +201,123 @@ impl AhtcpSpec {
     /// True when no key is set.
     pub fn is_empty(&self) -> bool {
         *self == AhtcpSpec::default()
+    }
+}
+
+/// ImTCP's reading of 「95% 信頼区間」, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CiName {
+    /// μ ± 1.96·s/√q (the CI of the mean).
+    Mean,
+    /// μ ± 1.96·s (the band of the results).
+    Band,
+}
+
+/// ImTCP's first search range, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InitialName {
+    /// From a back-to-back train's ACK dispersion rate R: [R/2, R].
+    Train,
+    /// From `link_rate` C: [C/10, C].
+    Link,
+}
+
+/// ImTCP's placement of release times on the host's ticks, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReleaseName {
+    /// The first tick at or after the planned time.
+    NextTick,
+    /// The nearest tick.
+    NearestTick,
+}
+
+/// What an ImTCP scenario does with a receiver that delays ACKs, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DelayedAckName {
+    /// Refuse it (ImTCP needs one ACK per segment).
+    Refuse,
+    /// Run it (a measurement's `packets` then counts the stream packets with an ACK of their own).
+    Warn,
+}
+
+/// ImTCP's trend rule, by name (`tcp::imtcp::TrendRule`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TrendRuleName {
+    /// Pathload 1.3.2's statistics and combination.
+    Pathload,
+    /// Pathload's, with a tie counted as half a rise (a testbed clock's noise).
+    TiesSplit,
+    /// Ties do not vote in S_PCT; S_PDT decides.
+    TiesExcluded,
+}
+
+/// `[….tcp.imtcp.trend]`: Pathload's trend thresholds, each optional.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrendSpec {
+    /// `"ties-split"` (default), `"pathload"` or `"ties-excluded"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<TrendRuleName>,
+    /// S_PCT above this: increasing (default 0.605).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pct_high: Option<f64>,
+    /// S_PCT below this: no trend (default 0.495).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pct_low: Option<f64>,
+    /// S_PDT above this: increasing (default 0.44).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pdt_high: Option<f64>,
+    /// S_PDT below this: no trend (default 0.36).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pdt_low: Option<f64>,
+}
+
+/// `[….tcp.imtcp]`: ImTCP's parameters, each optional here and resolved key by key like the
+/// `tcp` table.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImtcpSpec {
+    /// Streams per measurement, k ≥ 1 (default 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u32>,
+    /// Packets per stream, N ≥ 2 (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets: Option<u32>,
+    /// Results in the confidence interval, q ≥ 2 (default 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<u32>,
+    /// `"mean"` (default) or `"band"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci: Option<CiName>,
+    /// The narrowest range, a fraction of μ in (0, 1] (default 0.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_width: Option<f64>,
+    /// `"train"` (default) or `"link"` (needs `link_rate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial: Option<InitialName>,
+    /// The link rate `initial = "link"` starts from (IP bit/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_rate: Option<Rate>,
+    /// Trend thresholds.
+    #[serde(default, skip_serializing_if = "crate::params::is_unset")]
+    pub trend: TrendSpec,
+    /// `"next-tick"` (default) or `"nearest-tick"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release: Option<ReleaseName>,
+    /// `"refuse"` (default) or `"warn"`: a receiver with `delack_segments` above 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delayed_ack: Option<DelayedAckName>,
+}
+
+impl ImtcpSpec {
+    /// True when no key is set.
+    pub fn is_empty(&self) -> bool {
+        *self == ImtcpSpec::default()
     }
 }
 
@@ -330,6 +449,9 @@ macro_rules! tcp_table {
             /// AHTCP's parameters, used when `variant = "ahtcp"`: the `ahtcp` table under this one.
             #[serde(default, skip_serializing_if = "AhtcpSpec::is_empty")]
             pub ahtcp: AhtcpSpec,
+            /// ImTCP's parameters, used when `variant = "imtcp"`: the `imtcp` table under this one.
+            #[serde(default, skip_serializing_if = "ImtcpSpec::is_empty")]
+            pub imtcp: ImtcpSpec,
         }
 
         /// The settings of a `tcp` table but the profile, the controller and the variant,
@@ -507,8 +629,9 @@ crate::tcp::cc::registry::with_controllers!(tcp_table {
         abc_limit: u32 = crate::tcp::cc::RenoConfig::default().abc_limit,
         /// Timestamp clock tick, positive (default 1ms).
         ts_tick: Dur = Dur(d.ts_tick),
-        /// Kernel HZ, 10..=100000 (default 1000; linux-2.6.16: 250): the jiffy that paces BIC's
-        /// and CUBIC's window recomputation (HZ/32).
+        /// Kernel HZ, 10..=1000000000 (default 1000; linux-2.6.16: 250): the jiffy that paces
+        /// BIC's and CUBIC's window recomputation (HZ/32), and the host clock's tick (1/HZ) on
+        /// which a variant such as ImTCP releases its segments.
         hz: u32 = 1000,
     }
 });

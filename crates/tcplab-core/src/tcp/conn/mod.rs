@@ -40,7 +40,7 @@ mod send;
 mod types;
 mod undo;
 
-pub use types::{Output, State, TcpEvent, TcpEventKind};
+pub use types::{Measurement, Output, RangeFlag, State, TcpEvent, TcpEventKind};
 
 use recovery::Recovery;
 
@@ -338,10 +338,15 @@ impl Connection {
         SimTime(now.0 + (tick - since) + (ticks - 1) * tick)
     }
 
-    /// Set the phase of the host's clock ticks (`TcpConfig::timer_ticks`, `timer_tick`): ticks fall at
-    /// `phase` + k·tick.
+    /// Set the phase of the host's clock ticks (`TcpConfig::timer_ticks`, `timer_tick`,
+    /// `host_clock`): ticks fall at `phase` + k·tick.
     pub fn set_clock_phase(&mut self, phase: SimDuration) {
         self.clock_phase = phase;
+    }
+
+    /// The host's 1/HZ clock (`TcpConfig::hz`) at the host's phase.
+    pub fn host_clock(&self) -> crate::tcp::HostClock {
+        crate::tcp::HostClock::new(self.cfg.hz, self.clock_phase)
     }
 
     /// Give the randomised RTO its own seeded stream (one per connection, so timers of
@@ -372,6 +377,11 @@ impl Connection {
         } else {
             self.snd_nxt - self.snd_una
         }
+    }
+
+    /// The peer's advertised window (SND.WND), bytes.
+    pub fn snd_wnd(&self) -> u64 {
+        self.snd_wnd
     }
 
     /// Oldest unacknowledged sequence number.

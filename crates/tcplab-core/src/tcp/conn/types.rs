@@ -2,6 +2,7 @@
 //! call produced (`Output`).
 
 use crate::net::packet::TcpHeader;
+use crate::units::SimTime;
 
 /// RFC 793 connection states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +74,50 @@ pub struct TcpEvent {
     pub seq: u64,
 }
 
+/// Where a measurement fell against the search range it probed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RangeFlag {
+    /// Inside the range.
+    In = 0,
+    /// Above it: no stream saw its delays rise (the estimate is the range's top).
+    Above = 1,
+    /// Below it: every stream's delays rose from its first gap (the estimate is the bottom).
+    Below = 2,
+}
+
+impl RangeFlag {
+    /// Every flag, in code order.
+    pub const ALL: [RangeFlag; 3] = [Self::In, Self::Above, Self::Below];
+
+    /// Name used in traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::In => "in",
+            Self::Above => "above",
+            Self::Below => "below",
+        }
+    }
+}
+
+/// One result of an inline measurement (ImTCP's available bandwidth, `tcp::imtcp`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Measurement {
+    /// When the last ACK of the measurement arrived.
+    pub at: SimTime,
+    /// When its first stream packet left the stage.
+    pub start: SimTime,
+    /// The estimate, bit/s (IP bytes).
+    pub estimate_bps: f64,
+    /// Where it fell against the search range.
+    pub flag: RangeFlag,
+    /// The search range probed, bit/s.
+    pub low_bps: f64,
+    /// The search range probed, bit/s.
+    pub high_bps: f64,
+    /// Stream packets whose own ACK timed them (k·N with one ACK per segment).
+    pub packets: u32,
+}
+
 /// What a call into the connection produced.
 #[derive(Debug, Default)]
 pub struct Output {
@@ -83,13 +128,17 @@ pub struct Output {
     /// Set when a call received the peer's FIN in order (the peer closed); whoever reads it
     /// resets it.
     pub peer_fin: bool,
+    /// Results of a variant's inline measurement (only from its `on_arrival` and `on_timer`);
+    /// the simulation moves them to the `measurements` trace, or drops them, after the call.
+    pub measurements: Vec<Measurement>,
 }
 
 impl Output {
-    /// Empty both lists, keeping their capacity, and reset the flag.
+    /// Empty the lists, keeping their capacity, and reset the flag.
     pub fn clear(&mut self) {
         self.segments.clear();
         self.events.clear();
+        self.measurements.clear();
         self.peer_fin = false;
     }
 }
