@@ -1,6 +1,6 @@
 """Reproductions of the studies tcplab was built for, and the framework they share.
 
-One package per study (`p0`, `p1`, `p2`, `p4`) runs the study's shipped scenarios (`scenarios/pN_*/`,
+One package per study (`p0`, `p1`, `p2`, `p3`, `p4`) runs the study's shipped scenarios (`scenarios/pN_*/`,
 found in the installed package) and writes figures and a report; each is split into
 `constants`, `runs`, `checks`, `report`, the orchestrator `study` and, where the study maps its
 unknowns in runs of their own, `map` (see each package's `__init__`). The shared pieces:
@@ -29,9 +29,9 @@ from typing import Any, Protocol
 
 from tcplab.reproduce.findings import Check, missing_quotes, verdict
 
-__all__ = ["STUDIES", "STUDY_NAMES", "Check", "Study", "missing_quotes", "p0", "p1", "p2", "p4", "verdict"]
+__all__ = ["STUDIES", "STUDY_NAMES", "Check", "Study", "missing_quotes", "p0", "p1", "p2", "p3", "p4", "verdict"]
 
-STUDY_NAMES = ("p0", "p1", "p2", "p4")
+STUDY_NAMES = ("p0", "p1", "p2", "p3", "p4")
 """The studies `tcplab reproduce` offers (the keys of `STUDIES`)."""
 
 

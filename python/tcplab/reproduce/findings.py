@@ -41,15 +41,25 @@ class Check:
     about congestion losses in runs that lost nothing): neither borne out nor contradicted.
     Such a check has `passed` False (the finding is not shown to hold) and reports mark it
     "not exercised" rather than FAIL."""
+    inconclusive: bool = False
+    """True when the runs met the finding's situation but the seeds' spread lets the measurement
+    fall on either side of the criterion (a 95 % interval across seeds that straddles it):
+    `passed` is False and reports mark it "inconclusive" rather than FAIL."""
 
     def __post_init__(self) -> None:
         if not self.exercised and self.passed:
             raise ValueError(f"{self.claim!r}: a check that was not exercised cannot pass")
+        if self.inconclusive and self.passed:
+            raise ValueError(f"{self.claim!r}: an inconclusive check cannot pass")
 
     @property
     def status(self) -> str:
-        """"pass", "FAIL" or "not exercised"."""
-        return "pass" if self.passed else "FAIL" if self.exercised else "not exercised"
+        """"pass", "FAIL", "inconclusive" or "not exercised"."""
+        if self.passed:
+            return "pass"
+        if not self.exercised:
+            return "not exercised"
+        return "inconclusive" if self.inconclusive else "FAIL"
 
 
 def verdict(checks: Iterable[Check]) -> tuple[int, int]:

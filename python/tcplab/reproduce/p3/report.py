@@ -1,0 +1,142 @@
+"""Study 003's figures and report.md."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tcplab.reproduce.figures import new_figure, write_figures
+from tcplab.reproduce.findings import Check
+from tcplab.reproduce.p3.constants import CCS, RULES, SEED_FILE
+from tcplab.reproduce.report import Report, write_results_json
+
+__all__ = ["NO_VERDICT", "figures", "write_report"]
+
+NO_VERDICT = [
+    ("F16", "「*HZ* が大きすぎると実行速度に影響を与える」; 「タスク切り替えが頻発するようになるため」", "S6 L97–L98", "out of scope: no host CPU in the model"),
+    ("F17", "「カーネルプログラムのコンパイルに要した処理時間 (※1)」", "S6 L101–L111", "out of scope: kernel build time against HZ"),
+    ("F22", "「CPU へかかる負荷の比較 (HZ=20,000)」; 「平均負荷 [%]	18.62	19.12」", "S8 L136–L139", "out of scope: CPU load"),
+    ("F23", "「CPU へかかる負荷は TCP Reno と比較してほとんど差が見られない」", "S8 L142", "out of scope: CPU load"),
+]
+"""Statements quoted and reported without verdict (dev/p3/FINDINGS.md)."""
+
+NOT_RUN = [
+    ("F2", "「余計な計測パケットを必要とせずに計測を行うことができる」", "S3 L37", "not run: needs a paired Reno run with the same loss pattern (not built)"),
+    ("F5, F6", "「不必要に高い転送レートでパケットを送出することを避けられる」; 「計測精度を保ちながら必要なパケット数を減少させることができる」", "S3 L40–L41", "not run: the fixed-range ablation of block A is not built"),
+    ("F10, F18", "「ImTCP の計測結果が信頼できない場合がある」; 「計測精度・実行速度を考慮して *HZ* を決定する必要がある」", "S4 L60, S6 L113", "beyond-the-paper blocks E/F and the HZ table: not run"),
+    ("F24–F26", "「輻輳ウィンドウサイズが ImTCP の計測結果を用いて設定された上限値によって抑えられている」", "S9 L151–L153", "block C (ImTCP-bg's cap and RTT rule per ACK) not run; the cwnd figure is shown only"),
+]
+"""Claims this version of the reproduction does not judge (said in the report, never counted)."""
+
+
+def _mark(c: Check) -> str:
+    return {"pass": "pass", "FAIL": "**FAIL**"}.get(c.status, f"*{c.status}*")
+
+
+def figures(data: dict[str, Any]) -> dict[str, Any]:
+    """estimate_vs_truth_{udp,tcp} (seed of the first run, default rule), background throughputs
+    against the free bandwidth, ImTCP-bg's cwnd over time."""
+    figs: dict[str, Any] = {}
+    for kind in ("udp", "tcp"):
+        runs = data["accuracy"][f"{kind}/{RULES[0]}"]
+        r = runs[0]
+        fig, (ax,) = new_figure()
+        b, m = r["bins"], r.get("meas") or {}
+        ax.plot(b["time_s"], np.asarray(b["truth_bps"]) / 1e6, lw=0.8, color="0.5", label="truth A (100 ms bins)")
+        if m.get("time_s"):
+            flag = np.asarray(m["flag"])
+            t, e = np.asarray(m["time_s"]), np.asarray(m["estimate_bps"]) / 1e6
+            for f, lab, mk in ((0, "estimate (in range)", "o"), (1, "above range", "^"), (2, "below range", "v")):
+                k = flag == f
+                if k.any():
+                    ax.plot(t[k], e[k], mk, ms=2.5, ls="", label=lab)
+            ax.fill_between(t, np.asarray(m["low_bps"]) / 1e6, np.asarray(m["high_bps"]) / 1e6, step="post", alpha=0.15, label="search range")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("Mb/s")
+        ax.set_title(f"ImTCP estimate vs truth, {kind.upper()} cross traffic (seed {r['seed']}, rule {RULES[0]})")
+        ax.legend(fontsize=7)
+        figs[f"estimate_vs_truth_{kind}"] = fig
+    bg, alone = data["background"], data["alone"]
+    fig, (ax,) = new_figure()
+    free = [r["capacity_bps"] - r["steady_bps"].get("udp", 0.0) for r in alone]
+    names = [*CCS, "free"]
+    vals = [[r["steady_bps"].get("bg", 0.0) / 1e6 for r in bg[c]] for c in CCS] + [[f / 1e6 for f in free]]
+    cross = [[r["steady_bps"].get("udp", 0.0) / 1e6 for r in bg[c]] for c in CCS] + [[r["steady_bps"].get("udp", 0.0) / 1e6 for r in alone]]
+    x = np.arange(len(names))
+    ax.bar(x - 0.2, [np.mean(v) for v in vals], 0.4, yerr=[np.std(v) for v in vals], label="background flow (free: C − cross alone)")
+    ax.bar(x + 0.2, [np.mean(v) for v in cross], 0.4, yerr=[np.std(v) for v in cross], label="UDP cross traffic (free: alone)")
+    ax.set_xticks(x, names)
+    ax.set_ylabel("mean throughput after 5 s (Mb/s)")
+    ax.set_title("S10: background transfer beside UDP cross traffic")
+    ax.legend(fontsize=7)
+    figs["background_throughput"] = fig
+    r = bg["imtcp-bg"][0]
+    if r.get("cwnd"):
+        fig, (ax,) = new_figure()
+        c = r["cwnd"]
+        ax.plot(c["time_s"], np.asarray(c["cwnd_bytes"]) / 1448, lw=0.7, label="cwnd (segments)")
+        m = r.get("meas") or {}
+        if m.get("time_s"):
+            a, bar = None, []
+            for e in m["estimate_bps"]:  # Ā ← (1 − 1/8)·Ā + 1/8·A_cur (S4 L54, S7 L124), the first sets Ā
+                a = e if a is None else 0.875 * a + 0.125 * e
+                bar.append(a)
+            ax.step(m["time_s"], np.asarray(bar) * 0.030 / 8 / 1448, where="post", lw=0.7, label="Ā·30 ms (segments, from the trace)")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("segments")
+        ax.set_title(f"ImTCP-bg window (seed {r['seed']})")
+        ax.legend(fontsize=7)
+        figs["imtcp_bg_cwnd"] = fig
+    return figs
+
+
+def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[Check]:
+    """Figures, results.json and report.md into `out`; returns `checks`."""
+    write_figures(figures(data), out)
+    plan = data["plan"]
+    rep = Report("Study 003 (ImTCP / ImTCP-bg) reproduced")
+    rep.paragraph(f"Plan **{plan['name']}**: seeds {list(plan['seeds'])}; HZ sweep {list(plan['hz'])} on seeds {list(plan['hz_seeds'])}."
+                  f" Runs took {data['wall_s']:.1f} s of wall time on {data['cpus']} CPUs."
+                  " Verdicts follow dev/p3/FINDINGS.md: one number per seed, a 95 % t-interval across seeds; an interval that straddles"
+                  " the criterion is *inconclusive* (with 2 seeds, quick verdicts are indicative only).")
+    judged = [c for c in checks if c.paper]
+    counts = {s: sum(c.status == s for c in judged) for s in ("pass", "FAIL", "inconclusive", "not exercised")}
+    rep.heading("The slides' findings (default trend rule, ties-split)")
+    rep.paragraph(f"**{counts['pass']} of {len(judged)} judged findings hold**; {counts['FAIL']} FAIL, {counts['inconclusive']} inconclusive,"
+                  f" {counts['not exercised']} not exercised.")
+    rep.table(("id", "where", "criterion", "measured", "verdict"),
+              [(c.values.get("id", ""), c.figure, c.claim, c.measured, _mark(c)) for c in judged])
+    rep.heading("The trend rule, an unknown: the other two rules beside (not counted)")
+    rep.paragraph("EVIDENCE §3: the slides do not give the rule that decides a stream's delays rise. Rows where a rule flips the"
+                  " default's verdict are marked.")
+    default = {(c.values.get("id"), c.values.get("kind")): c.status for c in judged}
+    rows = []
+    for c in checks:
+        if c.paper:
+            continue
+        flip = default.get((c.values.get("id"), c.values.get("kind")))
+        rows.append((c.values.get("id", ""), c.figure, c.measured, _mark(c), "**flips**" if flip and flip != c.status else ""))
+    rep.table(("id", "where", "measured", "verdict", "vs ties-split"), rows)
+    rep.heading("Each judged finding with the slides' sentence")
+    rep.paragraph(f"Seed `{SEED_FILE}`.")
+    rep.findings(judged)
+    rep.heading("Quoted, not judged")
+    rep.table(("id", "quote", "place", "why"), NO_VERDICT + NOT_RUN)
+    rep.heading("Runs")
+    walls = {k: [r["wall_time_s"] for r in v] for k, v in data["accuracy"].items()}
+    rep.bullets([f"accuracy {k}: {len(v)} runs, {np.mean(v):.2f} s each" for k, v in walls.items()]
+                + [f"background {c}: timeouts per seed {[next(f['timeouts'] for f in r['flows'] if f['name'] == 'bg') for r in data['background'][c]]}" for c in CCS]
+                + [f"accuracy {k}: ImTCP flow timeouts per seed {[next(f['timeouts'] for f in r['flows'] if f['name'] == 'imtcp') for r in v]},"
+                   f" first result at {[round(r['meas']['time_s'][0], 2) if r['meas']['time_s'] else None for r in v]} s" for k, v in data["accuracy"].items() if k.endswith(RULES[0])])
+    rep.paragraph("Figures: estimate_vs_truth_udp, estimate_vs_truth_tcp, background_throughput, imtcp_bg_cwnd (PNG and SVG).")
+    plain = {k: v for k, v in data.items() if k not in ("accuracy", "hz", "background", "alone")}
+    plain["summary"] = {"accuracy_results": {k: [len((r.get("meas") or {}).get("time_s", [])) for r in v] for k, v in data["accuracy"].items()},
+                        "background_steady_bps": {c: [r["steady_bps"] for r in v] for c, v in data["background"].items()},
+                        "alone_steady_bps": [r["steady_bps"] for r in data["alone"]]}
+    write_results_json(plain, checks, out / "results.json")
+    rep.write(out / "report.md")
+    _ = math
+    return checks

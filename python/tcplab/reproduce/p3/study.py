@@ -1,0 +1,98 @@
+"""Reproduce study 003: the orchestrator. `reproduce(out, quick=False)` runs block A (accuracy
+under UDP and TCP cross traffic, each trend rule), block B (the HZ sweep) and block D (the
+background transfer beside UDP cross traffic), judges the slides' findings, writes the figures,
+`results.json` and `report.md`, and returns the checks. The runs are kept in `out/runs/`
+(resumable stores)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tcplab.reproduce.findings import Check
+from tcplab.reproduce.output import RUNS, check_out, publish
+from tcplab.reproduce.p3 import checks as ck
+from tcplab.reproduce.p3.constants import CCS, HZ_GRID, RULES
+from tcplab.reproduce.p3.report import write_report
+from tcplab.reproduce.p3.runs import run
+
+__all__ = ["Plan", "experiment", "reproduce"]
+
+STEPS_S = (10.0, 20.0, 30.0)
+"""The level changes of the accuracy scenarios' cross traffic (accuracy_*.toml)."""
+ACC_END_S = 40.0
+HZ_OVERRIDES = {"flows.1.cbr.schedule": [{"at": "0s", "rate": "50Mbps"}], "run.duration": "20s"}
+"""Block B's path: accuracy_udp.toml with a constant 50 Mb/s CBR (free ≈ 47.5 Mb/s) for 20 s."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """How much to run."""
+
+    seeds: tuple[int, ...]
+    hz: tuple[int, ...]
+    hz_seeds: tuple[int, ...]
+    name: str
+
+    @staticmethod
+    def make(quick: bool) -> Plan:
+        """The quick plan (2 seeds, HZ {100, 20k, 100k}) or the full one (10 seeds, the slides' six HZ)."""
+        if quick:
+            return Plan(seeds=(1, 2), hz=(100, 20_000, 100_000), hz_seeds=(1, 2), name="quick")
+        return Plan(seeds=tuple(range(1, 11)), hz=HZ_GRID, hz_seeds=tuple(range(1, 11)), name="full")
+
+
+def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, out: Path | None = None,
+               workers: int | None = None, cluster: Any = None) -> dict[str, Any]:
+    """Every run of `plan`, kept (`runs.keep`) per point and seed."""
+    t0 = time.perf_counter()
+    store = None if out is None else out / RUNS
+    kw = {"out": store, "workers": workers, "cluster": cluster}
+    progress("block A: accuracy (UDP and TCP cross traffic, three trend rules)")
+    a_points = [(f"accuracy_{k}", {"flows.0.tcp.imtcp.trend.rule": r}) for k in ("udp", "tcp") for r in RULES]
+    a = run(a_points, plan.seeds, hook_args={"measured": "imtcp"}, name="p3-accuracy", **kw)
+    accuracy = {f"{k}/{r}": a[i] for i, (k, r) in enumerate((k, r) for k in ("udp", "tcp") for r in RULES)}
+    progress(f"block B: HZ {list(plan.hz)}")
+    b = run([("accuracy_udp", {**HZ_OVERRIDES, "defaults.tcp.hz": h}) for h in plan.hz], plan.hz_seeds,
+            hook_args={"measured": "imtcp"}, name="p3-hz", **kw)
+    hz = {h: b[i] for i, h in enumerate(plan.hz)}
+    progress("block D: background transfer beside UDP cross traffic")
+    d_points = [("background", {"flows.0.tcp.cc": c, "flows.0.tcp.variant": "imtcp" if c == "imtcp-bg" else "none"}) for c in CCS]
+    d = run(d_points, plan.seeds, hook_args={"measured": "bg", "cwnd": True}, name="p3-background", **kw)
+    alone = run([("background_alone", {})], plan.seeds, hook_args={}, name="p3-alone", **kw)[0]
+    return {"plan": dataclasses.asdict(plan), "accuracy": accuracy, "hz": hz, "background": dict(zip(CCS, d, strict=True)),
+            "alone": alone, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
+
+
+def judge(data: dict[str, Any]) -> list[Check]:
+    """The slides' findings (the default trend rule judged; the other rules beside, not counted)."""
+    acc = data["accuracy"]
+    out: list[Check] = []
+    for rule in RULES:
+        judged = rule == RULES[0]
+        for kind in ("udp", "tcp"):
+            out.append(ck.f7(acc[f"{kind}/{rule}"], STEPS_S, ACC_END_S, kind.upper(), rule, judged=judged))
+        for kind in ("udp", "tcp"):
+            out.append(ck.f21(acc[f"{kind}/{rule}"], kind.upper(), rule, judged=judged))
+    out.append(ck.f20([r for k in acc for r in acc[k]]))
+    hz = {int(h): v for h, v in data["hz"].items()}
+    out.append(ck.f14(hz))
+    if 100 in hz and 100_000 in hz:
+        out.append(ck.f15(hz[100], hz[100_000]))
+    bg, alone = data["background"], data["alone"]
+    c28 = ck.f28(bg, alone, "UDP")
+    out += [ck.f27(bg, "UDP"), c28, ck.f29(c28, "UDP"), ck.f30(bg, alone, "UDP"), ck.f31(bg, alone, "UDP")]
+    return out
+
+
+def reproduce(out: str | Path, quick: bool = False, progress: Callable[[str], None] = lambda _: None, *,
+              workers: int | None = None, cluster: Any = None) -> list[Check]:
+    """Run study 003 and write figures, results.json and report.md into `out`; returns the checks."""
+    target = check_out(out)
+    data = experiment(Plan.make(quick), progress, out=target, workers=workers, cluster=cluster)
+    checks = judge(data)
+    return publish(target, lambda directory: write_report(data, checks, directory))
