@@ -106,7 +106,7 @@ def test_study_scenarios_are_found_in_the_package():
         study_dir("p9_nothing")
     with pytest.raises(FileNotFoundError, match="no such scenario"):
         study_scenario("p0_parallel_bic", "nothing")
-    assert set(STUDIES) == {"p0", "p1", "p2", "p4"}
+    assert set(STUDIES) == {"p0", "p1", "p2", "p3", "p4"}
     assert study_scenario("p1_incast", "model_a").name == "model_a.toml"
 
 
@@ -166,7 +166,7 @@ def _tcplab(*args, cwd):
                           timeout=600, check=False)
 
 
-@pytest.mark.parametrize("paper", ["p4", "p0", "p1", "p2"])
+@pytest.mark.parametrize("paper", ["p4", "p0", "p1", "p2", "p3"])
 def test_reproduce_refuses_an_output_directory_holding_user_files(tmp_path, paper):
     """`mkdir r2; echo mine > r2/report.md; tcplab reproduce p4 --quick --out r2`: exit 2 naming
     report.md before anything runs, and r2 as it was."""

@@ -1,0 +1,156 @@
+"""Study 003's reproduction: each check fails on a broken input and passes on a good one, the
+scenarios carry the slides' values, and `tcplab reproduce p3 --quick` runs end to end."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from tcplab.reproduce.p3 import checks as ck
+from tcplab.reproduce.p3.stats import combine, interval, order, threshold
+
+C = 97.5e6
+
+
+def _acc_run(seed, est_of, truth_of, start=6.0, n=40, packets=40, period=0.1):
+    """A kept accuracy run: n results from `start`, estimate est_of(t), truth truth_of(t);
+    100 ms truth bins from 0 to 40 s."""
+    ts = [start + i * period for i in range(n)]
+    bins = [round(0.1 * (i + 1), 6) for i in range(400)]
+    return {"seed": seed, "meas": {"time_s": [t + 0.05 for t in ts], "start_s": ts,
+                                   "estimate_bps": [est_of(t) for t in ts], "truth_bps": [truth_of(t) for t in ts],
+                                   "flag": [0] * n, "low_bps": [0.9 * truth_of(t) for t in ts],
+                                   "high_bps": [1.1 * truth_of(t) for t in ts], "packets": [packets] * n},
+            "bins": {"time_s": bins, "truth_bps": [truth_of(t) for t in bins]}}
+
+
+def _good(seed, bias=0.02):
+    return _acc_run(seed, lambda t: 50e6 * (1 + bias + 0.001 * seed), lambda t: 50e6)
+
+
+def test_stats_rules():
+    assert order([1.0, 1.1, 0.9]) == "pass"
+    assert order([-1.0, -1.1, -0.9]) == "FAIL"
+    assert order([1.0, -1.0]) == "inconclusive"
+    assert threshold([0.01, 0.02, 0.015], 0.1) == "pass"
+    assert threshold([0.5, 0.6, 0.55], 0.1) == "FAIL"
+    assert threshold([0.9, 0.91, 0.92], 0.8, at_most=False) == "pass"
+    assert threshold([0.5, 0.51, 0.52], 0.8, at_most=False) == "FAIL"
+    assert combine("pass", "inconclusive") == "inconclusive" and combine("pass", "FAIL") == "FAIL"
+    m, lo, hi = interval([1.0, 2.0, 3.0])
+    assert m == 2.0 and lo < 1.0 < 3.0 < hi
+
+
+def test_f21_passes_accurate_estimates_and_fails_broken_ones():
+    good = [_good(s) for s in (1, 2, 3)]
+    assert ck.f21(good, "UDP").status == "pass"
+    empty = [{"seed": s, "meas": {k: [] for k in good[0]["meas"]}} for s in (1, 2, 3)]
+    assert ck.f21(empty, "UDP").status == "FAIL"
+    at_link = [_acc_run(s, lambda t: C, lambda t: 50e6) for s in (1, 2, 3)]
+    c = ck.f21(at_link, "UDP")
+    assert c.status == "FAIL" and c.values["median"][0] == pytest.approx(C / 50e6 - 1)
+
+
+def test_f7_counts_results_after_a_step_out_of_the_range():
+    def truth(t):
+        return 80e6 if t < 10 else 20e6
+
+    def follows(k):  # the estimate finds the new level k results after the step
+        return lambda t: 80e6 if t < 10 + 0.1 * (k - 1) else 20e6
+    fast = [_acc_run(s, follows(3), truth, start=5.0, n=100) for s in (1, 2)]
+    c = ck.f7(fast, [10.0], 15.0)
+    assert c.status == "pass" and c.values["median"] == 3
+    slow = [_acc_run(s, follows(12), truth, start=5.0, n=100) for s in (1, 2)]
+    assert ck.f7(slow, [10.0], 15.0).status == "FAIL"
+    stuck = [_acc_run(s, lambda t: C, truth, start=5.0, n=100) for s in (1, 2)]
+    c = ck.f7(stuck, [10.0], 15.0)
+    assert c.status == "FAIL" and math.isinf(c.values["median"])
+    # a truth that stays inside the range: nothing to judge
+    still = [_acc_run(s, lambda t: 50e6, lambda t: 50e6, start=5.0, n=100) for s in (1, 2)]
+    assert ck.f7(still, [10.0], 15.0).status == "not exercised"
+
+
+def test_f20_counts_packets():
+    assert ck.f20([_good(1)]).status == "pass"
+    assert ck.f20([_acc_run(1, lambda t: 5e7, lambda t: 5e7, packets=30)]).status == "FAIL"
+    assert ck.f20([{"meas": {"packets": []}}]).status == "not exercised"
+
+
+def test_f14_and_f15():
+    def at(err):
+        return [_acc_run(s, lambda t, e=err: 50e6 * (1 + e + 0.002 * s), lambda t: 50e6) for s in (1, 2, 3)]
+    assert ck.f14({100: at(0.9), 20_000: at(0.1), 100_000: at(0.02)}).status == "pass"
+    assert ck.f14({100: at(0.02), 20_000: at(0.1), 100_000: at(0.9)}).status == "FAIL"
+    low_ok = [_acc_run(s, lambda t: 1.2e6, lambda t: 50e6) for s in (1, 2)]
+    for r in low_ok:
+        r["meas"]["flag"] = [1] * len(r["meas"]["flag"])
+    high = [_good(s) for s in (1, 2)]
+    assert ck.f15(low_ok, high).status == "pass"
+    low_bad = [_acc_run(s, lambda t: 5e6, lambda t: 50e6) for s in (1, 2)]
+    assert ck.f15(low_bad, high).status == "FAIL"
+
+
+def _bg_runs(bg_bps, cross_bps, seeds=(1, 2, 3)):
+    return [{"seed": s, "capacity_bps": C, "steady_bps": {"bg": bg_bps * (1 + 0.01 * s), "udp": cross_bps * (1 - 0.001 * s)}} for s in seeds]
+
+
+def _slides():
+    """S10 as the slides tell it: Reno far above the free 50 Mb/s and pushing the cross traffic
+    down; TCP-LP and ImTCP-bg leaving it; ImTCP-bg near the free bandwidth."""
+    alone = [{"seed": s, "capacity_bps": C, "steady_bps": {"udp": 47.5e6 - 0.01e6 * s}} for s in (1, 2, 3)]
+    bg = {"reno": _bg_runs(70e6, 30e6), "tcp-lp": _bg_runs(25e6, 47.3e6), "imtcp-bg": _bg_runs(46e6, 47.2e6),
+          "ledbat": _bg_runs(45e6, 47.0e6)}
+    return bg, alone
+
+
+def test_background_checks_pass_on_the_slides_story_and_fail_when_swapped():
+    bg, alone = _slides()
+    for f in (ck.f28, ck.f30, ck.f31):
+        assert f(bg, alone, "UDP").status == "pass", f.__name__
+    assert ck.f27(bg, "UDP").status == "pass"
+    assert ck.f29(ck.f28(bg, alone, "UDP"), "UDP").status == "pass"
+    swapped = {"reno": bg["imtcp-bg"], "imtcp-bg": bg["reno"], "tcp-lp": bg["tcp-lp"], "ledbat": bg["ledbat"]}
+    assert ck.f27(swapped, "UDP").status == "FAIL"
+    assert ck.f28(swapped, alone, "UDP").status == "FAIL"
+    assert ck.f29(ck.f28(swapped, alone, "UDP"), "UDP").status == "FAIL"
+    assert ck.f30(swapped, alone, "UDP").status == "FAIL"
+    # F31's criterion (FINDINGS: ratio ≥ 0.8, nearer 1 than TCP-LP) fails when ImTCP-bg and
+    # TCP-LP trade places
+    lp_swapped = {**bg, "imtcp-bg": bg["tcp-lp"], "tcp-lp": bg["imtcp-bg"]}
+    assert ck.f31(lp_swapped, alone, "UDP").status == "FAIL"
+
+
+def test_every_judged_check_carries_its_quote():
+    bg, alone = _slides()
+    for c in (ck.f27(bg, "UDP"), ck.f21([_good(1), _good(2)], "UDP"), ck.f20([_good(1)])):
+        assert c.quote.startswith("「") and c.location
+
+
+def test_scenarios_carry_the_slides_values():
+    from tcplab.reproduce.scenarios import scenario_value, study_scenario
+    for name in ("accuracy_udp", "accuracy_tcp", "background"):
+        path = study_scenario("p3_imtcp", name)
+        assert scenario_value(path, "defaults.tcp.profile") == "freebsd-4.10"
+        assert scenario_value(path, "defaults.tcp.hz") == 20000
+        assert scenario_value(path, "emulators.0.delay") == "15ms"
+        assert scenario_value(path, "flows.0.tcp.imtcp.streams") == 4
+        assert scenario_value(path, "flows.0.tcp.imtcp.packets") == 10
+        assert scenario_value(path, "flows.0.tcp.delack_segments") == 1
+    bgp = study_scenario("p3_imtcp", "background")
+    assert scenario_value(bgp, "flows.0.tcp.imtcp_bg.gamma") == 0.125
+    assert scenario_value(bgp, "flows.0.tcp.imtcp_bg.delta") == 1.4
+
+
+def test_reproduce_p3_quick_end_to_end(tmp_path):
+    from tcplab.reproduce import STUDIES
+    checks = STUDIES["p3"].reproduce(tmp_path / "out", quick=True, workers=1)
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    ids = {c["values"]["id"] for c in data["checks"]}
+    assert {"F7", "F14", "F15", "F20", "F21", "F27", "F28", "F29", "F30", "F31"} <= ids
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "「クロストラフィックがどちらの場合でも高い精度で計測することができる」" in report
+    for fig in ("estimate_vs_truth_udp", "estimate_vs_truth_tcp", "background_throughput", "imtcp_bg_cwnd"):
+        assert (tmp_path / "out" / f"{fig}.png").is_file()
+    assert all(c.status in ("pass", "FAIL", "inconclusive", "not exercised") for c in checks)
