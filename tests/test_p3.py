@@ -154,3 +154,11 @@ def test_reproduce_p3_quick_end_to_end(tmp_path):
     for fig in ("estimate_vs_truth_udp", "estimate_vs_truth_tcp", "background_throughput", "imtcp_bg_cwnd"):
         assert (tmp_path / "out" / f"{fig}.png").is_file()
     assert all(c.status in ("pass", "FAIL", "inconclusive", "not exercised") for c in checks)
+
+
+def test_a_check_can_be_inconclusive_but_never_inconclusive_and_passed():
+    from tcplab.reproduce.findings import Check
+    assert Check("F", "c", "m", False, inconclusive=True).status == "inconclusive"
+    assert Check("F", "c", "m", False).status == "FAIL"
+    with pytest.raises(ValueError):
+        Check("F", "c", "m", True, inconclusive=True)

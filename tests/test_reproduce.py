@@ -87,7 +87,8 @@ def test_results_json_keeps_data_and_checks_but_not_results(smoke_path, tmp_path
     assert set(data) == {"plan", "checks"}
     assert data["checks"] == [
         {"figure": "Fig. 1", "claim": "a", "measured": "m", "passed": True, "paper": True,
-         "values": {"jain": [0.5, pytest.approx(float("nan"), nan_ok=True)]}, "quote": "", "location": "", "exercised": True}
+         "values": {"jain": [0.5, pytest.approx(float("nan"), nan_ok=True)]}, "quote": "", "location": "", "exercised": True,
+         "inconclusive": False}
     ]
 
 
