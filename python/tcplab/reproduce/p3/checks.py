@@ -143,7 +143,7 @@ def f7(runs: Sequence[Run], steps: Sequence[float], end_s: float, kind: str = "U
     if not left:
         return make("F7", "not exercised", f"after a step out of the range, the median results to find the new A (±{RECOVER_TOL:.0%}) ≤ {RECOVER_MEDIAN} (ours)",
                     f"{kind}, {rule}: no step left the search range ({unknown} of {len(ev)} steps had no result before them)",
-                    {"events": ev}, figure=f"F7 (S3) {kind}, {rule}", paper=judged)
+                    {"kind": kind, "rule": rule, "events": ev}, figure=f"F7 (S3) {kind}, {rule}", paper=judged)
     counts = [e["count"] if e["count"] is not None else math.inf for e in left]
     med = float(np.median(counts))
     status = "pass" if med <= RECOVER_MEDIAN else "FAIL"
@@ -152,7 +152,7 @@ def f7(runs: Sequence[Run], steps: Sequence[float], end_s: float, kind: str = "U
     measured = (f"{kind}, {rule}: {len(left)} steps left the range; results to recover median {med:g}, max {max(finite) if finite else 'n/a'},"
                 f" never within the level {never}; distribution {sorted(counts)}; {unknown} steps had no result before them")
     return make("F7", status, f"after a step out of the range, the median results to find the new A (±{RECOVER_TOL:.0%}) ≤ {RECOVER_MEDIAN} (ours)",
-                measured, {"events": ev, "median": med}, figure=f"F7 (S3) {kind}, {rule}", paper=judged)
+                measured, {"kind": kind, "rule": rule, "events": ev, "median": med}, figure=f"F7 (S3) {kind}, {rule}", paper=judged)
 
 
 def f20(runs: Sequence[Run]) -> Check:
