@@ -151,7 +151,7 @@ def test_reproduce_p3_quick_end_to_end(tmp_path):
     assert {"F7", "F14", "F15", "F20", "F21", "F27", "F28", "F29", "F30", "F31"} <= ids
     report = (tmp_path / "out" / "report.md").read_text()
     assert "「クロストラフィックがどちらの場合でも高い精度で計測することができる」" in report
-    for fig in ("estimate_vs_truth_udp", "estimate_vs_truth_tcp", "background_throughput", "imtcp_bg_cwnd"):
+    for fig in ("estimate_vs_truth_udp", "estimate_vs_truth_tcp", "background_throughput_udp", "background_throughput_tcp", "imtcp_bg_cwnd"):
         assert (tmp_path / "out" / f"{fig}.png").is_file()
     assert all(c.status in ("pass", "FAIL", "inconclusive", "not exercised") for c in checks)
 

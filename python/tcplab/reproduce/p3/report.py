@@ -38,7 +38,7 @@ def _mark(c: Check) -> str:
 
 def figures(data: dict[str, Any]) -> dict[str, Any]:
     """estimate_vs_truth_{udp,tcp} (seed of the first run, default rule), background throughputs
-    against the free bandwidth, ImTCP-bg's cwnd over time."""
+    against the free bandwidth per cross-traffic kind, ImTCP-bg's cwnd over time (UDP cross traffic)."""
     figs: dict[str, Any] = {}
     for kind in ("udp", "tcp"):
         runs = data["accuracy"][f"{kind}/{RULES[0]}"]
@@ -59,20 +59,25 @@ def figures(data: dict[str, Any]) -> dict[str, Any]:
         ax.set_title(f"ImTCP estimate vs truth, {kind.upper()} cross traffic (seed {r['seed']}, rule {RULES[0]})")
         ax.legend(fontsize=7)
         figs[f"estimate_vs_truth_{kind}"] = fig
-    bg, alone = data["background"], data["alone"]
-    fig, (ax,) = new_figure()
-    free = [r["capacity_bps"] - r["steady_bps"].get("udp", 0.0) for r in alone]
-    names = [*CCS, "free"]
-    vals = [[r["steady_bps"].get("bg", 0.0) / 1e6 for r in bg[c]] for c in CCS] + [[f / 1e6 for f in free]]
-    cross = [[r["steady_bps"].get("udp", 0.0) / 1e6 for r in bg[c]] for c in CCS] + [[r["steady_bps"].get("udp", 0.0) / 1e6 for r in alone]]
-    x = np.arange(len(names))
-    ax.bar(x - 0.2, [np.mean(v) for v in vals], 0.4, yerr=[np.std(v) for v in vals], label="background flow (free: C − cross alone)")
-    ax.bar(x + 0.2, [np.mean(v) for v in cross], 0.4, yerr=[np.std(v) for v in cross], label="UDP cross traffic (free: alone)")
-    ax.set_xticks(x, names)
-    ax.set_ylabel("mean throughput after 5 s (Mb/s)")
-    ax.set_title("S10: background transfer beside UDP cross traffic")
-    ax.legend(fontsize=7)
-    figs["background_throughput"] = fig
+    for kind in data["background"]:
+        bg, alone = data["background"][kind], data["alone"][kind]
+        fig, (ax,) = new_figure()
+
+        def cross_of(r):
+            return sum(v for k, v in r["steady_bps"].items() if k != "bg") / 1e6
+        free = [r["capacity_bps"] / 1e6 - cross_of(r) for r in alone]
+        names = [*CCS, "free"]
+        vals = [[r["steady_bps"].get("bg", 0.0) / 1e6 for r in bg[c]] for c in CCS] + [free]
+        cross = [[cross_of(r) for r in bg[c]] for c in CCS] + [[cross_of(r) for r in alone]]
+        x = np.arange(len(names))
+        ax.bar(x - 0.2, [np.mean(v) for v in vals], 0.4, yerr=[np.std(v) for v in vals], label="background flow (free: C − cross alone)")
+        ax.bar(x + 0.2, [np.mean(v) for v in cross], 0.4, yerr=[np.std(v) for v in cross], label=f"{kind.upper()} cross traffic (free: alone)")
+        ax.set_xticks(x, names)
+        ax.set_ylabel("mean throughput after 5 s (Mb/s)")
+        ax.set_title(f"S10: background transfer beside {kind.upper()} cross traffic")
+        ax.legend(fontsize=7)
+        figs[f"background_throughput_{kind}"] = fig
+    bg = data["background"]["udp"]
     r = bg["imtcp-bg"][0]
     if r.get("cwnd"):
         fig, (ax,) = new_figure()
@@ -128,14 +133,15 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
     rep.heading("Runs")
     walls = {k: [r["wall_time_s"] for r in v] for k, v in data["accuracy"].items()}
     rep.bullets([f"accuracy {k}: {len(v)} runs, {np.mean(v):.2f} s each" for k, v in walls.items()]
-                + [f"background {c}: timeouts per seed {[next(f['timeouts'] for f in r['flows'] if f['name'] == 'bg') for r in data['background'][c]]}" for c in CCS]
+                + [f"background ({k}) {c}: timeouts per seed {[next(f['timeouts'] for f in r['flows'] if f['name'] == 'bg') for r in data['background'][k][c]]}"
+                   for k in data["background"] for c in CCS]
                 + [f"accuracy {k}: ImTCP flow timeouts per seed {[next(f['timeouts'] for f in r['flows'] if f['name'] == 'imtcp') for r in v]},"
                    f" first result at {[round(r['meas']['time_s'][0], 2) if r['meas']['time_s'] else None for r in v]} s" for k, v in data["accuracy"].items() if k.endswith(RULES[0])])
-    rep.paragraph("Figures: estimate_vs_truth_udp, estimate_vs_truth_tcp, background_throughput, imtcp_bg_cwnd (PNG and SVG).")
+    rep.paragraph("Figures: estimate_vs_truth_udp, estimate_vs_truth_tcp, background_throughput_udp, background_throughput_tcp, imtcp_bg_cwnd (PNG and SVG).")
     plain = {k: v for k, v in data.items() if k not in ("accuracy", "hz", "background", "alone")}
     plain["summary"] = {"accuracy_results": {k: [len((r.get("meas") or {}).get("time_s", [])) for r in v] for k, v in data["accuracy"].items()},
-                        "background_steady_bps": {c: [r["steady_bps"] for r in v] for c, v in data["background"].items()},
-                        "alone_steady_bps": [r["steady_bps"] for r in data["alone"]]}
+                        "background_steady_bps": {k: {c: [r["steady_bps"] for r in v] for c, v in d.items()} for k, d in data["background"].items()},
+                        "alone_steady_bps": {k: [r["steady_bps"] for r in v] for k, v in data["alone"].items()}}
     write_results_json(plain, checks, out / "results.json")
     rep.write(out / "report.md")
     _ = math

@@ -1,6 +1,6 @@
 """Reproduce study 003: the orchestrator. `reproduce(out, quick=False)` runs block A (accuracy
 under UDP and TCP cross traffic, each trend rule), block B (the HZ sweep) and block D (the
-background transfer beside UDP cross traffic), judges the slides' findings, writes the figures,
+background transfer beside UDP and TCP cross traffic), judges the slides' findings, writes the figures,
 `results.json` and `report.md`, and returns the checks. The runs are kept in `out/runs/`
 (resumable stores)."""
 
@@ -60,11 +60,14 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
     b = run([("accuracy_udp", {**HZ_OVERRIDES, "defaults.tcp.hz": h}) for h in plan.hz], plan.hz_seeds,
             hook_args={"measured": "imtcp"}, name="p3-hz", **kw)
     hz = {h: b[i] for i, h in enumerate(plan.hz)}
-    progress("block D: background transfer beside UDP cross traffic")
-    d_points = [("background", {"flows.0.tcp.cc": c, "flows.0.tcp.variant": "imtcp" if c == "imtcp-bg" else "none"}) for c in CCS]
-    d = run(d_points, plan.seeds, hook_args={"measured": "bg", "cwnd": True}, name="p3-background", **kw)
-    alone = run([("background_alone", {})], plan.seeds, hook_args={}, name="p3-alone", **kw)[0]
-    return {"plan": dataclasses.asdict(plan), "accuracy": accuracy, "hz": hz, "background": dict(zip(CCS, d, strict=True)),
+    background, alone = {}, {}
+    for kind, stem in (("udp", "background"), ("tcp", "background_tcp")):
+        progress(f"block D: background transfer beside {kind.upper()} cross traffic")
+        d_points = [(stem, {"flows.0.tcp.cc": c, "flows.0.tcp.variant": "imtcp" if c == "imtcp-bg" else "none"}) for c in CCS]
+        d = run(d_points, plan.seeds, hook_args={"measured": "bg", "cwnd": True}, name=f"p3-{stem}", **kw)
+        background[kind] = dict(zip(CCS, d, strict=True))
+        alone[kind] = run([(f"{stem}_alone", {})], plan.seeds, hook_args={}, name=f"p3-{stem}-alone", **kw)[0]
+    return {"plan": dataclasses.asdict(plan), "accuracy": accuracy, "hz": hz, "background": background,
             "alone": alone, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
 
 
@@ -83,9 +86,10 @@ def judge(data: dict[str, Any]) -> list[Check]:
     out.append(ck.f14(hz))
     if 100 in hz and 100_000 in hz:
         out.append(ck.f15(hz[100], hz[100_000]))
-    bg, alone = data["background"], data["alone"]
-    c28 = ck.f28(bg, alone, "UDP")
-    out += [ck.f27(bg, "UDP"), c28, ck.f29(c28, "UDP"), ck.f30(bg, alone, "UDP"), ck.f31(bg, alone, "UDP")]
+    for kind in data["background"]:
+        bg, alone, k = data["background"][kind], data["alone"][kind], kind.upper()
+        c28 = ck.f28(bg, alone, k)
+        out += [ck.f27(bg, k), c28, ck.f29(c28, k), ck.f30(bg, alone, k), ck.f31(bg, alone, k)]
     return out
 
 
