@@ -162,3 +162,10 @@ def test_a_check_can_be_inconclusive_but_never_inconclusive_and_passed():
     assert Check("F", "c", "m", False).status == "FAIL"
     with pytest.raises(ValueError):
         Check("F", "c", "m", True, inconclusive=True)
+
+
+def test_f24_is_not_exercised_when_the_cap_changes_nothing():
+    runs = [{"seed": s, "cwnd_sha1": f"h{s}", "steady_bps": {"bg": 1e7}} for s in (1, 2)]
+    assert ck.f24(runs, runs).status == "not exercised"
+    other = [{"seed": s, "cwnd_sha1": f"g{s}", "steady_bps": {"bg": 2e7}} for s in (1, 2)]
+    assert ck.f24(runs, other).status == "inconclusive"

@@ -24,7 +24,7 @@ from tcplab.reproduce.p3.constants import (
 )
 from tcplab.reproduce.p3.stats import combine, interval, order, threshold
 
-__all__ = ["QUOTES", "f14", "f15", "f20", "f21", "f27", "f28", "f29", "f30", "f31", "f7", "errors", "make", "recoveries"]
+__all__ = ["QUOTES", "f14", "f24", "f15", "f20", "f21", "f27", "f28", "f29", "f30", "f31", "f7", "errors", "make", "recoveries"]
 
 Run = Mapping[str, Any]
 
@@ -34,6 +34,7 @@ QUOTES: dict[str, tuple[str, str]] = {
     "F15": ("「*HZ*=100 の場合 1.2Mbps まで計測可能」; 「*HZ*=100,000 の場合 1.2Gbps まで計測可能」", "S6 L95–L96"),
     "F20": ("「1 回の計測あたりのストリーム数 : 4, 1 ストリームあたりのパケット数 : 10」", "S7 L123"),
     "F21": ("「クロストラフィックがどちらの場合でも高い精度で計測することができる」", "S8 L141"),
+    "F24": ("「輻輳ウィンドウサイズが ImTCP の計測結果を用いて設定された上限値によって抑えられている」", "S9 L151"),
     "F27": ("「TCP Reno を用いた場合得られたスループットが最も高い」", "S10 L165"),
     "F28": ("「空き帯域を大きく越えておりクロストラヒックのスループットも押し下げている」", "S10 L166"),
     "F29": ("「バックグラウンド転送を行っているとは言えない」", "S10 L167"),
@@ -285,3 +286,17 @@ def f31(bg: Mapping[str, Sequence[Run]], alone: Sequence[Run], kind: str) -> Che
     measured = f"{kind}: ratio to free — " + ", ".join(f"{c} {_ci(ratio[c], f2)}" for c in bg) + f"; ImTCP-bg ≥ {RATIO_MIN}: {a}; nearer 1 than TCP-LP: {b}"
     return make("F31", combine(a, b), f"ImTCP-bg's throughput is close to the free bandwidth (ratio ≥ {RATIO_MIN} (ours), nearer 1 than TCP-LP's, paired)",
                 measured, {"ratio": ratio}, figure=f"F31 (S10) {kind}")
+
+
+def f24(capped: Sequence[Run], uncapped: Sequence[Run], kind: str = "UDP") -> Check:
+    """F24, its "binding" half only: the ImTCP-bg run with the cap against the same seed with
+    `imtcp_bg.cap = false`. Identical cwnd traces in every seed: the cap never held the window
+    down ("not exercised"). Otherwise the cap acted; whether cwnd ≤ ⌊Ā·RTT_min⌋ on every ACK
+    (the exact rule) is not checked from these traces, so the verdict is "inconclusive"."""
+    same = [a.get("cwnd_sha1") == b.get("cwnd_sha1") and a.get("cwnd_sha1") is not None for a, b in zip(capped, uncapped)]
+    tp = [(a["steady_bps"].get("bg", 0.0), b["steady_bps"].get("bg", 0.0)) for a, b in zip(capped, uncapped)]
+    measured = (f"{kind}: cwnd trace with the cap identical to the one without in {sum(same)} of {len(same)} seeds;"
+                f" throughput with / without the cap {_ci([a for a, _ in tp], _mbps)} / {_ci([b for _, b in tp], _mbps)}")
+    status = "not exercised" if all(same) else "inconclusive"
+    return make("F24", status, "cwnd is held down by the cap Ā·RTT_min (binding half: the cap changes the window; the per-ACK rule is not checked)",
+                measured, {"identical": same}, figure=f"F24 (S9) {kind}")

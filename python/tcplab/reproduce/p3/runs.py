@@ -4,6 +4,7 @@ after the steady start, the flows' summaries) and the points through the shared 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -27,7 +28,7 @@ def keep(result: Any, measured: str | None = None, cwnd: bool = False) -> dict[s
     bytes counted against it), `bins` (time, truth and each flow's bit/s per 100 ms),
     `steady_bps` (each flow's mean bit/s on the bottleneck from STEADY_S to the end), `capacity_bps`,
     `flows` (the summary's flow entries) and, with `cwnd`, the measured flow's cwnd trace thinned
-    to at most one row per 10 ms; as JSON text in the column `data`."""
+    to at most one row per 10 ms (and `cwnd_sha1`, a digest of the whole trace); as JSON text in the column `data`."""
     s = result.summary
     names = {f["id"]: f["name"] for f in s["flows"]}
     usage = result.trace("link_usage")
@@ -67,6 +68,7 @@ def keep(result: Any, measured: str | None = None, cwnd: bool = False) -> dict[s
         mid = [k for k, v in names.items() if v == measured][0] if measured else 0
         c = c.filter(c["flow"] == mid)
         tt = c["time_s"].to_numpy()
+        out["cwnd_sha1"] = hashlib.sha1(tt.tobytes() + c["cwnd_bytes"].to_numpy().tobytes()).hexdigest()
         keepi = np.unique(np.floor(tt / 0.01).astype(int), return_index=True)[1] if len(tt) else []
         out["cwnd"] = {"time_s": tt[keepi].tolist(), "cwnd_bytes": c["cwnd_bytes"].to_numpy()[keepi].tolist(),
                        "srtt_s": c["srtt_s"].to_numpy()[keepi].tolist()}

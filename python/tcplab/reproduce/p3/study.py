@@ -67,8 +67,11 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
         d = run(d_points, plan.seeds, hook_args={"measured": "bg", "cwnd": True}, name=f"p3-{stem}", **kw)
         background[kind] = dict(zip(CCS, d, strict=True))
         alone[kind] = run([(f"{stem}_alone", {})], plan.seeds, hook_args={}, name=f"p3-{stem}-alone", **kw)[0]
+    progress("block C (part): ImTCP-bg with its cap turned off")
+    nocap = run([("background", {"flows.0.tcp.imtcp_bg.cap": False})], plan.seeds, hook_args={"measured": "bg", "cwnd": True},
+                name="p3-background-nocap", **kw)[0]
     return {"plan": dataclasses.asdict(plan), "accuracy": accuracy, "hz": hz, "background": background,
-            "alone": alone, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
+            "alone": alone, "nocap": nocap, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
 
 
 def judge(data: dict[str, Any]) -> list[Check]:
@@ -86,6 +89,7 @@ def judge(data: dict[str, Any]) -> list[Check]:
     out.append(ck.f14(hz))
     if 100 in hz and 100_000 in hz:
         out.append(ck.f15(hz[100], hz[100_000]))
+    out.append(ck.f24(data["background"]["udp"]["imtcp-bg"], data["nocap"]))
     for kind in data["background"]:
         bg, alone, k = data["background"][kind], data["alone"][kind], kind.upper()
         c28 = ck.f28(bg, alone, k)
