@@ -169,3 +169,20 @@ def test_f24_is_not_exercised_when_the_cap_changes_nothing():
     assert ck.f24(runs, runs).status == "not exercised"
     other = [{"seed": s, "cwnd_sha1": f"g{s}", "steady_bps": {"bg": 2e7}} for s in (1, 2)]
     assert ck.f24(runs, other).status == "inconclusive"
+
+
+def test_every_quote_of_p3_is_exact_in_the_seed():
+    """Each corner-bracket quote in the study's README, scenarios and checks is a substring of
+    the slides (skipped where the seed is not beside the repository)."""
+    import re
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    seed = repo.parent / "shared" / "seeds" / "003_6f729dd2efbb7574.txt"
+    if not seed.is_file():
+        pytest.skip("the seed is not beside the repository")
+    text = seed.read_text(encoding="utf-8")
+    files = [*(repo / "scenarios" / "p3_imtcp").iterdir(), *(repo / "python" / "tcplab" / "reproduce" / "p3").glob("*.py")]
+    quotes = [(f.name, q) for f in files if f.suffix in (".md", ".toml", ".py") for q in re.findall("「(.*?)」", f.read_text(encoding="utf-8"), re.S)]
+    assert len(quotes) > 50
+    assert [(n, q) for n, q in quotes if q not in text] == []
