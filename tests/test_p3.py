@@ -186,3 +186,16 @@ def test_every_quote_of_p3_is_exact_in_the_seed():
     quotes = [(f.name, q) for f in files if f.suffix in (".md", ".toml", ".py") for q in re.findall("「(.*?)」", f.read_text(encoding="utf-8"), re.S)]
     assert len(quotes) > 50
     assert [(n, q) for n, q in quotes if q not in text] == []
+
+
+def _f2_run(seed, segments, wire, retx=0, results=8):
+    return {"seed": seed, "flows": [{"name": "imtcp", "segments_sent": segments, "retransmits": retx}],
+            "link_bytes": {"imtcp": wire}, "meas": {"time_s": [1.0] * results}}
+
+
+def test_f2_needs_exactly_the_same_packets_on_the_wire():
+    plain = [_f2_run(s, 20719, 31077604) for s in (1, 2)]
+    assert ck.f2([_f2_run(s, 20719, 31077604) for s in (1, 2)], plain).status == "pass"
+    assert ck.f2([_f2_run(s, 20720, 31079142) for s in (1, 2)], plain).status == "FAIL"   # one extra packet
+    assert ck.f2([_f2_run(s, 20719, 31077604, results=0) for s in (1, 2)], plain).status == "FAIL"  # measured nothing
+    assert ck.f2([_f2_run(s, 20719, 31077604, retx=3) for s in (1, 2)], plain).status == "not exercised"

@@ -24,11 +24,12 @@ from tcplab.reproduce.p3.constants import (
 )
 from tcplab.reproduce.p3.stats import combine, interval, order, threshold
 
-__all__ = ["QUOTES", "f14", "f24", "f15", "f20", "f21", "f27", "f28", "f29", "f30", "f31", "f7", "errors", "make", "recoveries"]
+__all__ = ["QUOTES", "f14", "f2", "f24", "f15", "f20", "f21", "f27", "f28", "f29", "f30", "f31", "f7", "errors", "make", "recoveries"]
 
 Run = Mapping[str, Any]
 
 QUOTES: dict[str, tuple[str, str]] = {
+    "F2": ("「TCP コネクションのデータ・ACKパケットを利用する」; 「余計な計測パケットを必要とせずに計測を行うことができる」", "S3 L34, L37"),
     "F7": ("「利用可能帯域が急激に変化した場合など」; 「このような場合でも数回の計測で新たな利用可能帯域を発見できる」", "S3 L43–L44"),
     "F14": ("「カーネルシステムのタイマ粒度が粗いため計測精度が低下」", "S6 L93"),
     "F15": ("「*HZ*=100 の場合 1.2Mbps まで計測可能」; 「*HZ*=100,000 の場合 1.2Gbps まで計測可能」", "S6 L95–L96"),
@@ -300,3 +301,32 @@ def f24(capped: Sequence[Run], uncapped: Sequence[Run], kind: str = "UDP") -> Ch
     status = "not exercised" if all(same) else "inconclusive"
     return make("F24", status, "cwnd is held down by the cap Ā·RTT_min (binding half: the cap changes the window; the per-ACK rule is not checked)",
                 measured, {"identical": same}, figure=f"F24 (S9) {kind}")
+
+
+def _flow(run: Run, name: str) -> Mapping[str, Any]:
+    return next(f for f in run["flows"] if f["name"] == name)
+
+
+def f2(imtcp: Sequence[Run], plain: Sequence[Run], flow: str = "imtcp") -> Check:
+    """F2: the ImTCP flow and the same seed without the stage (variant "none") move the same
+    bytes with no loss; the ImTCP run must have measured, and must put exactly as many segments
+    and IP bytes on the bottleneck as the plain run (any extra probe packet shows). A seed with a
+    retransmission in either run has no common loss pattern: it is left out (none left: not
+    exercised)."""
+    rows = []
+    for a, b in zip(imtcp, plain):
+        fa, fb = _flow(a, flow), _flow(b, flow)
+        rows.append({"seed": a.get("seed"), "results": len((a.get("meas") or {}).get("time_s", [])),
+                     "segments": (fa["segments_sent"], fb["segments_sent"]), "wire_bytes": (a["link_bytes"].get(flow, 0), b["link_bytes"].get(flow, 0)),
+                     "retransmits": (fa["retransmits"], fb["retransmits"])})
+    used = [r for r in rows if r["retransmits"] == (0, 0)]
+    if not used:
+        return make("F2", "not exercised", "no extra packets: segments and bytes on the wire equal to the same transfer without the stage (exact)",
+                    f"every seed lost a packet ({len(rows)} seeds)", {"rows": rows})
+    bad = [r for r in used if r["segments"][0] != r["segments"][1] or r["wire_bytes"][0] != r["wire_bytes"][1] or r["results"] == 0]
+    r0 = used[0]
+    measured = (f"{len(used)} loss-free seeds: segments {r0['segments'][0]} / {r0['segments'][1]}, IP bytes on the bottleneck"
+                f" {r0['wire_bytes'][0]} / {r0['wire_bytes'][1]} (ImTCP / without the stage, first seed), ImTCP results per seed"
+                f" {[r['results'] for r in used]}; {len(bad)} seeds differ or measured nothing")
+    return make("F2", "FAIL" if bad else "pass", "no extra packets: segments and bytes on the wire equal to the same transfer without the stage (exact)",
+                measured, {"rows": rows})

@@ -26,7 +26,7 @@ def keep(result: Any, measured: str | None = None, cwnd: bool = False) -> dict[s
     """What one run gives the checks (JSON-plain): `meas` (the measurements trace's columns
     and `truth_bps`, the true available bandwidth over each measurement's span, the other flows'
     bytes counted against it), `bins` (time, truth and each flow's bit/s per 100 ms),
-    `steady_bps` (each flow's mean bit/s on the bottleneck from STEADY_S to the end), `capacity_bps`,
+    `steady_bps` (each flow's mean bit/s on the bottleneck from STEADY_S to the end), `link_bytes` (each flow's IP bytes on it), `capacity_bps`,
     `flows` (the summary's flow entries) and, with `cwnd`, the measured flow's cwnd trace thinned
     to at most one row per 10 ms (and `cwnd_sha1`, a digest of the whole trace); as JSON text in the column `data`."""
     s = result.summary
@@ -41,6 +41,7 @@ def keep(result: Any, measured: str | None = None, cwnd: bool = False) -> dict[s
     b = usage["bytes"].to_numpy().astype(float)
     steady = t > STEADY_S + 1e-9
     span = end - STEADY_S
+    out["link_bytes"] = {names[int(i)]: int(b[f == i].sum()) for i in np.unique(f)}
     out["steady_bps"] = {names[int(i)]: float(b[steady & (f == i)].sum() * 8 / span) for i in np.unique(f)}
     # 100 ms bins: each flow's bit/s
     nb = int(np.floor(end / 0.1 + 1e-9))

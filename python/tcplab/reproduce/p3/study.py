@@ -27,6 +27,10 @@ STEPS_S = (10.0, 20.0, 30.0)
 ACC_END_S = 40.0
 HZ_OVERRIDES = {"flows.1.cbr.schedule": [{"at": "0s", "rate": "50Mbps"}], "run.duration": "20s"}
 """Block B's path: accuracy_udp.toml with a constant 50 Mb/s CBR (free ≈ 47.5 Mb/s) for 20 s."""
+F2_OVERRIDES = {"queue(r1->dn)": "1000pkts", "flows.1.cbr.schedule": [{"at": "0s", "rate": "20Mbps"}],
+                "flows.0.bulk": {"bytes": "30MB"}, "run.duration": "10s"}
+"""F2's loss-free transfer (the same loss pattern: none): 30 MB beside a 20 Mb/s CBR through a
+1,000-packet bottleneck buffer, which a 1 MB window cannot fill."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,6 +60,9 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
     a_points = [(f"accuracy_{k}", {"flows.0.tcp.imtcp.trend.rule": r}) for k in ("udp", "tcp") for r in RULES]
     a = run(a_points, plan.seeds, hook_args={"measured": "imtcp"}, name="p3-accuracy", **kw)
     accuracy = {f"{k}/{r}": a[i] for i, (k, r) in enumerate((k, r) for k in ("udp", "tcp") for r in RULES)}
+    progress("F2: a loss-free 30 MB transfer with and without the stage")
+    f2 = run([("accuracy_udp", {**F2_OVERRIDES, "flows.0.tcp.variant": v}) for v in ("imtcp", "none")], plan.seeds,
+             hook_args={"measured": "imtcp"}, name="p3-f2", **kw)
     progress(f"block B: HZ {list(plan.hz)}")
     b = run([("accuracy_udp", {**HZ_OVERRIDES, "defaults.tcp.hz": h}) for h in plan.hz], plan.hz_seeds,
             hook_args={"measured": "imtcp"}, name="p3-hz", **kw)
@@ -71,7 +78,7 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
     nocap = run([("background", {"flows.0.tcp.imtcp_bg.cap": False})], plan.seeds, hook_args={"measured": "bg", "cwnd": True},
                 name="p3-background-nocap", **kw)[0]
     return {"plan": dataclasses.asdict(plan), "accuracy": accuracy, "hz": hz, "background": background,
-            "alone": alone, "nocap": nocap, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
+            "alone": alone, "nocap": nocap, "f2": f2, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
 
 
 def judge(data: dict[str, Any]) -> list[Check]:
@@ -85,6 +92,7 @@ def judge(data: dict[str, Any]) -> list[Check]:
         for kind in ("udp", "tcp"):
             out.append(ck.f21(acc[f"{kind}/{rule}"], kind.upper(), rule, judged=judged))
     out.append(ck.f20([r for k in acc for r in acc[k]]))
+    out.append(ck.f2(data["f2"][0], data["f2"][1]))
     hz = {int(h): v for h, v in data["hz"].items()}
     out.append(ck.f14(hz))
     if 100 in hz and 100_000 in hz:
