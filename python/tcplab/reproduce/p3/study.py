@@ -41,13 +41,17 @@ class Plan:
     hz: tuple[int, ...]
     hz_seeds: tuple[int, ...]
     name: str
+    buffers: tuple[int, ...] = ()
+    """The bottleneck buffers (packets) mapped beside the shipped 50 (EVIDENCE §2.3), on `map_seeds`."""
+    map_seeds: tuple[int, ...] = ()
 
     @staticmethod
     def make(quick: bool) -> Plan:
         """The quick plan (2 seeds, HZ {100, 20k, 100k}) or the full one (10 seeds, the slides' six HZ)."""
         if quick:
             return Plan(seeds=(1, 2), hz=(100, 20_000, 100_000), hz_seeds=(1, 2), name="quick")
-        return Plan(seeds=tuple(range(1, 11)), hz=HZ_GRID, hz_seeds=tuple(range(1, 11)), name="full")
+        return Plan(seeds=tuple(range(1, 11)), hz=HZ_GRID, hz_seeds=tuple(range(1, 11)), name="full",
+                    buffers=(25, 100, 250), map_seeds=(1, 2, 3))
 
 
 def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, out: Path | None = None,
@@ -77,7 +81,16 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
     progress("block C (part): ImTCP-bg with its cap turned off")
     nocap = run([("background", {"flows.0.tcp.imtcp_bg.cap": False})], plan.seeds, hook_args={"measured": "bg", "cwnd": True},
                 name="p3-background-nocap", **kw)[0]
-    return {"plan": dataclasses.asdict(plan), "accuracy": accuracy, "hz": hz, "background": background,
+    buffer_map: dict[int, Any] = {}
+    for q in plan.buffers:
+        progress(f"map: bottleneck buffer {q} packets")
+        o = {"queue(r1->dn)": f"{q}pkts"}
+        acc_q = run([("accuracy_udp", o)], plan.map_seeds, hook_args={"measured": "imtcp"}, name=f"p3-map-{q}", **kw)[0]
+        d = run([("background", {**o, "flows.0.tcp.cc": c, "flows.0.tcp.variant": "imtcp" if c == "imtcp-bg" else "none"}) for c in CCS],
+                plan.map_seeds, hook_args={"measured": "bg"}, name=f"p3-map-bg-{q}", **kw)
+        al = run([("background_alone", o)], plan.map_seeds, hook_args={}, name=f"p3-map-alone-{q}", **kw)[0]
+        buffer_map[q] = {"accuracy": acc_q, "background": dict(zip(CCS, d, strict=True)), "alone": al}
+    return {"plan": dataclasses.asdict(plan), "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
             "alone": alone, "nocap": nocap, "f2": f2, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
 
 
@@ -102,6 +115,15 @@ def judge(data: dict[str, Any]) -> list[Check]:
         bg, alone, k = data["background"][kind], data["alone"][kind], kind.upper()
         c28 = ck.f28(bg, alone, k)
         out += [ck.f27(bg, k), c28, ck.f29(c28, k), ck.f30(bg, alone, k), ck.f31(bg, alone, k)]
+    for q, m in data.get("map", {}).items():
+        label = f"UDP, buffer {q} pkts"
+        c28 = ck.f28(m["background"], m["alone"], label)
+        mapped = [ck.f21(m["accuracy"], label, RULES[0], judged=False), ck.f7(m["accuracy"], STEPS_S, ACC_END_S, label, RULES[0], judged=False),
+                  ck.f27(m["background"], label), c28, ck.f30(m["background"], m["alone"], label), ck.f31(m["background"], m["alone"], label)]
+        for c in mapped:
+            c.paper = False
+            c.values = {**c.values, "map_buffer": q}
+        out += mapped
     return out
 
 
