@@ -495,3 +495,20 @@ fn eight_linux_2_4_18_flows_with_reordering_keep_the_rules_with_d_sack_and_undo(
         assert!(s.flows.iter().all(|f| f.bytes_delivered > 0), "seed {seed}: every flow moves data");
     }
 }
+
+#[test]
+fn eight_dctcp_flows_on_linux_2_4_18_without_sack_keep_the_rules_under_ecn_marks() {
+    // DCTCP on the 2.4 profile with SACK off (NewReno recovery) and marks from the first queued
+    // packet, small segments so windows are many segments: ECN-Echoes arrive while CWR's
+    // gradual cut and NewReno's recovery overlap. Every call into every connection checked.
+    let text = eight_flows_linux24()
+        .replace("[defaults.tcp]\nprofile = \"linux-2.4.18\"", "[defaults.tcp]\nprofile = \"linux-2.4.18\"\ncc = \"dctcp\"\nsack = false\nmss = 536")
+        .replace("delay = \"2ms\"\nqueue_a = \"32pkts\"", "delay = \"2ms\"\nqueue_a = { limit = \"32pkts\", ecn_threshold = \"1pkts\" }");
+    for seed in [1, 2] {
+        let s = run(&text, seed).unwrap();
+        let (marks, fr): (u64, u64) = (s.flows.iter().map(|f| f.ecn_reductions).sum(), s.flows.iter().map(|f| f.fast_retransmits).sum());
+        eprintln!("8 DCTCP flows on linux-2.4.18 without SACK, seed {seed}: {marks} ECN reductions, {fr} fast retransmits");
+        assert!(marks > 0, "seed {seed}: the queue must mark");
+        assert!(s.flows.iter().all(|f| f.bytes_delivered > 0), "seed {seed}: every flow moves data");
+    }
+}

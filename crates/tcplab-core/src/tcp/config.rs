@@ -134,6 +134,10 @@ pub struct TcpConfig {
     pub cwnd_limited: CwndLimitedRule,
     /// Duplicate-ACK threshold.
     pub dupthresh: u32,
+    /// NewReno's recovery restarts the retransmission timer on every partial ACK
+    /// ("Slow-but-Steady", RFC 6582 §4), not only the first ("Impatient", §3.2 step 5; the
+    /// default, false).
+    pub rto_every_partial_ack: bool,
     /// Loss recovery procedure.
     pub recovery: RecoveryKind,
     /// Congestion controller.
@@ -265,6 +269,7 @@ impl Default for TcpConfig {
             cwnd_validation: true,
             cwnd_limited: CwndLimitedRule::Flight,
             dupthresh: 3,
+            rto_every_partial_ack: false,
             recovery: RecoveryKind::Auto,
             cc: CcConfig::NewReno(RenoConfig::default()),
             ecn: false,

@@ -8,8 +8,8 @@ use super::cc::{CcLayers, ResolvedCc};
 use super::variant::{ResolvedVariant, VariantLayers};
 use super::{err, Res};
 use crate::scenario::spec::{
-    BackoffName, BackoffResetName, CcName, CwndLimitedName, CwrReductionName, Dur, EstimatorName, IwRuleName, LocalCongestionName, ProfileName, RcvWindowRuleName, RecoveryName,
-    TcpSettings, TcpSpec, TimerGridName,
+    BackoffName, BackoffResetName, CcName, CwndLimitedName, CwrReductionName, Dur, EstimatorName, IwRuleName, LocalCongestionName, PartialAckTimerName, ProfileName,
+    RcvWindowRuleName, RecoveryName, TcpSettings, TcpSpec, TimerGridName,
 };
 use crate::tcp::cc::CcContext;
 use crate::tcp::{Backoff, BackoffReset, CwndLimitedRule, CwrReduction, InitialWindowRule, LocalCongestion, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
@@ -164,6 +164,7 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             rto_initial: Some(Dur(SimDuration::from_secs(3))),
             rto_granularity: Some(Dur(SimDuration::from_millis(4))),
             recovery: Some(RecoveryName::Linux),
+            partial_ack_timer: Some(PartialAckTimerName::SlowButSteady),
             abc_limit: Some(1),
             ts_tick: Some(Dur(SimDuration::from_millis(4))),
             hz: Some(250),
@@ -242,6 +243,7 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             rto_initial: Some(Dur(SimDuration::from_secs(1))),
             rto_granularity: Some(Dur(SimDuration::from_millis(1))),
             recovery: Some(RecoveryName::LinuxPrr),
+            partial_ack_timer: Some(PartialAckTimerName::SlowButSteady),
             cwnd_limited: Some(CwndLimitedName::Linux),
             ts_tick: Some(Dur(SimDuration::from_millis(1))),
             hz: Some(1000),
@@ -316,6 +318,7 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             rto_initial: Some(Dur(SimDuration::from_secs(3))),
             rto_slop: Some(Dur(SimDuration::from_millis(200))),
             recovery: Some(RecoveryName::Newreno),
+            partial_ack_timer: Some(PartialAckTimerName::SlowButSteady),
             limited_transmit: Some(false),
             cwnd_validation: Some(false),
             timer_grid: Some(TimerGridName::Hz),
@@ -369,7 +372,7 @@ impl ResolvedTcp {
             mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
             rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
-            limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, timer_grid, rto_slop, round_buffers_to_mss, window_update_on_read, dupthresh, recovery, abc_limit: _, ts_tick, hz,
+            limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, timer_grid, rto_slop, round_buffers_to_mss, window_update_on_read, dupthresh, partial_ack_timer, recovery, abc_limit: _, ts_tick, hz,
             ip_version,
             local_congestion, cwr_reduction, moderate_cwnd, cwnd_idle_restart, cwnd_app_limited_decay, dsack, undo,
         } = self.settings;
@@ -428,6 +431,7 @@ impl ResolvedTcp {
                 CwndLimitedName::Linux => CwndLimitedRule::Linux,
             },
             dupthresh,
+            rto_every_partial_ack: partial_ack_timer == PartialAckTimerName::SlowButSteady,
             recovery: match recovery {
                 RecoveryName::Auto => RecoveryKind::Auto,
                 RecoveryName::Reno => RecoveryKind::Reno,

@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::scenario::spec::{
-    BackoffName, BackoffResetName, CwndLimitedName, CwrReductionName, Dur, EstimatorName, IwRuleName, LocalCongestionName, ProfileName, RcvWindowRuleName, RecoveryName, Size,
-    TcpSpec, Threshold, TimerGridName,
+    BackoffName, BackoffResetName, CwndLimitedName, CwrReductionName, Dur, EstimatorName, IwRuleName, LocalCongestionName, PartialAckTimerName, ProfileName, RcvWindowRuleName,
+    RecoveryName, Size, TcpSpec, Threshold, TimerGridName,
 };
 use crate::scenario::{parse_json, parse_toml, Run};
 use crate::tcp::cc::bic::BicParams as ResolvedBic;
@@ -91,6 +91,7 @@ fn every_setting_changed() -> TcpSettings {
         round_buffers_to_mss: true,
         window_update_on_read: true,
         dupthresh: 4,
+        partial_ack_timer: PartialAckTimerName::SlowButSteady,
         recovery: RecoveryName::Sack,
         abc_limit: 2,
         ts_tick: ms(2),

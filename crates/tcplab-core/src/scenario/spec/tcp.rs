@@ -366,6 +366,17 @@ pub enum LocalCongestionName {
     Cwr,
 }
 
+/// When NewReno's recovery restarts the retransmission timer on a partial ACK (RFC 6582 §4),
+/// by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartialAckTimerName {
+    /// On the first partial ACK only (RFC 6582 §3.2 step 5, "Impatient").
+    Impatient,
+    /// On every partial ACK ("Slow-but-Steady"; FreeBSD 4.x, Linux).
+    SlowButSteady,
+}
+
 /// How a reduction that is not a loss cuts the window, by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -621,6 +632,14 @@ crate::tcp::cc::registry::with_controllers!(tcp_table {
         undo: bool = d.undo,
         /// Duplicate-ACK threshold, at least 1 (default 3).
         dupthresh: u32 = d.dupthresh,
+        /// NewReno's retransmission timer on partial ACKs (RFC 6582 §4): `"impatient"`,
+        /// restarted on the first partial ACK only (RFC 6582 §3.2 step 5), or
+        /// `"slow-but-steady"`, on every one — FreeBSD 4.x (`tcp_newreno_partial_ack` stops
+        /// the timer and `tcp_output` starts it again) and Linux (`tcp_ack_packets_out` on
+        /// every ACK of new data) (default `"impatient"`; `"slow-but-steady"` in the
+        /// freebsd-4.10 and Linux profiles). Only NewReno's recovery (no SACK) reads it; SACK
+        /// recoveries restart the timer on every ACK of new data (RFC 6298 §5.3).
+        partial_ack_timer: PartialAckTimerName = PartialAckTimerName::Impatient,
         /// Recovery procedure (default `"auto"`).
         recovery: RecoveryName = RecoveryName::Auto,
         /// Slow-start byte-counting limit L, segments per ACK (RFC 3465; default 1); BIC's

@@ -202,8 +202,9 @@ impl Connection {
                     }
                     self.recovery = Some(Recovery::NewReno { cwnd: w.max(mss), partial_seen: true });
                     self.retransmit_range(now, self.snd_una, out);
-                    // "Impatient" variant: reset the timer only on the first partial ACK.
-                    restart_rto = !partial_seen;
+                    // RFC 6582 §4: "Impatient" resets the timer on the first partial ACK only,
+                    // "Slow-but-Steady" (FreeBSD 4.x, Linux) on every one.
+                    restart_rto = !partial_seen || self.cfg.rto_every_partial_ack;
                 }
             }
             None => {

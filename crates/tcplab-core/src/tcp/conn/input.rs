@@ -38,12 +38,20 @@ impl Connection {
         self.inv_check("an input", &before, &out);
     }
 
-    /// Hand the inputs kept during recovery to the controller once recovery is over.
+    /// Hand the inputs kept during recovery to the controller once recovery is over. Called
+    /// after every segment and timer: the test is inline, the hand-over out of line.
+    #[inline(always)]
     pub(super) fn flush_inputs(&mut self, now: SimTime) {
-        if self.recovery.is_none() && !self.pending_inputs.is_empty() {
-            for input in std::mem::take(&mut self.pending_inputs) {
-                self.give_input(now, &input);
-            }
+        if !self.pending_inputs.is_empty() && self.recovery.is_none() {
+            self.hand_over_inputs(now);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn hand_over_inputs(&mut self, now: SimTime) {
+        for input in std::mem::take(&mut self.pending_inputs) {
+            self.give_input(now, &input);
         }
     }
 

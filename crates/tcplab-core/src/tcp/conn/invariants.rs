@@ -13,7 +13,8 @@
 //!   (`CongestionControl::loss_ssthresh`) and the recovery's window (RFC 6675: ssthresh;
 //!   RFC 6582: ssthresh + DupThresh·SMSS; rate-halving: no more than before); a repeated
 //!   timeout keeps ssthresh; a timeout leaves the loss window of one segment; leaving recovery
-//!   leaves at most ssthresh; an ECN-Echo never grows the window;
+//!   leaves at most ssthresh; an ECN-Echo never grows the window (on the ACK that ends a
+//!   recovery, never beyond the window the recovery leaves, at most its ssthresh);
 //! - Linux's CWR state (`cwr_reduction = RateHalving`): no growth while in it, at most
 //!   ssthresh on leaving it, a recovery begun in it keeps its ssthresh, and one entered on the
 //!   ACK that ends a recovery starts at most at the recovery's ssthresh;
@@ -218,7 +219,9 @@ impl Connection {
             if !(lo..=hi).contains(&ssthresh) {
                 return Err(format!("fast recovery set ssthresh {ssthresh}, the controller's rule gives {lo}..={hi}"));
             }
-        } else if self.stats.ecn_reductions > b.ecn_reductions && cwnd1 > cwnd0 {
+        } else if self.stats.ecn_reductions > b.ecn_reductions && cwnd1 > cwnd0.max(if b.recovery.is_some() && self.recovery.is_none() { b.cc.ssthresh() } else { 0 }) {
+            // On the ACK that ends a recovery the window first becomes the recovery's exit
+            // window (at most its ssthresh), which the echo may then cut, never raise.
             return Err("an ECN-Echo grew the window".into());
         } else if b.cwr && cwnd1 > cwnd0 {
             return Err(format!("the window grew from {cwnd0} to {cwnd1} in CWR"));

@@ -334,6 +334,30 @@ fn newreno_partial_acks_repair_several_losses_without_timeout() {
 }
 
 #[test]
+fn newreno_slow_but_steady_restarts_the_timer_on_every_partial_ack() {
+    // Eight losses in one window, repaired one per RTT (20 ms) by partial ACKs: 160 ms of
+    // recovery against an RTO of 60 ms. RFC 6582 §4: "Impatient" restarts the timer on the
+    // first partial ACK only, so it fires mid-recovery; "Slow-but-Steady" (FreeBSD 4.x,
+    // Linux) restarts it on each and the partial ACKs repair every loss.
+    let drops = [40, 42, 44, 46, 48, 50, 52, 54];
+    let mut timeouts = Vec::new();
+    for every in [false, true] {
+        let mut c = TcpConfig { rto_every_partial_ack: every, ..no_sack() };
+        c.rto.min = 60 * MS;
+        let mut w = Wire::new(c.clone(), c, 10 * MS);
+        w.drop = Box::new(move |_, i| drops.contains(&i));
+        transfer(&mut w, 300_000);
+        assert_eq!(w.b.stats.bytes_delivered, 300_000);
+        timeouts.push(w.a.stats.timeouts);
+        if every {
+            assert_eq!((w.a.stats.fast_retransmits, w.a.stats.retransmits), (1, 8), "one recovery, one retransmission per loss");
+        }
+    }
+    assert!(timeouts[0] >= 1, "impatient: the timer fires during a 160 ms recovery ({timeouts:?})");
+    assert_eq!(timeouts[1], 0, "slow-but-steady: no timeout");
+}
+
+#[test]
 fn reno_recovery_needs_a_timeout_for_multiple_losses() {
     // Classic Reno leaves recovery on the first new ACK; several losses in one window then
     // end in a timeout (the behaviour behind study 004's "deadlock").
