@@ -16,6 +16,7 @@ from typing import Any
 from tcplab.reproduce.findings import Check
 from tcplab.reproduce.output import RUNS, check_out, publish
 from tcplab.reproduce.p3 import checks as ck
+from tcplab.reproduce.p3 import hz_map
 from tcplab.reproduce.p3.constants import CCS, HZ_GRID, RULES
 from tcplab.reproduce.p3.report import write_report
 from tcplab.reproduce.p3.runs import run
@@ -44,6 +45,9 @@ class Plan:
     buffers: tuple[int, ...] = ()
     """The bottleneck buffers (packets) mapped beside the shipped 50 (EVIDENCE §2.3), on `map_seeds`."""
     map_seeds: tuple[int, ...] = ()
+    hz_map: tuple[int, ...] = ()
+    """F18 beyond the slides: the HZ grid run on each path of `hz_map.PATHS`, on `hz_map_seeds`."""
+    hz_map_seeds: tuple[int, ...] = ()
 
     @staticmethod
     def make(quick: bool) -> Plan:
@@ -51,7 +55,7 @@ class Plan:
         if quick:
             return Plan(seeds=(1, 2), hz=(100, 20_000, 100_000), hz_seeds=(1, 2), name="quick")
         return Plan(seeds=tuple(range(1, 11)), hz=HZ_GRID, hz_seeds=tuple(range(1, 11)), name="full",
-                    buffers=(25, 100, 250), map_seeds=(1, 2, 3))
+                    buffers=(25, 100, 250), map_seeds=(1, 2, 3), hz_map=hz_map.GRID, hz_map_seeds=(1, 2, 3, 4, 5))
 
 
 def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, out: Path | None = None,
@@ -90,8 +94,15 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
                 plan.map_seeds, hook_args={"measured": "bg"}, name=f"p3-map-bg-{q}", **kw)
         al = run([("background_alone", o)], plan.map_seeds, hook_args={}, name=f"p3-map-alone-{q}", **kw)[0]
         buffer_map[q] = {"accuracy": acc_q, "background": dict(zip(CCS, d, strict=True)), "alone": al}
+    by_path: dict[str, dict[int, Any]] = {}
+    if plan.hz_map:
+        progress(f"beyond (F18): HZ {list(plan.hz_map)} on bottlenecks {list(hz_map.PATHS)}")
+        pts = hz_map.points(plan.hz_map)
+        res = run([(s, o) for s, o, _, _ in pts], plan.hz_map_seeds, hook_args={"measured": "imtcp"}, name="p3-hz-map", **kw)
+        for (_, _, path, h), r in zip(pts, res, strict=True):
+            by_path.setdefault(path, {})[h] = r
     return {"plan": dataclasses.asdict(plan), "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
-            "alone": alone, "nocap": nocap, "f2": f2, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
+            "alone": alone, "nocap": nocap, "f2": f2, "hz_map": by_path, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
 
 
 def judge(data: dict[str, Any]) -> list[Check]:
@@ -124,6 +135,7 @@ def judge(data: dict[str, Any]) -> list[Check]:
             c.paper = False
             c.values = {**c.values, "map_buffer": q}
         out += mapped
+    out += hz_map.f18(data.get("hz_map", {}))
     return out
 
 
