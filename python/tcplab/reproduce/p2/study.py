@@ -37,15 +37,22 @@ class Plan:
     comet_rtts_ms: tuple[int, ...] = COMET_RTTS_MS
     comet_readings: tuple[str, ...] = tuple(COMET_READINGS)
     map_losses: tuple[float, ...] = FLA_LOSSES["full"]
+    slow_start_losses: tuple[float, ...] = FLA_LOSSES["full"]
+    """The path losses of the slow-start comparison (beyond the paper, a report table)."""
+    comet_limits: tuple[str, ...] = runs.PROCESSING_LIMITS
+    """F19's mapped processing limits."""
 
     @staticmethod
     def make(quick: bool) -> Plan:
         """The full plan (10 seeds, the 51 GB run) or the quick one (3 seeds, shorter runs, fewer
-        shapes, losses and Comet Drop points and readings, the map at the lossy point only)."""
+        shapes, losses and Comet Drop points and readings, the map and the slow-start comparison
+        at the lossy point only, F19's largest and smallest processing limits)."""
         k = "quick" if quick else "full"
         return Plan((1, 2, 3) if quick else tuple(range(1, 11)), FLA_SHAPES[k], FLA_LOSSES[k], SC_SERVERS[k], SC_DURATION_S[k], not quick,
                     CROSS_FLOWS[k], COMET_RTTS_QUICK_MS if quick else COMET_RTTS_MS,
-                    COMET_QUICK_READINGS if quick else tuple(COMET_READINGS), MAP_QUICK_LOSSES if quick else FLA_LOSSES[k])
+                    COMET_QUICK_READINGS if quick else tuple(COMET_READINGS), MAP_QUICK_LOSSES if quick else FLA_LOSSES[k],
+                    MAP_QUICK_LOSSES if quick else FLA_LOSSES[k],
+                    (runs.PROCESSING_LIMITS[0], runs.PROCESSING_LIMITS[-1]) if quick else runs.PROCESSING_LIMITS)
 
 
 LONGEST_FIRST = ("sc_full", "shared", "sc", "competing")
@@ -68,11 +75,11 @@ def _experiments(plan: Plan, kw: dict[str, Any]) -> list[tuple[str, str, Callabl
         ("map", "the map: bottleneck buffer, command window", lambda: runs.run_map(plan.map_losses, s, **kw)),
         ("coupled", "F25, F35: the streams' windows coordinated", lambda: runs.run_coupled(plan.fla_losses, s, **kw)),
         ("competing", "F35: beside a competing flow", lambda: runs.run_competing(plan.sc_duration_s, s, **kw)),
-        ("slow_start", "beyond: slow starts against the overshoot", lambda: runs.run_slow_start(plan.fla_losses, s, **kw)),
+        ("slow_start", "beyond: slow starts against the overshoot", lambda: runs.run_slow_start(plan.slow_start_losses, s, **kw)),
         ("sc", "Fig. 11: 1×j×2 scaling", lambda: runs.run_sc2002(plan.sc_servers, plan.sc_duration_s, s[:5], **kw)),
         ("shared", "§4.2: SC2002 shared with cross traffic", lambda: runs.run_shared(plan.cross, plan.sc_duration_s, s[:5], **kw)),
         ("comet", "Fig. 12: Comet Drop against delay", lambda: runs.run_comet(plan.comet_rtts_ms, s, plan.comet_readings, **kw)),
-        ("comet_limit", "F19: Comet Drop's processing limit", lambda: runs.run_comet_limit(runs.PROCESSING_LIMITS, (0, 20, 200), s, **kw)),
+        ("comet_limit", "F19: Comet Drop's processing limit", lambda: runs.run_comet_limit(plan.comet_limits, (0, 20, 200), s, **kw)),
         ("path", "F21: Fig. 12's 1×1×1 over the SC2002 path model", lambda: runs.run_path_1x1x1(plan.fla_losses, s, **kw)),
     ]
     if plan.sc_full:
