@@ -16,7 +16,7 @@ from typing import Any
 from tcplab.reproduce.findings import Check
 from tcplab.reproduce.output import RUNS, check_out, publish
 from tcplab.reproduce.p3 import checks as ck
-from tcplab.reproduce.p3 import hz_map
+from tcplab.reproduce.p3 import beyond, hz_map
 from tcplab.reproduce.p3.constants import CCS, HZ_GRID, RULES
 from tcplab.reproduce.p3.report import write_report
 from tcplab.reproduce.p3.runs import run
@@ -82,6 +82,10 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
         d = run(d_points, plan.seeds, hook_args={"measured": "bg", "cwnd": True}, name=f"p3-{stem}", **kw)
         background[kind] = dict(zip(CCS, d, strict=True))
         alone[kind] = run([(f"{stem}_alone", {})], plan.seeds, hook_args={}, name=f"p3-{stem}-alone", **kw)[0]
+    rule_off = {}
+    for kind, stem in (("udp", "background"), ("tcp", "background_tcp")):
+        progress(f"beyond (F10): ImTCP-bg without its RTT rule beside {kind.upper()} cross traffic")
+        rule_off[kind] = run([(stem, beyond.RULE_OFF)], plan.seeds, hook_args={"measured": "bg"}, name=f"p3-{stem}-rule-off", **kw)[0]
     progress("block C (part): ImTCP-bg with its cap turned off")
     nocap = run([("background", {"flows.0.tcp.imtcp_bg.cap": False})], plan.seeds, hook_args={"measured": "bg", "cwnd": True},
                 name="p3-background-nocap", **kw)[0]
@@ -102,7 +106,7 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
         for (_, _, path, h), r in zip(pts, res, strict=True):
             by_path.setdefault(path, {})[h] = r
     return {"plan": dataclasses.asdict(plan), "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
-            "alone": alone, "nocap": nocap, "f2": f2, "hz_map": by_path, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
+            "alone": alone, "nocap": nocap, "f2": f2, "hz_map": by_path, "rule_off": rule_off, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
 
 
 def judge(data: dict[str, Any]) -> list[Check]:
@@ -136,6 +140,8 @@ def judge(data: dict[str, Any]) -> list[Check]:
             c.values = {**c.values, "map_buffer": q}
         out += mapped
     out += hz_map.f18(data.get("hz_map", {}))
+    for kind, off in data.get("rule_off", {}).items():
+        out.append(beyond.f10(data["background"][kind]["imtcp-bg"], off, kind.upper()))
     return out
 
 

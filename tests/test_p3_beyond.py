@@ -1,5 +1,6 @@
-"""Study 003 beyond the slides, F18: the smallest HZ per path against the timer grid's
-prediction, judged on synthetic runs (so each verdict can be made to fail) and on real ones."""
+"""Study 003 beyond the slides: F18, the smallest HZ per path against the timer grid's
+prediction, and F10, the RTT rule where the estimate reads high; judged on synthetic runs (so
+each verdict can be made to fail) and on real ones."""
 
 from __future__ import annotations
 
@@ -78,3 +79,30 @@ def test_a_real_map_point_measures_near_its_truth():
     coarse, fine = (sorted(errors(r[0])) for r in res)
     assert len(fine) > 50 and fine[len(fine) // 2] < 0.10
     assert len(coarse) > 10 and coarse[len(coarse) // 2] > 0.5
+
+
+def _bg_run(cross_bps: float, bias: float, bg_bps: float = 10e6) -> dict:
+    """A background run: the cross traffic at `cross_bps`, estimates off by `bias` after 5 s."""
+    r = _run(bias)
+    r["steady_bps"] = {"bg": bg_bps, "x": cross_bps}
+    return r
+
+
+def test_f10_judges_the_rule_only_where_the_estimate_reads_high():
+    from tcplab.reproduce.p3 import beyond
+
+    on = [_bg_run(50e6 + i * 1e5, 0.3 + 0.01 * i) for i in range(5)]
+    off = [_bg_run(40e6 + i * 2e5, 0.3) for i in range(5)]
+    c = beyond.f10(on, off, "TCP")
+    assert c.values["status"] == "pass" and not c.paper
+    # The rule costing the cross traffic instead: FAIL.
+    assert beyond.f10(off, on, "TCP").values["status"] == "FAIL"
+    # Differences that straddle 0: inconclusive.
+    mixed = [_bg_run(45e6 + (1 if i % 2 else -1) * 1e6, 0.3) for i in range(5)]
+    assert beyond.f10(mixed, [_bg_run(45e6, 0.3)] * 5, "TCP").values["status"] == "inconclusive"
+    # An estimate not shown high (here unbiased, or no result at all): not exercised, never a pass.
+    unbiased = [_bg_run(50e6, 0.0) for _ in range(5)]
+    assert beyond.f10(unbiased, off, "TCP").values["status"] == "not exercised"
+    empty = [{"steady_bps": {"bg": 1e6, "x": 50e6}} for _ in range(5)]
+    c = beyond.f10(empty, off, "TCP")
+    assert c.values["status"] == "not exercised" and not c.passed
