@@ -106,3 +106,28 @@ def test_f10_judges_the_rule_only_where_the_estimate_reads_high():
     empty = [{"steady_bps": {"bg": 1e6, "x": 50e6}} for _ in range(5)]
     c = beyond.f10(empty, off, "TCP")
     assert c.values["status"] == "not exercised" and not c.passed
+
+
+def _pair(late_frac: float, seconds: int = 600) -> dict:
+    """Two flows' 100 ms bins: the latecomer carries `late_frac` of 100 Mb/s from 90 s on."""
+    t = [round(0.1 * (i + 1), 6) for i in range(10 * seconds)]
+    late = [100e6 * late_frac if x > 90 else 0.0 for x in t]
+    return {"bins": {"time_s": t, "bg": [100e6 - v for v in late], "late": late}}
+
+
+def test_the_latecomer_share_and_its_verdict():
+    from tcplab.reproduce.p3 import beyond
+
+    assert beyond.late_share(_pair(0.9)) == pytest.approx(0.9)
+    assert math.isnan(beyond.late_share({"bins": {}}))
+    runs = {"ledbat": {3000: [_pair(0.9 + 0.01 * i) for i in range(5)], 1000: [_pair(0.4 + 0.01 * i) for i in range(5)]},
+            "reno": {3000: [_pair(0.5)] * 5, 1000: [_pair(0.5)] * 5}}
+    verdicts = {c.values["buffer"]: c.values["status"] for c in beyond.latecomer(runs)}
+    assert verdicts == {1000: "FAIL", 3000: "pass"}
+    # No bins (an empty trace): never a pass.
+    (c,) = beyond.latecomer({"ledbat": {3000: [{"bins": {}}] * 5}})
+    assert c.values["status"] == "inconclusive" and not c.passed
+    # The points: the second flow of the same controller from 90 s, the window never binding.
+    for _, o, cc, q in beyond.latecomer_points():
+        assert o["flows.0.tcp"]["cc"] == o["flows.1"]["tcp"]["cc"] == cc and o["flows.1"]["start"] == "90s"
+        assert o["queue(r1->dn)"] == f"{q}pkts" and o["defaults.tcp.sndbuf"] == "8MB"

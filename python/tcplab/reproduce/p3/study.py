@@ -48,6 +48,8 @@ class Plan:
     hz_map: tuple[int, ...] = ()
     """F18 beyond the slides: the HZ grid run on each path of `hz_map.PATHS`, on `hz_map_seeds`."""
     hz_map_seeds: tuple[int, ...] = ()
+    late_seeds: tuple[int, ...] = ()
+    """LEDBAT's latecomer beside the slides' controllers (`beyond.latecomer_points`), 600 s runs."""
 
     @staticmethod
     def make(quick: bool) -> Plan:
@@ -55,7 +57,7 @@ class Plan:
         if quick:
             return Plan(seeds=(1, 2), hz=(100, 20_000, 100_000), hz_seeds=(1, 2), name="quick")
         return Plan(seeds=tuple(range(1, 11)), hz=HZ_GRID, hz_seeds=tuple(range(1, 11)), name="full",
-                    buffers=(25, 100, 250), map_seeds=(1, 2, 3), hz_map=hz_map.GRID, hz_map_seeds=(1, 2, 3, 4, 5))
+                    buffers=(25, 100, 250), map_seeds=(1, 2, 3), hz_map=hz_map.GRID, hz_map_seeds=(1, 2, 3, 4, 5), late_seeds=(1, 2, 3, 4, 5))
 
 
 def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, out: Path | None = None,
@@ -105,7 +107,14 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
         res = run([(s, o) for s, o, _, _ in pts], plan.hz_map_seeds, hook_args={"measured": "imtcp"}, name="p3-hz-map", **kw)
         for (_, _, path, h), r in zip(pts, res, strict=True):
             by_path.setdefault(path, {})[h] = r
-    return {"plan": dataclasses.asdict(plan), "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
+    late: dict[str, dict[int, Any]] = {}
+    if plan.late_seeds:
+        progress("beyond: two flows of one controller, the second starting at 90 s (LEDBAT's latecomer)")
+        pts = beyond.latecomer_points()
+        res = run([(s, o) for s, o, _, _ in pts], plan.late_seeds, hook_args={}, name="p3-latecomer", **kw)
+        for (_, _, cc, q), r in zip(pts, res, strict=True):
+            late.setdefault(cc, {})[q] = r
+    return {"plan": dataclasses.asdict(plan), "latecomer": late, "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
             "alone": alone, "nocap": nocap, "f2": f2, "hz_map": by_path, "rule_off": rule_off, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
 
 
@@ -142,6 +151,7 @@ def judge(data: dict[str, Any]) -> list[Check]:
     out += hz_map.f18(data.get("hz_map", {}))
     for kind, off in data.get("rule_off", {}).items():
         out.append(beyond.f10(data["background"][kind]["imtcp-bg"], off, kind.upper()))
+    out += beyond.latecomer(data.get("latecomer", {}))
     return out
 
 
