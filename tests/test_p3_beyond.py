@@ -131,3 +131,17 @@ def test_the_latecomer_share_and_its_verdict():
     for _, o, cc, q in beyond.latecomer_points():
         assert o["flows.0.tcp"]["cc"] == o["flows.1"]["tcp"]["cc"] == cc and o["flows.1"]["start"] == "90s"
         assert o["queue(r1->dn)"] == f"{q}pkts" and o["defaults.tcp.sndbuf"] == "8MB"
+
+
+def test_block_e_judges_the_error_with_delayed_acks_against_an_ack_per_segment():
+    from tcplab.reproduce.p3 import beyond
+
+    worse = [_run(1.0 + 0.01 * i) for i in range(5)]
+    fine = [_run(0.05 + 0.01 * i) for i in range(5)]
+    c = beyond.delayed_acks(worse, fine, "UDP")
+    assert c.values["status"] == "pass" and not c.paper
+    assert beyond.delayed_acks(fine, worse, "UDP").values["status"] == "FAIL"
+    # No results with delayed ACKs: no verdict either way, never a pass.
+    c = beyond.delayed_acks([{"meas": {}}] * 5, fine, "UDP")
+    assert c.values["status"] == "inconclusive" and not c.passed
+    assert beyond.DELAYED_ACKS == {"flows.0.tcp.delack_segments": 2, "flows.0.tcp.imtcp.delayed_ack": "warn"}

@@ -21,7 +21,7 @@ from tcplab.reproduce.p3.checks import _ci, _cross, _mbps, make
 from tcplab.reproduce.p3.constants import STEADY_S
 from tcplab.reproduce.p3.stats import interval, order
 
-__all__ = ["LATE_BUFFERS", "LATE_CCS", "RULE_OFF", "bias", "f10", "late_share", "latecomer", "latecomer_points"]
+__all__ = ["DELAYED_ACKS", "delayed_acks", "LATE_BUFFERS", "LATE_CCS", "RULE_OFF", "bias", "f10", "late_share", "latecomer", "latecomer_points"]
 
 RULE_OFF = {"flows.0.tcp.imtcp_bg.rtt_rule": False}
 """ImTCP-bg with its RTT rule off (the cap alone, Reno below it)."""
@@ -123,3 +123,39 @@ def latecomer(by_cc: dict[str, dict[int, Sequence[Any]]]) -> list[Check]:
                          quote="", location="Rossi et al., ICCCN 2010; draft-irtf-iccrg-ledbat-plus-plus (periodic slowdowns against it)",
                          exercised=True, inconclusive=status == "inconclusive"))
     return out
+
+
+# --- Block E: delayed ACKs -------------------------------------------------------------------
+
+DELAYED_ACKS = {"flows.0.tcp.delack_segments": 2, "flows.0.tcp.imtcp.delayed_ack": "warn"}
+"""The ImTCP flow's receiver ACKing every second segment (FreeBSD 4.10's delayed ACK, as the
+profile sets it), which the stage refuses unless told to run anyway (`imtcp.delayed_ack`)."""
+
+
+def delayed_acks(with_delack: Sequence[Any], every: Sequence[Any], kind: str) -> Check:
+    """Block E: the median |Â − A|/A per seed with delayed ACKs against the same seeds with an
+    ACK per segment (block A's runs, default trend rule); the claim (ours, from the stage's
+    design: it times each stream packet by its own ACK) is that delayed ACKs raise the error,
+    judged as an order on the paired differences."""
+    from tcplab.reproduce.p3.checks import errors
+
+    def med(r: Any) -> float:
+        e = errors(r)
+        return float(np.median(e)) if len(e) else float("nan")
+
+    def signed(r: Any) -> float:
+        return bias(r)
+
+    d, e = [med(r) for r in with_delack], [med(r) for r in every]
+    status = order([x - y for x, y in zip(d, e, strict=True)])
+    counts = [len((r.get("meas") or {}).get("time_s", [])) for r in with_delack]
+    pct = lambda x: f"{100 * x:.1f} %"  # noqa: E731
+    spct = lambda x: f"{100 * x:+.1f} %"  # noqa: E731
+    measured = (f"{kind}: median error with delayed ACKs {_ci(d, pct)} (signed mean {_ci([signed(r) for r in with_delack], spct)}, "
+                f"{min(counts, default=0)}–{max(counts, default=0)} results per seed), with an ACK per segment {_ci(e, pct)} "
+                f"(signed {_ci([signed(r) for r in every], spct)})")
+    return Check(figure=f"block E (beyond): delayed ACKs, {kind}", claim="ACKing every second segment raises ImTCP's error (paired; ours)",
+                 measured=measured, passed=status == "pass", paper=False,
+                 values={"id": "delayed-acks", "status": status, "kind": kind, "median_delayed": d, "median_every": e},
+                 quote="", location="issue 35: ImTCP needs one ACK per segment; show what delayed ACKs do to the estimate",
+                 exercised=True, inconclusive=status == "inconclusive")

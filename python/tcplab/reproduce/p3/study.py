@@ -84,6 +84,9 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
         d = run(d_points, plan.seeds, hook_args={"measured": "bg", "cwnd": True}, name=f"p3-{stem}", **kw)
         background[kind] = dict(zip(CCS, d, strict=True))
         alone[kind] = run([(f"{stem}_alone", {})], plan.seeds, hook_args={}, name=f"p3-{stem}-alone", **kw)[0]
+    progress("beyond (block E): ImTCP with delayed ACKs")
+    delayed = run([(f"accuracy_{k}", beyond.DELAYED_ACKS) for k in ("udp", "tcp")], plan.seeds, hook_args={"measured": "imtcp"},
+                  name="p3-delayed-acks", **kw)
     rule_off = {}
     for kind, stem in (("udp", "background"), ("tcp", "background_tcp")):
         progress(f"beyond (F10): ImTCP-bg without its RTT rule beside {kind.upper()} cross traffic")
@@ -115,7 +118,7 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
         for (_, _, cc, q), r in zip(pts, res, strict=True):
             late.setdefault(cc, {})[q] = r
     return {"plan": dataclasses.asdict(plan), "latecomer": late, "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
-            "alone": alone, "nocap": nocap, "f2": f2, "hz_map": by_path, "rule_off": rule_off, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
+            "alone": alone, "nocap": nocap, "f2": f2, "hz_map": by_path, "rule_off": rule_off, "delayed_acks": dict(zip(("udp", "tcp"), delayed, strict=True)), "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
 
 
 def judge(data: dict[str, Any]) -> list[Check]:
@@ -152,6 +155,8 @@ def judge(data: dict[str, Any]) -> list[Check]:
     for kind, off in data.get("rule_off", {}).items():
         out.append(beyond.f10(data["background"][kind]["imtcp-bg"], off, kind.upper()))
     out += beyond.latecomer(data.get("latecomer", {}))
+    for kind, runs in data.get("delayed_acks", {}).items():
+        out.append(beyond.delayed_acks(runs, data["accuracy"][f"{kind}/{RULES[0]}"], kind.upper()))
     return out
 
 
