@@ -145,3 +145,33 @@ def test_block_e_judges_the_error_with_delayed_acks_against_an_ack_per_segment()
     c = beyond.delayed_acks([{"meas": {}}] * 5, fine, "UDP")
     assert c.values["status"] == "inconclusive" and not c.passed
     assert beyond.DELAYED_ACKS == {"flows.0.tcp.delack_segments": 2, "flows.0.tcp.imtcp.delayed_ack": "warn"}
+
+
+def _probe(error: float, top_bps: float) -> dict:
+    r = _run(error)
+    r["meas"]["high_bps"] = [top_bps] * len(r["meas"]["start_s"])
+    return r
+
+
+def test_f5_and_f6_judge_the_adaptive_range_against_the_fixed_one():
+    from tcplab.reproduce.p3 import ablation
+
+    arms = {"adaptive/10": [_probe(0.10 + 0.001 * i, 60e6 + 1e5 * i) for i in range(5)],
+            "fixed/10": [_probe(0.30 + 0.001 * i, 100e6) for i in range(5)],
+            "fixed/20": [_probe(0.15, 100e6)] * 5, "fixed/40": [_probe(0.05, 100e6)] * 5}
+    f5, f6 = ablation.f5(arms), ablation.f6(arms)
+    assert (f5.values["status"], f6.values["status"]) == ("pass", "pass") and f5.paper and f6.paper
+    assert f6.values["match_packets"] == 40
+    # The adaptive range probing faster than the fixed one fails F5.
+    faster = {**arms, "adaptive/10": [_probe(0.1, 150e6 + 1e5 * i) for i in range(5)]}
+    assert ablation.f5(faster).values["status"] == "FAIL"
+    # The fixed range as accurate at 10 packets: it needs no more packets, F6 fails.
+    same = {**arms, "fixed/10": [_probe(0.05 + 0.001 * i, 100e6) for i in range(5)]}
+    assert ablation.f6(same).values["status"] == "FAIL"
+    # No results at all: never a pass.
+    empty = {k: [{"meas": {}}] * 5 for k in arms}
+    assert ablation.f5(empty).values["status"] != "pass" and ablation.f6(empty).values["status"] != "pass"
+    # The arms differ only in the range and the packets per stream.
+    pts = ablation.points()
+    assert [(o["flows.0.tcp.imtcp.range"], o["flows.0.tcp.imtcp.packets"]) for _, o in pts] == list(ablation.ARMS.values())
+    assert all(o["flows.0.tcp.imtcp.initial"] == "link" for _, o in pts)

@@ -203,6 +203,7 @@ fn bad_imtcp_input_names_its_field() {
         ("", "min_width = 1.5", "flows[0].tcp.imtcp.min_width: 1.5 is out of range"),
         ("", "initial = \"link\"", "flows[0].tcp.imtcp.link_rate:"),
         ("", "trend = { pct_low = 0.7 }", "flows[0].tcp.imtcp.trend.pct_low:"),
+        ("", "range = \"frozen\"", "unknown variant `frozen`, expected `adaptive` or `fixed`"),
         ("hz = 0", "", "flows[0].tcp.hz: 0 is out of range"),
         ("hz = 2000000000", "", "flows[0].tcp.hz: 2000000000 is out of range (10..=1000000000): a tick below 1 ns"),
     ] {
@@ -212,6 +213,22 @@ fn bad_imtcp_input_names_its_field() {
     // The top of the range is taken: a 1 ns tick.
     let text = base("hz = 1000000000", "initial = \"link\"\nlink_rate = \"100Mbps\"");
     let _ = Run::from_toml(&text, Some(1)).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn a_fixed_range_measures_within_its_first_range_and_is_shown_resolved() {
+    let text = dumbbell(20_000, r#"[{ at = "0s", rate = "50Mbps" }]"#, "4s", "", "initial = \"link\"\nlink_rate = \"100Mbps\"\nrange = \"fixed\"");
+    let fixed = run(&text, 1);
+    let m = measurements(&fixed);
+    assert!(m.time_s.len() > 5, "{} results", m.time_s.len());
+    assert!(m.low_bps.iter().all(|&l| l == 10e6) && m.high_bps.iter().all(|&h| h == 100e6), "{:?} {:?}", m.low_bps, m.high_bps);
+    // The adaptive default moves away from [C/10, C] after the first result.
+    let adaptive = run(&text.replace("range = \"fixed\"", ""), 1);
+    assert!(measurements(&adaptive).high_bps.iter().any(|&h| h != 100e6));
+    // Resolved: the key appears only when fixed (the default leaves resolved scenarios as they were).
+    let shown = |t: &str| Run::from_toml(t, Some(1)).unwrap_or_else(|e| panic!("{e}")).resolved_toml();
+    assert!(shown(&text).contains("range = \"fixed\""));
+    assert!(!shown(&text.replace("range = \"fixed\"", "")).contains("range = "));
 }
 
 #[test]

@@ -111,6 +111,9 @@ pub struct ImtcpConfig {
     pub min_width: f64,
     /// The first range (default `Train`).
     pub initial: Initial,
+    /// Keep the first range for the whole run instead of M7/M8's moves (default false; the
+    /// ablation of S3 L40–L41).
+    pub fixed_range: bool,
     /// Trend thresholds.
     pub trend: Trend,
     /// Grid placement (default `NextTick`).
@@ -119,7 +122,7 @@ pub struct ImtcpConfig {
 
 impl Default for ImtcpConfig {
     fn default() -> Self {
-        ImtcpConfig { streams: 4, packets: 10, history: 8, ci: CiReading::Mean, min_width: 0.1, initial: Initial::Train, trend: Trend::default(), release: Release::NextTick }
+        ImtcpConfig { streams: 4, packets: 10, history: 8, ci: CiReading::Mean, min_width: 0.1, initial: Initial::Train, fixed_range: false, trend: Trend::default(), release: Release::NextTick }
     }
 }
 
@@ -548,7 +551,11 @@ impl ImtcpStage {
     /// min_width·μ/2. M8 [S] claim S3 L42–L44 「数回の計測で新たな利用可能帯域を発見できる」;
     /// ASSUMPTION(p3) the rule: a result above (below) the range moves it up (down) by its
     /// width and forgets the history (the old level no longer describes the path).
+    /// With `fixed_range` the range never moves (the first one stays).
     fn next_range(&mut self, estimate: f64, flag: RangeFlag, bits: f64, conn: &Connection) {
+        if self.cfg.fixed_range {
+            return;
+        }
         let (lo, hi) = self.range.expect("a measurement follows the range");
         let w = hi - lo;
         let next = match flag {

@@ -468,3 +468,20 @@ fn result_above_range_moves_range_up() {
     s.next_range(1.15e9, RangeFlag::Above, 12_000.0, &conn);
     assert_eq!(s.range().unwrap().1, 1.2e9);
 }
+
+#[test]
+fn a_fixed_range_never_moves() {
+    // The ablation of S3 L40–L41: the first range stays through in-range, above and below
+    // results; the adaptive stage (the same calls) moves every time.
+    let conn = Connection::new(cfg(100_000));
+    let mut fixed = ImtcpStage::new(ImtcpConfig { fixed_range: true, initial: Initial::Link(100e6), ..ImtcpConfig::default() });
+    assert_eq!(fixed.range(), Some((10e6, 100e6)));
+    let mut adaptive = stage_with((10e6, 100e6), CiReading::Mean, 8);
+    for (estimate, flag) in [(50e6, RangeFlag::In), (100e6, RangeFlag::Above), (10e6, RangeFlag::Below), (47e6, RangeFlag::In)] {
+        let before = adaptive.range();
+        fixed.next_range(estimate, flag, 12_000.0, &conn);
+        adaptive.next_range(estimate, flag, 12_000.0, &conn);
+        assert_eq!(fixed.range(), Some((10e6, 100e6)));
+        assert_ne!(adaptive.range(), before);
+    }
+}

@@ -25,7 +25,6 @@ NO_VERDICT = [
 """Statements quoted and reported without verdict (dev/p3/FINDINGS.md)."""
 
 NOT_RUN = [
-    ("F5, F6", "「不必要に高い転送レートでパケットを送出することを避けられる」; 「計測精度を保ちながら必要なパケット数を減少させることができる」", "S3 L40–L41", "not run: the fixed-range ablation of block A is not built"),
     ("F10 (E, F)", "「ImTCP の計測結果が信頼できない場合がある」", "S4 L60", "judged beside UDP and TCP cross traffic (above); ImTCP-bg with delayed ACKs and block F's moving bottleneck not run"),
     ("F24 (rule), F25, F26", "「RTT がしきい値を超えた場合に輻輳ウィンドウサイズを減少させている」; 「ImTCP-bg のアルゴリズムに基づいて正しく動作している」", "S9 L152–L153", "block C's per-ACK checks (cwnd ≤ cap, each RTT cut exact) not run; F24's binding half is judged above"),
 ]
@@ -166,7 +165,7 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
                 + [f"accuracy {k}: ImTCP flow timeouts per seed {[next(f['timeouts'] for f in r['flows'] if f['name'] == 'imtcp') for r in v]},"
                    f" first result at {[round(r['meas']['time_s'][0], 2) if r['meas']['time_s'] else None for r in v]} s" for k, v in data["accuracy"].items() if k.endswith(RULES[0])])
     rep.paragraph("Figures: estimate_vs_truth_udp, estimate_vs_truth_tcp, background_throughput_udp, background_throughput_tcp, imtcp_bg_cwnd (PNG and SVG).")
-    plain = {k: v for k, v in data.items() if k not in ("accuracy", "hz", "background", "alone", "nocap", "f2", "map", "hz_map", "rule_off", "latecomer", "delayed_acks")}
+    plain = {k: v for k, v in data.items() if k not in ("accuracy", "hz", "background", "alone", "nocap", "f2", "map", "hz_map", "rule_off", "latecomer", "delayed_acks", "ablation")}
     plain["summary"] = {"accuracy_results": {k: [len((r.get("meas") or {}).get("time_s", [])) for r in v] for k, v in data["accuracy"].items()},
                         "background_steady_bps": {k: {c: [r["steady_bps"] for r in v] for c, v in d.items()} for k, d in data["background"].items()},
                         "alone_steady_bps": {k: [r["steady_bps"] for r in v] for k, v in data["alone"].items()}}

@@ -16,7 +16,7 @@ from typing import Any
 from tcplab.reproduce.findings import Check
 from tcplab.reproduce.output import RUNS, check_out, publish
 from tcplab.reproduce.p3 import checks as ck
-from tcplab.reproduce.p3 import beyond, hz_map
+from tcplab.reproduce.p3 import ablation, beyond, hz_map
 from tcplab.reproduce.p3.constants import CCS, HZ_GRID, RULES
 from tcplab.reproduce.p3.report import write_report
 from tcplab.reproduce.p3.runs import run
@@ -84,6 +84,9 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
         d = run(d_points, plan.seeds, hook_args={"measured": "bg", "cwnd": True}, name=f"p3-{stem}", **kw)
         background[kind] = dict(zip(CCS, d, strict=True))
         alone[kind] = run([(f"{stem}_alone", {})], plan.seeds, hook_args={}, name=f"p3-{stem}-alone", **kw)[0]
+    progress("F5, F6: the adaptive search range against a fixed one")
+    abl = dict(zip(ablation.ARMS, run(ablation.points(), plan.seeds, hook_args={"measured": "imtcp"}, name="p3-range-ablation", **kw),
+                   strict=True))
     progress("beyond (block E): ImTCP with delayed ACKs")
     delayed = run([(f"accuracy_{k}", beyond.DELAYED_ACKS) for k in ("udp", "tcp")], plan.seeds, hook_args={"measured": "imtcp"},
                   name="p3-delayed-acks", **kw)
@@ -118,7 +121,7 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
         for (_, _, cc, q), r in zip(pts, res, strict=True):
             late.setdefault(cc, {})[q] = r
     return {"plan": dataclasses.asdict(plan), "latecomer": late, "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
-            "alone": alone, "nocap": nocap, "f2": f2, "hz_map": by_path, "rule_off": rule_off, "delayed_acks": dict(zip(("udp", "tcp"), delayed, strict=True)), "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
+            "alone": alone, "nocap": nocap, "f2": f2, "hz_map": by_path, "rule_off": rule_off, "ablation": abl, "delayed_acks": dict(zip(("udp", "tcp"), delayed, strict=True)), "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
 
 
 def judge(data: dict[str, Any]) -> list[Check]:
@@ -132,6 +135,8 @@ def judge(data: dict[str, Any]) -> list[Check]:
         for kind in ("udp", "tcp"):
             out.append(ck.f21(acc[f"{kind}/{rule}"], kind.upper(), rule, judged=judged))
     out.append(ck.f20([r for k in acc for r in acc[k]]))
+    if data.get("ablation"):
+        out += [ablation.f5(data["ablation"]), ablation.f6(data["ablation"])]
     out.append(ck.f2(data["f2"][0], data["f2"][1]))
     hz = {int(h): v for h, v in data["hz"].items()}
     out.append(ck.f14(hz))

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{check_period, err, Res};
 use crate::scenario::spec::{
-    AhtcpSpec, AlignName, CiName, DelayedAckName, Dur, ImtcpSpec, InitialName, Rate, ReleaseName, RestartName, TargetsName, ThresholdRuleName, TrendRuleName, VariantName,
+    AhtcpSpec, AlignName, CiName, DelayedAckName, Dur, ImtcpSpec, InitialName, RangeName, Rate, ReleaseName, RestartName, TargetsName, ThresholdRuleName, TrendRuleName, VariantName,
 };
 use crate::tcp::ahtcp::{AhtcpConfig, Align, Restart};
 use crate::tcp::cc::{CcConfig, CcInputKind};
@@ -141,12 +141,20 @@ pub struct ResolvedImtcp {
     /// The link rate of `initial = "link"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link_rate: Option<Rate>,
+    /// How the range moves (default `"adaptive"`; shown only when fixed, so resolved scenarios
+    /// and their hashes without the key are as before it existed).
+    #[serde(skip_serializing_if = "is_adaptive")]
+    pub range: RangeName,
     /// Trend thresholds (PCT, PDT).
     pub trend: ResolvedTrend,
     /// Release on the tick grid (default `"next-tick"`).
     pub release: ReleaseName,
     /// A receiver that delays ACKs (default `"refuse"`).
     pub delayed_ack: DelayedAckName,
+}
+
+fn is_adaptive(r: &RangeName) -> bool {
+    *r == RangeName::Adaptive
 }
 
 /// Pathload's thresholds, resolved.
@@ -177,6 +185,7 @@ impl ResolvedImtcp {
                 CiName::Band => CiReading::Band,
             },
             min_width: self.min_width,
+            fixed_range: self.range == RangeName::Fixed,
             initial: match (self.initial, self.link_rate) {
                 (InitialName::Link, Some(r)) => Initial::Link(r.0.bps() as f64),
                 _ => Initial::Train,
@@ -222,6 +231,7 @@ impl VariantLayers {
         i.min_width = m.min_width.or(i.min_width);
         i.initial = m.initial.or(i.initial);
         i.link_rate = m.link_rate.or(i.link_rate);
+        i.range = m.range.or(i.range);
         let (t, n) = (&mut i.trend, &m.trend);
         t.rule = n.rule.or(t.rule);
         t.pct_high = n.pct_high.or(t.pct_high);
@@ -388,6 +398,7 @@ impl VariantLayers {
             min_width,
             initial,
             link_rate: m.link_rate,
+            range: m.range.unwrap_or_default(),
             trend: t,
             release: m.release.unwrap_or(ReleaseName::NextTick),
             delayed_ack,

@@ -224,6 +224,19 @@ pub enum InitialName {
     Link,
 }
 
+/// How ImTCP's search range moves between measurements, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RangeName {
+    /// From the 95 % confidence interval of recent results, moved out of range by its width
+    /// (S3 L39–L44; the default).
+    #[default]
+    Adaptive,
+    /// The first range kept for the whole run (the ablation of S3 L40–L41: with
+    /// `initial = "link"`, [C/10, C]).
+    Fixed,
+}
+
 /// ImTCP's placement of release times on the host's ticks, by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -300,6 +313,9 @@ pub struct ImtcpSpec {
     /// `"train"` (default) or `"link"` (needs `link_rate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial: Option<InitialName>,
+    /// `"adaptive"` (default) or `"fixed"`: the first range kept (an ablation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<RangeName>,
     /// The link rate `initial = "link"` starts from (IP bit/s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_rate: Option<Rate>,
