@@ -16,7 +16,7 @@ from typing import Any
 from tcplab.reproduce.findings import Check
 from tcplab.reproduce.output import RUNS, check_out, publish
 from tcplab.reproduce.p3 import checks as ck
-from tcplab.reproduce.p3.constants import CCS, HZ_GRID, RULES
+from tcplab.reproduce.p3.constants import BG_STAGE, CCS, HZ_GRID, LINUX_1KHZ, READINGS, RULES
 from tcplab.reproduce.p3.report import write_report
 from tcplab.reproduce.p3.runs import run
 
@@ -78,6 +78,13 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
         d = run(d_points, plan.seeds, hook_args={"measured": "bg", "cwnd": True}, name=f"p3-{stem}", **kw)
         background[kind] = dict(zip(CCS, d, strict=True))
         alone[kind] = run([(f"{stem}_alone", {})], plan.seeds, hook_args={}, name=f"p3-{stem}-alone", **kw)[0]
+    readings: dict[str, Any] = {}
+    for kind, stem in (("udp", "background"), ("tcp", "background_tcp")):
+        progress(f"map: ImTCP-bg's RTT from the stage, TCP-LP (and Reno) on Linux hosts at 1 kHz, beside {kind.upper()} cross traffic")
+        pts = {"imtcp-bg/stage": BG_STAGE, "tcp-lp/linux-1khz": {**LINUX_1KHZ, "flows.0.tcp.cc": "tcp-lp"},
+               "reno/linux-1khz": {**LINUX_1KHZ, "flows.0.tcp.cc": "reno"}}
+        r = run([(stem, o) for o in pts.values()], plan.seeds, hook_args={"measured": "bg"}, name=f"p3-{stem}-readings", **kw)
+        readings[kind] = dict(zip(pts, r, strict=True))
     progress("block C (part): ImTCP-bg with its cap turned off")
     nocap = run([("background", {"flows.0.tcp.imtcp_bg.cap": False})], plan.seeds, hook_args={"measured": "bg", "cwnd": True},
                 name="p3-background-nocap", **kw)[0]
@@ -91,7 +98,7 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
         al = run([("background_alone", o)], plan.map_seeds, hook_args={}, name=f"p3-map-alone-{q}", **kw)[0]
         buffer_map[q] = {"accuracy": acc_q, "background": dict(zip(CCS, d, strict=True)), "alone": al}
     return {"plan": dataclasses.asdict(plan), "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
-            "alone": alone, "nocap": nocap, "f2": f2, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
+            "alone": alone, "readings": readings, "nocap": nocap, "f2": f2, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
 
 
 def judge(data: dict[str, Any]) -> list[Check]:
@@ -115,6 +122,7 @@ def judge(data: dict[str, Any]) -> list[Check]:
         bg, alone, k = data["background"][kind], data["alone"][kind], kind.upper()
         c28 = ck.f28(bg, alone, k)
         out += [ck.f27(bg, k), c28, ck.f29(c28, k), ck.f30(bg, alone, k), ck.f31(bg, alone, k)]
+    out += judge_readings(data)
     for q, m in data.get("map", {}).items():
         label = f"UDP, buffer {q} pkts"
         c28 = ck.f28(m["background"], m["alone"], label)
@@ -124,6 +132,23 @@ def judge(data: dict[str, Any]) -> list[Check]:
             c.paper = False
             c.values = {**c.values, "map_buffer": q}
         out += mapped
+    return out
+
+
+def judge_readings(data: dict[str, Any]) -> list[Check]:
+    """Block D's F27, F30, F31 again with ImTCP-bg's RTT from the stage, TCP-LP on Linux 1 kHz
+    hosts, and both (`READINGS`), on the same seeds as the shipped runs (not counted). Each check
+    carries `map_reading` and `shipped`, the shipped reading's verdict of the same check."""
+    out: list[Check] = []
+    for kind, runs in data.get("readings", {}).items():
+        bg, alone, k = data["background"][kind], data["alone"][kind], kind.upper()
+        shipped = {"F27": ck.f27(bg, k), "F30": ck.f30(bg, alone, k), "F31": ck.f31(bg, alone, k)}
+        for name, swap in READINGS.items():
+            mapped = {**bg, **{c: runs[key] for c, key in swap.items()}}
+            for c in (ck.f27(mapped, k), ck.f30(mapped, alone, k), ck.f31(mapped, alone, k)):
+                c.paper = False
+                c.values = {**c.values, "kind": k, "map_reading": name, "shipped": shipped[c.values["id"]].status}
+                out.append(c)
     return out
 
 
