@@ -293,10 +293,11 @@ crate::param_table! {
         cap: bool = true,
         /// The RTT rule (default true; false for the ablation).
         rtt_rule: bool = true,
-        /// Where RTT_cur (B3) and RTT_min (B2, B3) come from: `"tcp"` (default: the
-        /// connection's samples, timed from `tcp_output`, so a segment ImTCP's stage holds
-        /// carries its wait, in the samples' own units of time) or `"stage"` (the ImTCP stage's
-        /// samples, from its release of the segment to the ACK; the wait is not in them).
+        /// Where RTT_cur (B3) and RTT_min (B2, B3) come from, a name (no unit): `"tcp"`
+        /// (default: the connection's samples, timed from `tcp_output`, so a segment ImTCP's
+        /// stage holds carries its wait; `AckSample::rtt`, as the connection measures it) or `"stage"` (the
+        /// ImTCP stage's samples, exact, from its release of the segment to the ACK that covers
+        /// it, none when a covered segment was retransmitted; the wait is not in them).
         rtt_source: RttSource = RttSource::Tcp,
     }
 }
