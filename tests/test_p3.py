@@ -185,7 +185,11 @@ def test_reproduce_p3_quick_end_to_end(tmp_path):
     # The mapped readings of block D: F27, F30, F31 under each reading and cross kind, never counted.
     read = [c for c in data["checks"] if "map_reading" in c["values"]]
     assert {(c["values"]["map_reading"], c["values"]["kind"], c["values"]["id"]) for c in read} == {
-        (r, k, f) for r in ("bg-stage", "lp-linux-1khz", "both") for k in ("UDP", "TCP") for f in ("F27", "F30", "F31")}
+        (r, k, f) for r in ("bg-stage", "lp-linux-1khz", "both") for k in ("UDP", "TCP") for f in ("F27", "F30", "F31")} | {("bg-stage", "UDP", "F24")}
+    # With the stage's RTT samples the RTT rule no longer holds ImTCP-bg down and its cap binds:
+    # F24's binding half is exercised (shipped: not exercised, the cap never changes the window).
+    f24 = next(c for c in read if c["values"]["id"] == "F24")
+    assert f24["values"]["status"] != "not exercised" and f24["values"]["shipped"] == "not exercised"
     assert not any(c["paper"] for c in read)
     assert "TCP-LP's timestamp clock" in report
     # Each reading changes its controller's runs: TCP-LP on 1 kHz Linux hosts is no longer Reno,

@@ -83,7 +83,9 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
         progress(f"map: ImTCP-bg's RTT from the stage, TCP-LP (and Reno) on Linux hosts at 1 kHz, beside {kind.upper()} cross traffic")
         pts = {"imtcp-bg/stage": BG_STAGE, "tcp-lp/linux-1khz": {**LINUX_1KHZ, "flows.0.tcp.cc": "tcp-lp"},
                "reno/linux-1khz": {**LINUX_1KHZ, "flows.0.tcp.cc": "reno"}}
-        r = run([(stem, o) for o in pts.values()], plan.seeds, hook_args={"measured": "bg"}, name=f"p3-{stem}-readings", **kw)
+        if kind == "udp":  # F24's binding half, as shipped: beside UDP, with and without the cap
+            pts["imtcp-bg/stage-nocap"] = {**BG_STAGE, "flows.0.tcp.imtcp_bg.cap": False}
+        r = run([(stem, o) for o in pts.values()], plan.seeds, hook_args={"measured": "bg", "cwnd": True}, name=f"p3-{stem}-readings", **kw)
         readings[kind] = dict(zip(pts, r, strict=True))
     progress("block C (part): ImTCP-bg with its cap turned off")
     nocap = run([("background", {"flows.0.tcp.imtcp_bg.cap": False})], plan.seeds, hook_args={"measured": "bg", "cwnd": True},
@@ -137,10 +139,17 @@ def judge(data: dict[str, Any]) -> list[Check]:
 
 def judge_readings(data: dict[str, Any]) -> list[Check]:
     """Block D's F27, F30, F31 again with ImTCP-bg's RTT from the stage, TCP-LP on Linux 1 kHz
-    hosts, and both (`READINGS`), on the same seeds as the shipped runs (not counted). Each check
-    carries `map_reading` and `shipped`, the shipped reading's verdict of the same check."""
+    hosts, and both (`READINGS`), on the same seeds as the shipped runs (not counted); and F24's
+    binding half with the stage's RTT where its runs without the cap exist. Each check carries
+    `map_reading` and `shipped`, the shipped reading's verdict of the same check."""
     out: list[Check] = []
     for kind, runs in data.get("readings", {}).items():
+        if "imtcp-bg/stage-nocap" in runs and "nocap" in data:
+            c = ck.f24(runs["imtcp-bg/stage"], runs["imtcp-bg/stage-nocap"], kind.upper())
+            c.paper = False
+            c.values = {**c.values, "kind": kind.upper(), "map_reading": "bg-stage",
+                        "shipped": ck.f24(data["background"][kind]["imtcp-bg"], data["nocap"], kind.upper()).status}
+            out.append(c)
         bg, alone, k = data["background"][kind], data["alone"][kind], kind.upper()
         shipped = {"F27": ck.f27(bg, k), "F30": ck.f30(bg, alone, k), "F31": ck.f31(bg, alone, k)}
         for name, swap in READINGS.items():
