@@ -296,7 +296,10 @@ def test_a_run_two_experiments_share_is_run_once_and_the_quick_plan_is_smaller(t
     newreno = ss.filter(pl.col("variant") == "newreno")
     assert newreno["key"].to_list() == shipped["key"].to_list()
     assert newreno["agg_mbps"].to_list() == shipped["agg_mbps"].to_list()
-    # --quick: two Comet Drop readings (the judged one first) and the map at the lossy point.
+    # --quick: two Comet Drop readings (the judged one first), the map and the slow-start
+    # comparison at the lossy point, F19's largest and smallest processing limits.
     quick, full = Plan.make(True), Plan.make(False)
     assert quick.comet_readings[0] == c.COMET_NAMED and set(quick.comet_readings) < set(full.comet_readings)
     assert quick.map_losses == (1e-4,) and full.map_losses == full.fla_losses
+    assert quick.slow_start_losses == (1e-4,) and full.slow_start_losses == full.fla_losses
+    assert quick.comet_limits == ("400Mbps", "100Mbps") and full.comet_limits == runs.PROCESSING_LIMITS

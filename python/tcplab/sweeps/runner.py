@@ -34,7 +34,7 @@ from tcplab.sweeps.spec import Sweep, build_sweep
 from tcplab.sweeps.store import Store
 from tcplab.sweeps.table import build_table
 
-__all__ = ["SweepOutcome", "run_sweep", "sweep"]
+__all__ = ["SweepOutcome", "check_worker", "pending", "run_sweep", "sweep"]
 
 
 @dataclass
@@ -100,30 +100,7 @@ def run_sweep(
     store = None
     try:
         store = Store.open(out, sweep) if out is not None else None
-        records: dict[str, dict[str, Any]] = {}
-        scheduled: dict[str, dict[str, Any]] = {}
-        for row in rows:
-            if row.error is not None or row.key in records or row.key in scheduled:
-                continue
-            stored = store.read(row.key) if store is not None else None
-            if (
-                stored is not None
-                and stored["version"] == version  # the key has it too
-                and (not traces or stored["error"] is not None or store.has_traces(row.key))
-                and not (retry_failed and stored["error"] is not None)
-                and (hook is None or stored["error"] is not None or stored.get("hook") == hook.identity)
-            ):
-                records[row.key] = stored
-                continue
-            scheduled[row.key] = {
-                "key": row.key,
-                "scenario_hash": row.scenario_hash,
-                "seed": row.seed,
-                "spec": row.spec,
-                "traces": traces,
-                "hook": hook,
-                "overrides": json.dumps(row.overrides, sort_keys=True),
-            }
+        records, scheduled = pending(rows, store, version, traces, retry_failed, hook)
         tasks = list(scheduled.values())
         reused = len(records)
 
@@ -135,14 +112,7 @@ def run_sweep(
                 result = record.pop("result", None)
                 captures = record.pop("captures", None)
                 task = scheduled[record["key"]]
-                if record["version"] != version or record["scenario_hash"] != task["scenario_hash"]:
-                    raise WorkerMismatch(
-                        f"worker {record['host']} (pid {record['pid']}) runs tcplab "
-                        f"{record['version']} and computed scenario hash "
-                        f"{record['scenario_hash']}; this process runs {version} and computed "
-                        f"{task['scenario_hash']}: install the same tcplab build everywhere "
-                        "(and restart workers after rebuilding)"
-                    )
+                check_worker(record, task, version)
                 record["overrides"] = task["overrides"]
                 if store is not None:
                     store.write(record, result, captures)
@@ -166,6 +136,59 @@ def run_sweep(
         time.perf_counter() - started,
         store.root if store is not None else None,
     )
+
+
+
+def pending(
+    rows: Sequence[Any],
+    store: Store | None,
+    version: str,
+    traces: bool,
+    retry_failed: bool,
+    hook: Any,
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Split the planned `rows` into the runs `store` holds finished (key → record) and the
+    tasks still to run (key → task), each key once; error rows are neither. A stored run is
+    reused when it comes from this `version`, has its traces if `traces` asks for them, did not
+    fail (or `retry_failed` is off), and was measured by the same `hook`."""
+    records: dict[str, dict[str, Any]] = {}
+    scheduled: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if row.error is not None or row.key in records or row.key in scheduled:
+            continue
+        stored = store.read(row.key) if store is not None else None
+        if (
+            stored is not None
+            and stored["version"] == version  # the key has it too
+            and (not traces or stored["error"] is not None or store.has_traces(row.key))
+            and not (retry_failed and stored["error"] is not None)
+            and (hook is None or stored["error"] is not None or stored.get("hook") == hook.identity)
+        ):
+            records[row.key] = stored
+            continue
+        scheduled[row.key] = {
+            "key": row.key,
+            "scenario_hash": row.scenario_hash,
+            "seed": row.seed,
+            "spec": row.spec,
+            "traces": traces,
+            "hook": hook,
+            "overrides": json.dumps(row.overrides, sort_keys=True),
+        }
+    return records, scheduled
+
+
+def check_worker(record: Mapping[str, Any], task: Mapping[str, Any], version: str) -> None:
+    """WorkerMismatch when the worker that ran `task` runs another tcplab build than `version`
+    or computed another scenario hash."""
+    if record["version"] != version or record["scenario_hash"] != task["scenario_hash"]:
+        raise WorkerMismatch(
+            f"worker {record['host']} (pid {record['pid']}) runs tcplab "
+            f"{record['version']} and computed scenario hash "
+            f"{record['scenario_hash']}; this process runs {version} and computed "
+            f"{task['scenario_hash']}: install the same tcplab build everywhere "
+            "(and restart workers after rebuilding)"
+        )
 
 
 def sweep(

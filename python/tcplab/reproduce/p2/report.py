@@ -187,7 +187,12 @@ def report(data: dict[str, Any], result: list[Check], figs: dict[str, Any]) -> R
     rep.paragraph(f"{data['sc_full_label']}: IP {_median(data['sc_full'], 'ip_mbps'):.1f} Mb/s, L2 {_median(data['sc_full'], 'l2_mbps'):.1f} Mb/s, "
                   f"aggregate {_median(data['sc_full'], 'agg_mbps'):.1f} Mb/s over {_median(data['sc_full'], 'span_s'):.0f} s simulated.")
     rep.heading("Wall time")
-    rep.table(("experiment", "runs", "wall s"), [(k, v["runs"], f"{v['wall_s']:.1f}") for k, v in data["walls"].items()])
+    batch = data.get("batch")
+    if batch is not None:
+        rep.paragraph(f"{data['wall_s']:.1f} s of wall time for the runs: {batch['executed']:,} runs executed on one pool "
+                      f"({batch['run_s']:.1f} worker seconds), {batch['reused']:,} found in the store. Worker seconds per experiment "
+                      "(a run two experiments share counts in both):")
+    rep.table(("experiment", "runs", "worker s"), [(k, v["runs"], f"{v['run_s']:.1f}") for k, v in data["walls"].items()])
     rep.heading("Figures")
     rep.bullets(f"`{name}.png` / `.svg`" for name in figs)
     return rep

@@ -10,6 +10,7 @@ import numpy as np
 
 from tcplab.reproduce.figures import new_figure, write_figures
 from tcplab.reproduce.findings import Check
+from tcplab.reproduce.p3 import hz_map
 from tcplab.reproduce.p3.constants import CCS, RULES, SEED_FILE
 from tcplab.reproduce.report import Report, write_results_json
 
@@ -25,7 +26,7 @@ NO_VERDICT = [
 
 NOT_RUN = [
     ("F5, F6", "「不必要に高い転送レートでパケットを送出することを避けられる」; 「計測精度を保ちながら必要なパケット数を減少させることができる」", "S3 L40–L41", "not run: the fixed-range ablation of block A is not built"),
-    ("F10, F18", "「ImTCP の計測結果が信頼できない場合がある」; 「計測精度・実行速度を考慮して *HZ* を決定する必要がある」", "S4 L60, S6 L113", "beyond-the-paper blocks E/F and the HZ table: not run"),
+    ("F10 (E, F)", "「ImTCP の計測結果が信頼できない場合がある」", "S4 L60", "judged beside UDP and TCP cross traffic (above); ImTCP-bg with delayed ACKs and block F's moving bottleneck not run"),
     ("F24 (rule), F25, F26", "「RTT がしきい値を超えた場合に輻輳ウィンドウサイズを減少させている」; 「ImTCP-bg のアルゴリズムに基づいて正しく動作している」", "S9 L152–L153", "block C's per-ACK checks (cwnd ≤ cap, each RTT cut exact) not run; F24's binding half is judged above"),
 ]
 """Claims this version of the reproduction does not judge (said in the report, never counted)."""
@@ -119,7 +120,7 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
     default = {(c.values.get("id"), c.values.get("kind")): c.status for c in judged}
     rows = []
     for c in checks:
-        if c.paper or "map_buffer" in c.values or "map_reading" in c.values:
+        if c.paper or "map_buffer" in c.values or "map_reading" in c.values or c.values.get("id") in ("F18", "F10", "latecomer", "delayed-acks"):
             continue
         flip = default.get((c.values.get("id"), c.values.get("kind")))
         rows.append((c.values.get("id", ""), c.figure, c.measured, _mark(c), "**flips**" if flip and flip != c.status else ""))
@@ -147,6 +148,28 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
         rep.bullets([f"{k.upper()} {name}: throughput per seed {[round(r['steady_bps'].get('bg', 0.0) / 1e6, 2) for r in v]} Mb/s,"
                      f" timeouts {[next(f['timeouts'] for f in r['flows'] if f['name'] == 'bg') for r in v]}"
                      for k, d in rd.items() for name, v in d.items()])
+    hz_map.section(rep, checks)
+    f10 = [c for c in checks if c.values.get("id") == "F10"]
+    if f10:
+        rep.heading("Beyond the slides: the RTT rule when the estimate is wrong (F10)", 3)
+        rep.paragraph("「ImTCP の計測結果が信頼できない場合がある」; 「RTT を用いた輻輳ウィンドウサイズの制御を併用する」 (S4 L60, L62). "
+                      "Block D's ImTCP-bg runs against the same seeds with `imtcp_bg.rtt_rule = false`; judged only where the estimate "
+                      "reads high (its bias's 95 % interval above 0).")
+        rep.table(("kind", "measured", "verdict"), [(c.values["kind"], c.measured, _mark(c)) for c in f10])
+    delayed = [c for c in checks if c.values.get("id") == "delayed-acks"]
+    if delayed:
+        rep.heading("Beyond the slides: ImTCP with delayed ACKs (block E)", 3)
+        rep.paragraph("The stage times each stream packet by its own ACK, so it refuses a receiver that ACKs every second segment "
+                      "unless `imtcp.delayed_ack = \"warn\"`; here the accuracy runs with `delack_segments = 2` against block A's "
+                      "(default trend rule), the same seeds.")
+        rep.table(("kind", "measured", "error rises"), [(c.values["kind"], c.measured, _mark(c)) for c in delayed])
+    late = [c for c in checks if c.values.get("id") == "latecomer"]
+    if late:
+        rep.heading("Beyond the slides: LEDBAT's latecomer", 3)
+        rep.paragraph("Two flows of one controller on the 100 Mb/s path (no cross traffic, 8 MB socket buffers), the second from 90 s, "
+                      "when the first LEDBAT flow holds about TARGET (100 ms) of queue; the latecomer's share over the last 100 s of "
+                      "600, per buffer. The claim is the literature's (Rossi et al., ICCCN 2010), not the slides'.")
+        rep.table(("buffer", "measured", "LEDBAT latecomer > ½"), [(c.values["buffer"], c.measured, _mark(c)) for c in late])
     rep.heading("Each judged finding with the slides' sentence")
     rep.paragraph(f"Seed `{SEED_FILE}`.")
     rep.findings(judged)
@@ -160,7 +183,7 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
                 + [f"accuracy {k}: ImTCP flow timeouts per seed {[next(f['timeouts'] for f in r['flows'] if f['name'] == 'imtcp') for r in v]},"
                    f" first result at {[round(r['meas']['time_s'][0], 2) if r['meas']['time_s'] else None for r in v]} s" for k, v in data["accuracy"].items() if k.endswith(RULES[0])])
     rep.paragraph("Figures: estimate_vs_truth_udp, estimate_vs_truth_tcp, background_throughput_udp, background_throughput_tcp, imtcp_bg_cwnd (PNG and SVG).")
-    plain = {k: v for k, v in data.items() if k not in ("accuracy", "hz", "background", "alone", "nocap", "f2", "map", "readings")}
+    plain = {k: v for k, v in data.items() if k not in ("accuracy", "hz", "background", "alone", "nocap", "f2", "map", "hz_map", "rule_off", "latecomer", "delayed_acks", "readings")}
     plain["summary"] = {"accuracy_results": {k: [len((r.get("meas") or {}).get("time_s", [])) for r in v] for k, v in data["accuracy"].items()},
                         "background_steady_bps": {k: {c: [r["steady_bps"] for r in v] for c, v in d.items()} for k, d in data["background"].items()},
                         "alone_steady_bps": {k: [r["steady_bps"] for r in v] for k, v in data["alone"].items()},

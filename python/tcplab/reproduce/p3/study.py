@@ -16,6 +16,7 @@ from typing import Any
 from tcplab.reproduce.findings import Check
 from tcplab.reproduce.output import RUNS, check_out, publish
 from tcplab.reproduce.p3 import checks as ck
+from tcplab.reproduce.p3 import beyond, hz_map
 from tcplab.reproduce.p3.constants import BG_STAGE, CCS, HZ_GRID, LINUX_1KHZ, READINGS, RULES
 from tcplab.reproduce.p3.report import write_report
 from tcplab.reproduce.p3.runs import run
@@ -44,6 +45,11 @@ class Plan:
     buffers: tuple[int, ...] = ()
     """The bottleneck buffers (packets) mapped beside the shipped 50 (EVIDENCE §2.3), on `map_seeds`."""
     map_seeds: tuple[int, ...] = ()
+    hz_map: tuple[int, ...] = ()
+    """F18 beyond the slides: the HZ grid run on each path of `hz_map.PATHS`, on `hz_map_seeds`."""
+    hz_map_seeds: tuple[int, ...] = ()
+    late_seeds: tuple[int, ...] = ()
+    """LEDBAT's latecomer beside the slides' controllers (`beyond.latecomer_points`), 600 s runs."""
 
     @staticmethod
     def make(quick: bool) -> Plan:
@@ -51,7 +57,7 @@ class Plan:
         if quick:
             return Plan(seeds=(1, 2), hz=(100, 20_000, 100_000), hz_seeds=(1, 2), name="quick")
         return Plan(seeds=tuple(range(1, 11)), hz=HZ_GRID, hz_seeds=tuple(range(1, 11)), name="full",
-                    buffers=(25, 100, 250), map_seeds=(1, 2, 3))
+                    buffers=(25, 100, 250), map_seeds=(1, 2, 3), hz_map=hz_map.GRID, hz_map_seeds=(1, 2, 3, 4, 5), late_seeds=(1, 2, 3, 4, 5))
 
 
 def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, out: Path | None = None,
@@ -87,6 +93,13 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
             pts["imtcp-bg/stage-nocap"] = {**BG_STAGE, "flows.0.tcp.imtcp_bg.cap": False}
         r = run([(stem, o) for o in pts.values()], plan.seeds, hook_args={"measured": "bg", "cwnd": True}, name=f"p3-{stem}-readings", **kw)
         readings[kind] = dict(zip(pts, r, strict=True))
+    progress("beyond (block E): ImTCP with delayed ACKs")
+    delayed = run([(f"accuracy_{k}", beyond.DELAYED_ACKS) for k in ("udp", "tcp")], plan.seeds, hook_args={"measured": "imtcp"},
+                  name="p3-delayed-acks", **kw)
+    rule_off = {}
+    for kind, stem in (("udp", "background"), ("tcp", "background_tcp")):
+        progress(f"beyond (F10): ImTCP-bg without its RTT rule beside {kind.upper()} cross traffic")
+        rule_off[kind] = run([(stem, beyond.RULE_OFF)], plan.seeds, hook_args={"measured": "bg"}, name=f"p3-{stem}-rule-off", **kw)[0]
     progress("block C (part): ImTCP-bg with its cap turned off")
     nocap = run([("background", {"flows.0.tcp.imtcp_bg.cap": False})], plan.seeds, hook_args={"measured": "bg", "cwnd": True},
                 name="p3-background-nocap", **kw)[0]
@@ -99,8 +112,22 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
                 plan.map_seeds, hook_args={"measured": "bg"}, name=f"p3-map-bg-{q}", **kw)
         al = run([("background_alone", o)], plan.map_seeds, hook_args={}, name=f"p3-map-alone-{q}", **kw)[0]
         buffer_map[q] = {"accuracy": acc_q, "background": dict(zip(CCS, d, strict=True)), "alone": al}
-    return {"plan": dataclasses.asdict(plan), "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
-            "alone": alone, "readings": readings, "nocap": nocap, "f2": f2, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
+    by_path: dict[str, dict[int, Any]] = {}
+    if plan.hz_map:
+        progress(f"beyond (F18): HZ {list(plan.hz_map)} on bottlenecks {list(hz_map.PATHS)}")
+        pts = hz_map.points(plan.hz_map)
+        res = run([(s, o) for s, o, _, _ in pts], plan.hz_map_seeds, hook_args={"measured": "imtcp"}, name="p3-hz-map", **kw)
+        for (_, _, path, h), r in zip(pts, res, strict=True):
+            by_path.setdefault(path, {})[h] = r
+    late: dict[str, dict[int, Any]] = {}
+    if plan.late_seeds:
+        progress("beyond: two flows of one controller, the second starting at 90 s (LEDBAT's latecomer)")
+        pts = beyond.latecomer_points()
+        res = run([(s, o) for s, o, _, _ in pts], plan.late_seeds, hook_args={}, name="p3-latecomer", **kw)
+        for (_, _, cc, q), r in zip(pts, res, strict=True):
+            late.setdefault(cc, {})[q] = r
+    return {"plan": dataclasses.asdict(plan), "latecomer": late, "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
+            "alone": alone, "readings": readings, "nocap": nocap, "f2": f2, "hz_map": by_path, "rule_off": rule_off, "delayed_acks": dict(zip(("udp", "tcp"), delayed, strict=True)), "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
 
 
 def judge(data: dict[str, Any]) -> list[Check]:
@@ -134,6 +161,12 @@ def judge(data: dict[str, Any]) -> list[Check]:
             c.paper = False
             c.values = {**c.values, "map_buffer": q}
         out += mapped
+    out += hz_map.f18(data.get("hz_map", {}))
+    for kind, off in data.get("rule_off", {}).items():
+        out.append(beyond.f10(data["background"][kind]["imtcp-bg"], off, kind.upper()))
+    out += beyond.latecomer(data.get("latecomer", {}))
+    for kind, runs in data.get("delayed_acks", {}).items():
+        out.append(beyond.delayed_acks(runs, data["accuracy"][f"{kind}/{RULES[0]}"], kind.upper()))
     return out
 
 
