@@ -122,6 +122,34 @@ def test_background_checks_pass_on_the_slides_story_and_fail_when_swapped():
     assert ck.f31(lp_swapped, alone, "UDP").status == "FAIL"
 
 
+def test_readings_map_flags_flips_both_ways_and_never_counts():
+    """Block D's mapped readings (ImTCP-bg's RTT from the stage, TCP-LP on Linux 1 kHz hosts):
+    each replaces only its controller's runs, is never a paper check, and reports the shipped
+    verdict beside its own, so a flip shows in either direction."""
+    from tcplab.reproduce.p3.study import judge_readings
+    bg, alone = _slides()
+    # The shipped runs as measured: ImTCP-bg far below the free bandwidth, TCP-LP = Reno.
+    shipped = {**bg, "imtcp-bg": _bg_runs(15e6, 47.4e6), "tcp-lp": bg["reno"]}
+    good = {"imtcp-bg/stage": bg["imtcp-bg"], "tcp-lp/linux-1khz": bg["tcp-lp"], "reno/linux-1khz": bg["reno"]}
+    data = {"background": {"udp": shipped}, "alone": {"udp": alone}, "readings": {"udp": good}}
+    got = {(c.values["map_reading"], c.values["id"]): c for c in judge_readings(data)}
+    assert set(got) == {(r, f) for r in ("bg-stage", "lp-linux-1khz", "both") for f in ("F27", "F30", "F31")}
+    assert not any(c.paper for c in got.values())
+    assert {c.values["shipped"] for (r, f), c in got.items() if f == "F31"} == {"FAIL"}
+    # ImTCP-bg near the free bandwidth: F31 FAIL → pass; TCP-LP still Reno: F27 stays inconclusive.
+    assert got[("bg-stage", "F31")].status == "pass"
+    assert got[("bg-stage", "F27")].status == got[("bg-stage", "F27")].values["shipped"] == "inconclusive"
+    # TCP-LP yielding: F27 inconclusive → pass, F30 FAIL → pass (with both), F31 still FAIL on ImTCP-bg.
+    assert got[("lp-linux-1khz", "F27")].status == "pass"
+    assert got[("lp-linux-1khz", "F31")].status == "FAIL"
+    assert (got[("both", "F30")].values["shipped"], got[("both", "F30")].status) == ("FAIL", "pass")
+    # The other direction: a reading that turns a shipped pass into a FAIL is reported as such.
+    data_rev = {"background": {"udp": {**shipped, **{"imtcp-bg": bg["imtcp-bg"], "tcp-lp": bg["tcp-lp"]}}}, "alone": {"udp": alone},
+                "readings": {"udp": {"imtcp-bg/stage": _bg_runs(15e6, 47.4e6), "tcp-lp/linux-1khz": bg["reno"], "reno/linux-1khz": bg["reno"]}}}
+    rev = {(c.values["map_reading"], c.values["id"]): c for c in judge_readings(data_rev)}
+    assert rev[("both", "F31")].values["shipped"] == "pass" and rev[("both", "F31")].status == "FAIL"
+
+
 def test_every_judged_check_carries_its_quote():
     bg, alone = _slides()
     for c in (ck.f27(bg, "UDP"), ck.f21([_good(1), _good(2)], "UDP"), ck.f20([_good(1)])):
@@ -154,6 +182,25 @@ def test_reproduce_p3_quick_end_to_end(tmp_path):
     for fig in ("estimate_vs_truth_udp", "estimate_vs_truth_tcp", "background_throughput_udp", "background_throughput_tcp", "imtcp_bg_cwnd"):
         assert (tmp_path / "out" / f"{fig}.png").is_file()
     assert all(c.status in ("pass", "FAIL", "inconclusive", "not exercised") for c in checks)
+    # The mapped readings of block D: F27, F30, F31 under each reading and cross kind, never counted.
+    read = [c for c in data["checks"] if "map_reading" in c["values"]]
+    assert {(c["values"]["map_reading"], c["values"]["kind"], c["values"]["id"]) for c in read} == {
+        (r, k, f) for r in ("bg-stage", "lp-linux-1khz", "both") for k in ("UDP", "TCP") for f in ("F27", "F30", "F31")} | {("bg-stage", "UDP", "F24")}
+    # With the stage's RTT samples the RTT rule no longer holds ImTCP-bg down and its cap binds:
+    # F24's binding half is exercised (shipped: not exercised, the cap never changes the window).
+    f24 = next(c for c in read if c["values"]["id"] == "F24")
+    assert f24["values"]["status"] != "not exercised" and f24["values"]["shipped"] == "not exercised"
+    assert not any(c["paper"] for c in read)
+    assert "TCP-LP's timestamp clock" in report
+    # Each reading changes its controller's runs: TCP-LP on 1 kHz Linux hosts is no longer Reno,
+    # and ImTCP-bg without the stage's hold in its RTT samples is not the shipped run.
+    steady = data["summary"]["background_steady_bps"]
+    mapped = data["summary"]["readings_steady_bps"]
+    for kind in ("udp", "tcp"):
+        lp = [r["bg"] for r in mapped[kind]["tcp-lp/linux-1khz"]]
+        assert all(a != b for a, b in zip(lp, [r["bg"] for r in steady[kind]["reno"]], strict=True)), kind
+        st = [r["bg"] for r in mapped[kind]["imtcp-bg/stage"]]
+        assert all(a != b for a, b in zip(st, [r["bg"] for r in steady[kind]["imtcp-bg"]], strict=True)), kind
 
 
 def test_a_check_can_be_inconclusive_but_never_inconclusive_and_passed():

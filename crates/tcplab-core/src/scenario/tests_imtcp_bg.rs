@@ -57,3 +57,16 @@ fn imtcp_bg_table_keys_are_checked_by_name() {
     let p = crate::tcp::cc::imtcp_bg::ImtcpBgParams::default();
     assert_eq!((p.gamma, p.delta, p.cap_floor, p.cap, p.rtt_rule), (0.125, 1.4, 2, true, true));
 }
+
+#[test]
+fn imtcp_bg_rtt_source_resolves_and_a_bad_value_names_the_field() {
+    let e = error_of(&scenario("[defaults.tcp.imtcp_bg]\nrtt_source = \"ack\"", ""));
+    assert!(e.contains("imtcp_bg.rtt_source"), "{e}");
+    assert!(e.contains("tcp") && e.contains("stage"), "the error lists the values: {e}");
+    for (value, want) in [("", "tcp"), ("rtt_source = \"tcp\"", "tcp"), ("rtt_source = \"stage\"", "stage")] {
+        let toml = scenario("", &format!("cc = \"imtcp-bg\"\nvariant = \"imtcp\"\ndelack_segments = 1\n[flows.tcp.imtcp_bg]\n{value}"));
+        let run = crate::Run::from_toml(&toml, None).unwrap_or_else(|e| panic!("{value}: {e}"));
+        let text = run.resolved_toml();
+        assert!(text.contains(&format!("rtt_source = \"{want}\"")), "{value}: {text}");
+    }
+}

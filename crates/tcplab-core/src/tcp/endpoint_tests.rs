@@ -287,3 +287,96 @@ fn imtcp_bg_fed_every_rtt_holds_its_rate_to_the_estimate() {
     let Controller::ImtcpBg(b) = p.ends[0].controller() else { unreachable!() };
     assert_eq!((b.avail(), b.results()), (Some(8e6), 121), "fed at 100, 120, …, 2,500 ms");
 }
+
+/// An output stage that, every `period`, holds the data TCP produces for `hold` (everything
+/// produced meanwhile waits behind it; nothing is reordered) and publishes its own RTT samples
+/// (`CcInput::StageRtt`), as ImTCP's stage does when it spaces a stream.
+#[derive(Debug)]
+struct PeriodicHold {
+    period: SimDuration,
+    hold: SimDuration,
+    next_hold: SimTime,
+    until: SimTime,
+    held: std::collections::VecDeque<TcpHeader>,
+    releases: crate::tcp::ReleaseLog,
+}
+
+impl Variant for PeriodicHold {
+    fn name(&self) -> &'static str {
+        "test-periodic-hold"
+    }
+    fn on_arrival(&mut self, now: SimTime, conn: &mut Connection, seg: &TcpHeader, _out: &mut Output) -> Arrival {
+        if let Some(rtt) = self.releases.on_ack(now, seg.ack) {
+            conn.feed_controller(now, &crate::tcp::cc::CcInput::StageRtt { rtt });
+        }
+        Arrival::Deliver
+    }
+    fn on_departure(&mut self, now: SimTime, _conn: &Connection, out: &mut Output, from: usize) {
+        for seg in out.segments.drain(from..).collect::<Vec<_>>() {
+            if seg.len > 0 && now >= self.next_hold {
+                self.until = now + self.hold;
+                self.next_hold = now + self.period;
+            }
+            if now < self.until {
+                self.held.push_back(seg);
+            } else {
+                self.releases.on_release(now, &seg);
+                out.segments.push(seg);
+            }
+        }
+    }
+    fn next_deadline(&self) -> Option<SimTime> {
+        (!self.held.is_empty()).then_some(self.until)
+    }
+    fn on_timer(&mut self, now: SimTime, _conn: &mut Connection, out: &mut Output) {
+        for seg in self.held.drain(..) {
+            self.releases.on_release(now, &seg);
+            out.segments.push(seg);
+        }
+    }
+}
+
+/// ImTCP-bg behind a stage holding 20 ms every 200 ms, RTT 20 ms, no bottleneck, for 2 s:
+/// (cuts, RTT_min, largest RTT_cur judged).
+fn imtcp_bg_behind_a_holding_stage(source: crate::tcp::cc::RttSource) -> (u64, SimDuration, SimDuration) {
+    use crate::tcp::cc::{CcConfig, Controller, ImtcpBgConfig};
+    let bg = ImtcpBgConfig { rtt_source: source, ..ImtcpBgConfig::default() };
+    // The receiver's 64 KB window stops the flight at 64 segments (no loss, no bottleneck).
+    let c = TcpConfig { cc: CcConfig::ImtcpBg(bg), initial_cwnd: 2, timestamps: true, ..cfg() };
+    let small = TcpConfig { timestamps: true, rcvbuf: 64_000, ..cfg() };
+    let stage = PeriodicHold {
+        period: 200 * MS,
+        hold: 20 * MS,
+        next_hold: SimTime::ZERO + 300 * MS,
+        until: SimTime::ZERO,
+        held: Default::default(),
+        releases: crate::tcp::ReleaseLog::new(),
+    };
+    let mut p = Pair::new(Endpoint::with_variant(Connection::new(c), Box::new(stage)), Endpoint::new(Connection::new(small)));
+    p.delay = 10 * MS;
+    p.open();
+    p.run(SimTime::ZERO + 25 * MS);
+    p.ends[0].write(p.now, 100_000_000, &mut p.out);
+    p.emit(0);
+    p.run(SimTime::ZERO + 2_000 * MS);
+    assert!(p.ends[1].stats.bytes_delivered > 1_000_000, "the transfer ran");
+    let Controller::ImtcpBg(b) = p.ends[0].controller() else { unreachable!() };
+    (b.cuts(), b.min_rtt().expect("sampled"), b.max_rtt_cur().expect("judged"))
+}
+
+#[test]
+fn imtcp_bg_rtt_source_tcp_counts_the_stage_hold_and_stage_does_not() {
+    use crate::tcp::cc::RttSource;
+    // "tcp": the connection stamps a segment when it produces it, so a held segment's sample
+    // is the path's 20 ms plus up to the 20 ms hold: RTT_cur/RTT_min reaches about 2 > δ = 1.4
+    // and B3 cuts, though no queue anywhere grew.
+    let (cuts, min, max) = imtcp_bg_behind_a_holding_stage(RttSource::Tcp);
+    assert!((20 * MS..=21 * MS).contains(&min), "{min:?}");
+    assert!(max >= 35 * MS, "the hold is in the connection's samples: {max:?}");
+    assert!(cuts >= 5, "B3 fires on the hold: {cuts} cuts");
+    // "stage": timed from the stage's release, every sample is the path's RTT: B3 never fires.
+    let (cuts, min, max) = imtcp_bg_behind_a_holding_stage(RttSource::Stage);
+    assert!((20 * MS..=21 * MS).contains(&min), "{min:?}");
+    assert!(max <= 21 * MS, "the hold is not in the stage's samples: {max:?}");
+    assert_eq!(cuts, 0);
+}

@@ -13,7 +13,7 @@ use crate::net::packet::{flags, TcpHeader};
 use crate::tcp::cc::{CcInput, InRange};
 use crate::tcp::conn::{Connection, Measurement, Output, RangeFlag};
 use crate::tcp::endpoint::{Arrival, Variant};
-use crate::tcp::HostClock;
+use crate::tcp::{HostClock, ReleaseLog};
 use crate::units::{BitRate, SimDuration, SimTime, PS_PER_SEC};
 
 /// The fewest packets a rise must span to be judged (M5): 4, i.e. 3 gaps. ASSUMPTION(p3):
@@ -196,6 +196,8 @@ pub struct ImtcpStage {
     /// Results published; measurements voided by a loss.
     published: u64,
     voided: u64,
+    /// Release times of the data segments out, for the RTT samples the stage publishes.
+    releases: ReleaseLog,
 }
 
 impl ImtcpStage {
@@ -218,6 +220,7 @@ impl ImtcpStage {
             collect_until: SimTime::ZERO,
             published: 0,
             voided: 0,
+            releases: ReleaseLog::new(),
         }
     }
 
@@ -265,7 +268,10 @@ impl ImtcpStage {
                     self.plan(now, conn.host_clock());
                 }
             }
-            _ if self.held.is_empty() => out.segments.push(seg),
+            _ if self.held.is_empty() => {
+                self.releases.on_release(now, &seg);
+                out.segments.push(seg);
+            }
             _ => {
                 let release = self.held.back().and_then(|h| h.release).map(|r| r.max(now));
                 self.held.push_back(Held { seg, release, probe: None });
@@ -377,13 +383,20 @@ impl ImtcpStage {
                     self.started = Some(now);
                 }
             }
+            self.releases.on_release(now, &h.seg);
             out.segments.push(h.seg);
         }
     }
 
     /// M0 [S] S5 L87: 「IP 層から ACK を受け取った時刻」; M9 [P] [HO14]: an ACK that covers
-    /// several probe packets times only the last of them.
+    /// several probe packets times only the last of them. Every ACK that advances also gives
+    /// the controller the stage's own RTT sample (`CcInput::StageRtt`, `tcp::stage_rtt`: from
+    /// this stage's release of the newest segment it covers), before the connection sees it;
+    /// controllers that do not ask for it ignore it (ImTCP-bg's `rtt_source = "stage"` uses it).
     fn on_ack(&mut self, now: SimTime, conn: &mut Connection, seg: &TcpHeader, out: &mut Output) {
+        if let Some(rtt) = self.releases.on_ack(now, seg.ack) {
+            conn.feed_controller(now, &CcInput::StageRtt { rtt });
+        }
         let dup = seg.ack == self.last_ack && seg.len == 0 && !seg.has(flags::SYN | flags::FIN);
         self.last_ack = self.last_ack.max(seg.ack);
         let Some(p) = self.probe.as_mut() else { return };

@@ -11,6 +11,7 @@ pub mod imtcp;
 pub mod ranges;
 pub mod rtt;
 pub(crate) mod scoreboard;
+pub mod stage_rtt;
 pub mod timers;
 
 pub use config::{CwndLimitedRule, CwrReduction, InitialWindowRule, LocalCongestion, RcvWindowRule, RecoveryKind, TcpConfig};
@@ -18,3 +19,4 @@ pub use conn::{ConnStats, Connection, Measurement, Output, RangeFlag, State, Tcp
 pub use endpoint::{Arrival, Endpoint, Variant, Wake};
 pub use host_clock::HostClock;
 pub use rtt::{Backoff, BackoffReset, RtoPolicy, RttEstimatorKind};
+pub use stage_rtt::ReleaseLog;

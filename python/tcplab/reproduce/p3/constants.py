@@ -39,3 +39,18 @@ RULES = ("ties-split", "pathload", "ties-excluded")
 """The trend rule, an unknown (EVIDENCE §3): the stage's default first (judged), the others beside."""
 CCS = ("reno", "tcp-lp", "imtcp-bg", "ledbat")
 """S10's background controllers (LEDBAT reported beside, not judged)."""
+
+BG_STAGE = {"flows.0.tcp.cc": "imtcp-bg", "flows.0.tcp.variant": "imtcp", "flows.0.tcp.imtcp_bg.rtt_source": "stage"}
+"""ImTCP-bg's RTT samples timed from the ImTCP stage's release, not from tcp_output (an unknown:
+EVIDENCE §5 "Open"); the shipped reading is "tcp"."""
+LINUX_1KHZ = {"flows.0.tcp.variant": "none", "flows.0.tcp.profile": "linux-2.6.16", "flows.0.tcp.hz": 1000,
+              "flows.0.tcp.ts_tick": "1ms", "flows.0.tcp.rto_granularity": "1ms"}
+"""The background flow's two hosts as Linux 2.6.16 with HZ = 1000 (CONFIG_HZ_1000: jiffies, and
+so TSval, tick every 1 ms): EVIDENCE §6's [R] host for TCP-LP (a Linux module; no FreeBSD TCP-LP
+is known), whose one-way delay needs a timestamp clock of at most 1 kHz at both ends."""
+READINGS = {
+    "bg-stage": {"imtcp-bg": "imtcp-bg/stage"},
+    "lp-linux-1khz": {"tcp-lp": "tcp-lp/linux-1khz"},
+    "both": {"imtcp-bg": "imtcp-bg/stage", "tcp-lp": "tcp-lp/linux-1khz"},
+}
+"""Block D's mapped readings: which controllers' runs each replaces in the shipped set."""

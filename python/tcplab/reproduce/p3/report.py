@@ -119,7 +119,7 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
     default = {(c.values.get("id"), c.values.get("kind")): c.status for c in judged}
     rows = []
     for c in checks:
-        if c.paper or "map_buffer" in c.values or c.values.get("id") in ("F18", "F10", "latecomer", "delayed-acks"):
+        if c.paper or "map_buffer" in c.values or "map_reading" in c.values or c.values.get("id") in ("F18", "F10", "latecomer", "delayed-acks"):
             continue
         flip = default.get((c.values.get("id"), c.values.get("kind")))
         rows.append((c.values.get("id", ""), c.figure, c.measured, _mark(c), "**flips**" if flip and flip != c.status else ""))
@@ -130,6 +130,23 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
         rep.paragraph("EVIDENCE §2.3: the shipped 50 packets is the era's default; here 25, 100 and 250 packets on seeds "
                       f"{list(plan.get('map_seeds', []))}, the same criteria. The shipped 50 is the judged table above.")
         rep.table(("buffer", "id", "measured", "verdict"), [(c.values["map_buffer"], c.values.get("id", ""), c.measured, _mark(c)) for c in mapped])
+    read = [c for c in checks if "map_reading" in c.values]
+    if read:
+        rep.heading("ImTCP-bg's RTT source and TCP-LP's timestamp clock, unknowns: mapped (not counted)")
+        rep.paragraph("The shipped reading stays the headline. `bg-stage`: ImTCP-bg takes RTT_cur and RTT_min from the ImTCP stage's"
+                      " own release-to-ACK samples (`imtcp_bg.rtt_source = \"stage\"`), so the time the stage holds a segment to space"
+                      " its streams is not in them; shipped: from `tcp_output`, as FreeBSD times a segment (EVIDENCE §5). `lp-linux-1khz`:"
+                      " TCP-LP's flow on two Linux 2.6.16 hosts with HZ = 1000 (TSval every 1 ms), EVIDENCE §6's [R] host for a Linux"
+                      " module; shipped: FreeBSD 4.10 at HZ 20,000, where Linux's integer 1000/HZ is 0 and TCP-LP is Reno. `both`: the two"
+                      f" together. Seeds {list(plan['seeds'])}, paired with the shipped runs of the other controllers; a changed verdict is"
+                      " marked in both directions (shipped → mapped).")
+        rep.table(("reading", "id", "measured", "verdict", "shipped verdict", "change"),
+                  [(c.values["map_reading"], c.figure, c.measured, _mark(c), c.values["shipped"],
+                    f"**{c.values['shipped']} → {c.status}**" if c.values["shipped"] != c.status else "") for c in read])
+        rd = data.get("readings", {})
+        rep.bullets([f"{k.upper()} {name}: throughput per seed {[round(r['steady_bps'].get('bg', 0.0) / 1e6, 2) for r in v]} Mb/s,"
+                     f" timeouts {[next(f['timeouts'] for f in r['flows'] if f['name'] == 'bg') for r in v]}"
+                     for k, d in rd.items() for name, v in d.items()])
     hz_map.section(rep, checks)
     f10 = [c for c in checks if c.values.get("id") == "F10"]
     if f10:
@@ -165,10 +182,11 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
                 + [f"accuracy {k}: ImTCP flow timeouts per seed {[next(f['timeouts'] for f in r['flows'] if f['name'] == 'imtcp') for r in v]},"
                    f" first result at {[round(r['meas']['time_s'][0], 2) if r['meas']['time_s'] else None for r in v]} s" for k, v in data["accuracy"].items() if k.endswith(RULES[0])])
     rep.paragraph("Figures: estimate_vs_truth_udp, estimate_vs_truth_tcp, background_throughput_udp, background_throughput_tcp, imtcp_bg_cwnd (PNG and SVG).")
-    plain = {k: v for k, v in data.items() if k not in ("accuracy", "hz", "background", "alone", "nocap", "f2", "map", "hz_map", "rule_off", "latecomer", "delayed_acks", "ablation")}
+    plain = {k: v for k, v in data.items() if k not in ("accuracy", "hz", "background", "alone", "nocap", "f2", "map", "hz_map", "rule_off", "latecomer", "delayed_acks", "readings", "ablation")}
     plain["summary"] = {"accuracy_results": {k: [len((r.get("meas") or {}).get("time_s", [])) for r in v] for k, v in data["accuracy"].items()},
                         "background_steady_bps": {k: {c: [r["steady_bps"] for r in v] for c, v in d.items()} for k, d in data["background"].items()},
-                        "alone_steady_bps": {k: [r["steady_bps"] for r in v] for k, v in data["alone"].items()}}
+                        "alone_steady_bps": {k: [r["steady_bps"] for r in v] for k, v in data["alone"].items()},
+                        "readings_steady_bps": {k: {c: [r["steady_bps"] for r in v] for c, v in d.items()} for k, d in data.get("readings", {}).items()}}
     write_results_json(plain, checks, out / "results.json")
     rep.write(out / "report.md")
     _ = math

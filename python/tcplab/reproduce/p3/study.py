@@ -17,7 +17,7 @@ from tcplab.reproduce.findings import Check
 from tcplab.reproduce.output import RUNS, check_out, publish
 from tcplab.reproduce.p3 import checks as ck
 from tcplab.reproduce.p3 import ablation, beyond, hz_map
-from tcplab.reproduce.p3.constants import CCS, HZ_GRID, RULES
+from tcplab.reproduce.p3.constants import BG_STAGE, CCS, HZ_GRID, LINUX_1KHZ, READINGS, RULES
 from tcplab.reproduce.p3.report import write_report
 from tcplab.reproduce.p3.runs import run
 
@@ -87,6 +87,15 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
     progress("F5, F6: the adaptive search range against a fixed one")
     abl = dict(zip(ablation.ARMS, run(ablation.points(), plan.seeds, hook_args={"measured": "imtcp"}, name="p3-range-ablation", **kw),
                    strict=True))
+    readings: dict[str, Any] = {}
+    for kind, stem in (("udp", "background"), ("tcp", "background_tcp")):
+        progress(f"map: ImTCP-bg's RTT from the stage, TCP-LP (and Reno) on Linux hosts at 1 kHz, beside {kind.upper()} cross traffic")
+        pts = {"imtcp-bg/stage": BG_STAGE, "tcp-lp/linux-1khz": {**LINUX_1KHZ, "flows.0.tcp.cc": "tcp-lp"},
+               "reno/linux-1khz": {**LINUX_1KHZ, "flows.0.tcp.cc": "reno"}}
+        if kind == "udp":  # F24's binding half, as shipped: beside UDP, with and without the cap
+            pts["imtcp-bg/stage-nocap"] = {**BG_STAGE, "flows.0.tcp.imtcp_bg.cap": False}
+        r = run([(stem, o) for o in pts.values()], plan.seeds, hook_args={"measured": "bg", "cwnd": True}, name=f"p3-{stem}-readings", **kw)
+        readings[kind] = dict(zip(pts, r, strict=True))
     progress("beyond (block E): ImTCP with delayed ACKs")
     delayed = run([(f"accuracy_{k}", beyond.DELAYED_ACKS) for k in ("udp", "tcp")], plan.seeds, hook_args={"measured": "imtcp"},
                   name="p3-delayed-acks", **kw)
@@ -121,7 +130,7 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
         for (_, _, cc, q), r in zip(pts, res, strict=True):
             late.setdefault(cc, {})[q] = r
     return {"plan": dataclasses.asdict(plan), "latecomer": late, "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
-            "alone": alone, "nocap": nocap, "f2": f2, "hz_map": by_path, "rule_off": rule_off, "ablation": abl, "delayed_acks": dict(zip(("udp", "tcp"), delayed, strict=True)), "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
+            "alone": alone, "readings": readings, "nocap": nocap, "f2": f2, "hz_map": by_path, "rule_off": rule_off, "ablation": abl, "delayed_acks": dict(zip(("udp", "tcp"), delayed, strict=True)), "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
 
 
 def judge(data: dict[str, Any]) -> list[Check]:
@@ -147,6 +156,7 @@ def judge(data: dict[str, Any]) -> list[Check]:
         bg, alone, k = data["background"][kind], data["alone"][kind], kind.upper()
         c28 = ck.f28(bg, alone, k)
         out += [ck.f27(bg, k), c28, ck.f29(c28, k), ck.f30(bg, alone, k), ck.f31(bg, alone, k)]
+    out += judge_readings(data)
     for q, m in data.get("map", {}).items():
         label = f"UDP, buffer {q} pkts"
         c28 = ck.f28(m["background"], m["alone"], label)
@@ -162,6 +172,30 @@ def judge(data: dict[str, Any]) -> list[Check]:
     out += beyond.latecomer(data.get("latecomer", {}))
     for kind, runs in data.get("delayed_acks", {}).items():
         out.append(beyond.delayed_acks(runs, data["accuracy"][f"{kind}/{RULES[0]}"], kind.upper()))
+    return out
+
+
+def judge_readings(data: dict[str, Any]) -> list[Check]:
+    """Block D's F27, F30, F31 again with ImTCP-bg's RTT from the stage, TCP-LP on Linux 1 kHz
+    hosts, and both (`READINGS`), on the same seeds as the shipped runs (not counted); and F24's
+    binding half with the stage's RTT where its runs without the cap exist. Each check carries
+    `map_reading` and `shipped`, the shipped reading's verdict of the same check."""
+    out: list[Check] = []
+    for kind, runs in data.get("readings", {}).items():
+        if "imtcp-bg/stage-nocap" in runs and "nocap" in data:
+            c = ck.f24(runs["imtcp-bg/stage"], runs["imtcp-bg/stage-nocap"], kind.upper())
+            c.paper = False
+            c.values = {**c.values, "kind": kind.upper(), "map_reading": "bg-stage",
+                        "shipped": ck.f24(data["background"][kind]["imtcp-bg"], data["nocap"], kind.upper()).status}
+            out.append(c)
+        bg, alone, k = data["background"][kind], data["alone"][kind], kind.upper()
+        shipped = {"F27": ck.f27(bg, k), "F30": ck.f30(bg, alone, k), "F31": ck.f31(bg, alone, k)}
+        for name, swap in READINGS.items():
+            mapped = {**bg, **{c: runs[key] for c, key in swap.items()}}
+            for c in (ck.f27(mapped, k), ck.f30(mapped, alone, k), ck.f31(mapped, alone, k)):
+                c.paper = False
+                c.values = {**c.values, "kind": k, "map_reading": name, "shipped": shipped[c.values["id"]].status}
+                out.append(c)
     return out
 
 

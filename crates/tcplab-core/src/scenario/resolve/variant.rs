@@ -49,14 +49,14 @@ impl ResolvedVariant {
 pub fn produces(variant: &ResolvedVariant) -> &'static [CcInputKind] {
     match variant {
         ResolvedVariant::None | ResolvedVariant::Ahtcp { .. } => &[],
-        ResolvedVariant::Imtcp { .. } => &[CcInputKind::AvailableBandwidth],
+        ResolvedVariant::Imtcp { .. } => &[CcInputKind::AvailableBandwidth, CcInputKind::StageRtt],
     }
 }
 
 /// The variant that produces `kind`, named in the refusal of a controller that needs it.
 fn producer_of(kind: CcInputKind) -> &'static str {
     match kind {
-        CcInputKind::AvailableBandwidth => "imtcp",
+        CcInputKind::AvailableBandwidth | CcInputKind::StageRtt => "imtcp",
     }
 }
 

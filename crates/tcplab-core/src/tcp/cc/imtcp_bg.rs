@@ -21,6 +21,13 @@
 //! - B4 everything else is Reno: slow start, congestion avoidance, the loss and timeout rules
 //!   ([E2E04]/[HOME]: "ImTCP is based on Reno"; ASSUMPTION(p3) for ImTCP-bg).
 //! - B5 RTT_min is the least RTT sample of the connection (S4 L58), `AckSample::min_rtt`.
+//! - RTT samples (B2's RTT_min, B3's RTT_cur), `rtt_source`. ASSUMPTION(p3), unknown which the
+//!   authors used (EVIDENCE §5 "Open"; README "Unfinished and known gaps"): `"tcp"` (default)
+//!   takes the connection's samples, timed from `tcp_output` as FreeBSD's are, so a segment an
+//!   output stage holds (ImTCP's stage spacing its streams) carries its wait into RTT_cur;
+//!   `"stage"` takes the stage's own samples (`CcInput::StageRtt`: from the stage's release
+//!   of the segment to its ACK, `tcp::stage_rtt`), fed just before the ACK's `on_ack`, and
+//!   RTT_min is the least of them. An ACK without a stage sample then leaves B3 alone.
 //!
 //! The slides' δ = 1.4 is the default; the FreeBSD code's sysctl default `imtcp_delta` = 130
 //! reads as δ = 1.3 (EVIDENCE §5, [BSDPAGE]), a swept alternative. `cap = false` and
@@ -41,6 +48,18 @@ pub enum RttCut {
     PerAck,
 }
 
+/// Where ImTCP-bg's RTT samples come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RttSource {
+    /// The connection's samples (`AckSample::rtt`, `min_rtt`), timed from `tcp_output`, before
+    /// any output stage: a held segment's wait is in them (the shipped reading).
+    #[default]
+    Tcp,
+    /// The output stage's samples (`CcInput::StageRtt`), timed from the stage's release.
+    Stage,
+}
+
 /// Parameters of ImTCP-bg.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ImtcpBgConfig {
@@ -58,11 +77,13 @@ pub struct ImtcpBgConfig {
     pub cap: bool,
     /// B3 on (default true).
     pub rtt_rule: bool,
+    /// Where RTT_cur and RTT_min come from (default the connection's).
+    pub rtt_source: RttSource,
 }
 
 impl Default for ImtcpBgConfig {
     fn default() -> Self {
-        ImtcpBgConfig { reno: RenoConfig::default(), gamma: 0.125, delta: 1.4, cap_floor: 2, rtt_cut: RttCut::OncePerRtt, cap: true, rtt_rule: true }
+        ImtcpBgConfig { reno: RenoConfig::default(), gamma: 0.125, delta: 1.4, cap_floor: 2, rtt_cut: RttCut::OncePerRtt, cap: true, rtt_rule: true, rtt_source: RttSource::Tcp }
     }
 }
 
@@ -77,6 +98,10 @@ pub struct ImtcpBg {
     avail: Option<f64>,
     /// RTT_min (B5), once sampled.
     min_rtt: Option<SimDuration>,
+    /// With `rtt_source = "stage"`: the stage's sample for the ACK arriving at that time.
+    stage_rtt: Option<(SimTime, SimDuration)>,
+    /// The largest RTT_cur B3 has judged.
+    max_rtt_cur: Option<SimDuration>,
     /// The round of the last RTT cut.
     last_cut_round: Option<u64>,
     /// Results taken.
@@ -97,6 +122,8 @@ impl ImtcpBg {
             mss: mss.max(1) as u64,
             avail: None,
             min_rtt: None,
+            stage_rtt: None,
+            max_rtt_cur: None,
             last_cut_round: None,
             results: 0,
             cuts: 0,
@@ -129,6 +156,16 @@ impl ImtcpBg {
         self.cuts
     }
 
+    /// RTT_min as B2 and B3 use it (from `rtt_source`), once sampled.
+    pub fn min_rtt(&self) -> Option<SimDuration> {
+        self.min_rtt
+    }
+
+    /// The largest RTT_cur B3 has judged so far (from `rtt_source`).
+    pub fn max_rtt_cur(&self) -> Option<SimDuration> {
+        self.max_rtt_cur
+    }
+
     /// The floor of the cap and of the RTT cut, bytes.
     fn floor(&self) -> u64 {
         self.cfg.cap_floor as u64 * self.mss
@@ -146,9 +183,10 @@ impl ImtcpBg {
         }
     }
 
-    /// B3 on one ACK's sample.
-    fn rtt_rule(&mut self, a: &AckSample) {
-        let (Some(cur), Some(min)) = (a.rtt, self.min_rtt) else { return };
+    /// B3 on one ACK's sample `cur` (from `rtt_source`).
+    fn rtt_rule(&mut self, a: &AckSample, cur: Option<SimDuration>) {
+        let (Some(cur), Some(min)) = (cur, self.min_rtt) else { return };
+        self.max_rtt_cur = Some(self.max_rtt_cur.map_or(cur, |m| m.max(cur)));
         if !self.cfg.rtt_rule || (cur.as_ps() as f64) <= self.cfg.delta * min.as_ps() as f64 {
             return;
         }
@@ -178,12 +216,20 @@ impl CongestionControl for ImtcpBg {
     /// B4 Reno's update, then B2's cap, then B3's cut.
     fn on_ack(&mut self, a: &AckSample) {
         self.mss = (a.mss as u64).max(1);
-        if let Some(m) = a.min_rtt {
-            self.min_rtt = Some(m);
-        }
+        let cur = match self.cfg.rtt_source {
+            RttSource::Tcp => {
+                if let Some(m) = a.min_rtt {
+                    self.min_rtt = Some(m);
+                }
+                a.rtt
+            }
+            // The stage's sample for this ACK, fed at its arrival (once: a later ACK at the
+            // same instant without one of its own does not reuse it).
+            RttSource::Stage => self.stage_rtt.take().filter(|&(at, _)| at == a.now).map(|(_, r)| r),
+        };
         self.reno.on_ack(a);
         self.apply_cap();
-        self.rtt_rule(a);
+        self.rtt_rule(a, cur);
     }
     fn on_congestion(&mut self, ev: &CongestionEvent) {
         self.reno.on_congestion(ev);
@@ -206,8 +252,9 @@ impl CongestionControl for ImtcpBg {
     fn loss_ssthresh(&self, ev: &CongestionEvent) -> (u64, u64) {
         self.reno.loss_ssthresh(ev)
     }
-    /// B1: smooth the result into Ā (the first sets it), then B2's cap at once.
-    fn on_input(&mut self, _now: SimTime, input: &CcInput) {
+    /// B1: smooth the result into Ā (the first sets it), then B2's cap at once; a stage RTT
+    /// sample is kept for the ACK it came with (`rtt_source = "stage"`; ignored otherwise).
+    fn on_input(&mut self, now: SimTime, input: &CcInput) {
         match *input {
             CcInput::AvailableBandwidth { rate, .. } => {
                 let a = rate.bps() as f64;
@@ -216,6 +263,11 @@ impl CongestionControl for ImtcpBg {
                 self.results += 1;
                 self.apply_cap();
             }
+            CcInput::StageRtt { rtt } if self.cfg.rtt_source == RttSource::Stage => {
+                self.stage_rtt = Some((now, rtt));
+                self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+            }
+            CcInput::StageRtt { .. } => {}
         }
         #[cfg(test)]
         if let WindowState::Bytes { cwnd, .. } = self.reno.window() {
@@ -241,6 +293,12 @@ crate::param_table! {
         cap: bool = true,
         /// The RTT rule (default true; false for the ablation).
         rtt_rule: bool = true,
+        /// Where RTT_cur (B3) and RTT_min (B2, B3) come from, a name (no unit): `"tcp"`
+        /// (default: the connection's samples, timed from `tcp_output`, so a segment ImTCP's
+        /// stage holds carries its wait; `AckSample::rtt`, as the connection measures it) or `"stage"` (the
+        /// ImTCP stage's samples, exact, from its release of the segment to the ACK that covers
+        /// it, none when a covered segment was retransmitted; the wait is not in them).
+        rtt_source: RttSource = RttSource::Tcp,
     }
 }
 
@@ -249,7 +307,9 @@ impl super::Registered for ImtcpBg {
     type Controller = ImtcpBg;
     type Config = ImtcpBgConfig;
     type Params = ImtcpBgParams;
-    const INPUTS: &'static [CcInputKind] = &[CcInputKind::AvailableBandwidth];
+    /// The estimates; the stage's RTT samples (used with `rtt_source = "stage"`), which the same
+    /// variant produces.
+    const INPUTS: &'static [CcInputKind] = &[CcInputKind::AvailableBandwidth, CcInputKind::StageRtt];
     fn check_params(p: &ImtcpBgParams) -> Result<(), ParamError> {
         if !(p.gamma > 0.0 && p.gamma <= 1.0) {
             return Err(ParamError::new("gamma", format!("{} is out of range (a gain in (0, 1]; the slides' 1/8 = 0.125)", p.gamma)));
@@ -263,8 +323,8 @@ impl super::Registered for ImtcpBg {
         Ok(())
     }
     fn config(p: &ImtcpBgParams, tcp: &super::CcContext) -> ImtcpBgConfig {
-        let ImtcpBgParams { gamma, delta, cap_floor, rtt_cut, cap, rtt_rule } = *p;
-        ImtcpBgConfig { reno: RenoConfig { abc_limit: tcp.abc_limit, max_ssthresh: 0, exact_increase: false }, gamma, delta, cap_floor, rtt_cut, cap, rtt_rule }
+        let ImtcpBgParams { gamma, delta, cap_floor, rtt_cut, cap, rtt_rule, rtt_source } = *p;
+        ImtcpBgConfig { reno: RenoConfig { abc_limit: tcp.abc_limit, max_ssthresh: 0, exact_increase: false }, gamma, delta, cap_floor, rtt_cut, cap, rtt_rule, rtt_source }
     }
     fn build(cfg: &ImtcpBgConfig, cwnd: u64, ssthresh: u64, mss: u32) -> ImtcpBg {
         ImtcpBg::new(*cfg, cwnd, ssthresh, mss)

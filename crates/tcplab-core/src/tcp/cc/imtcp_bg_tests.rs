@@ -284,5 +284,45 @@ fn parameters_are_checked_by_name() {
     assert_eq!((p.gamma, p.delta, p.cap_floor, p.rtt_cut, p.cap, p.rtt_rule), (0.125, 1.4, 2, RttCut::OncePerRtt, true, true));
     let ctx = super::super::CcContext { abc_limit: 2, hz: 100, ecn: false, timestamps: true };
     assert_eq!(ImtcpBg::config(&p, &ctx), ImtcpBgConfig { reno: RenoConfig { abc_limit: 2, ..RenoConfig::default() }, ..ImtcpBgConfig::default() });
-    assert_eq!(ImtcpBg::INPUTS, &[CcInputKind::AvailableBandwidth]);
+    assert_eq!(ImtcpBg::INPUTS, &[CcInputKind::AvailableBandwidth, CcInputKind::StageRtt]);
+    assert_eq!(p.rtt_source, RttSource::Tcp, "the connection's samples by default (the shipped reading)");
+    let p = ImtcpBgParams { rtt_source: RttSource::Stage, ..p };
+    assert_eq!(ImtcpBg::config(&p, &ctx).rtt_source, RttSource::Stage);
+}
+
+#[test]
+fn rtt_source_stage_takes_the_stage_sample_of_the_same_ack_only() {
+    let stage = ImtcpBgConfig { rtt_source: RttSource::Stage, ..ImtcpBgConfig::default() };
+    let t = |ms_: u64| SimTime::ZERO + ms(ms_);
+    let at = |now: SimTime, rtt: u64, min: u64, round: u64| AckSample { now, ..ack(rtt, min, round, true) };
+    // "tcp" (default): the connection's 60 ms against its 30 ms minimum cuts cwnd by half; a
+    // stage sample is ignored.
+    let mut c = bg(40, 40);
+    c.on_input(t(1), &CcInput::StageRtt { rtt: ms(30) });
+    c.on_ack(&at(t(1), 60, 30, 1));
+    assert_eq!((c.cuts(), c.min_rtt(), c.max_rtt_cur()), (1, Some(ms(30)), Some(ms(60))));
+    // "stage": the same ACK with the stage's 31 ms sample does not cut; RTT_min is the
+    // stage's least sample, not the connection's.
+    let mut c = ImtcpBg::new(stage, 40 * M, 40 * M, MSS);
+    c.on_input(t(1), &CcInput::StageRtt { rtt: ms(31) });
+    c.on_ack(&at(t(1), 60, 20, 1));
+    assert_eq!((c.cuts(), c.min_rtt(), c.max_rtt_cur()), (0, Some(ms(31)), Some(ms(31))));
+    // A stage sample above δ·RTT_min cuts by RTT_min/RTT_cur, whatever the connection says.
+    c.on_input(t(2), &CcInput::StageRtt { rtt: ms(62) });
+    let before = c.cwnd();
+    c.on_ack(&at(t(2), 31, 31, 2));
+    assert_eq!(c.cuts(), 1);
+    assert!(c.cwnd() <= (before + M) / 2, "{} from {before}", c.cwnd());
+    // An ACK without a sample of its own (none fed at its time) leaves B3 alone, even with a
+    // stale high one kept from an earlier instant.
+    c.on_input(t(3), &CcInput::StageRtt { rtt: ms(90) });
+    let before = c.cwnd();
+    c.on_ack(&at(t(4), 90, 31, 3));
+    assert_eq!(c.cuts(), 1);
+    assert!(c.cwnd() >= before);
+    // A sample is used once: a second ACK at the same instant does not reuse it.
+    c.on_input(t(5), &CcInput::StageRtt { rtt: ms(31) });
+    c.on_ack(&at(t(5), 31, 31, 4));
+    c.on_ack(&at(t(5), 90, 31, 4));
+    assert_eq!(c.cuts(), 1);
 }

@@ -28,7 +28,8 @@ pub enum InRange {
 }
 
 /// One input from outside the ACK path. An enum so that later inputs (a capacity estimate, a
-/// receiver's hint, an agent's target) are variants, not new methods.
+/// receiver's hint, an agent's target) are variants, not new methods. A controller ignores the
+/// inputs it has no use for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CcInput {
     /// An available-bandwidth estimate (ImTCP's inline measurement, study 003).
@@ -40,6 +41,14 @@ pub enum CcInput {
         /// Where it fell against the producer's search range.
         range: InRange,
     },
+    /// An RTT sample timed by an output stage from its own release of a data segment to the
+    /// ACK that covers it (`tcp::stage_rtt`): the time the stage held the segment is not in it,
+    /// unlike `AckSample::rtt`, which starts when the connection stamps the segment. Fed just
+    /// before the connection processes that ACK, at the ACK's time.
+    StageRtt {
+        /// The sample.
+        rtt: SimDuration,
+    },
 }
 
 /// The kinds of `CcInput`, for declaring what a controller needs and a variant produces.
@@ -47,6 +56,8 @@ pub enum CcInput {
 pub enum CcInputKind {
     /// `CcInput::AvailableBandwidth`.
     AvailableBandwidth,
+    /// `CcInput::StageRtt`.
+    StageRtt,
 }
 
 impl CcInput {
@@ -54,6 +65,7 @@ impl CcInput {
     pub fn kind(&self) -> CcInputKind {
         match self {
             CcInput::AvailableBandwidth { .. } => CcInputKind::AvailableBandwidth,
+            CcInput::StageRtt { .. } => CcInputKind::StageRtt,
         }
     }
 }
@@ -63,6 +75,7 @@ impl CcInputKind {
     pub fn name(self) -> &'static str {
         match self {
             CcInputKind::AvailableBandwidth => "available-bandwidth",
+            CcInputKind::StageRtt => "stage-rtt",
         }
     }
 }

@@ -25,7 +25,7 @@ pub use coupling::{ControllerInput, CoupledGroup, CoupledMember};
 pub use cubic::{Cubic, CubicConfig};
 pub use dctcp::{Dctcp, DctcpConfig};
 pub use highspeed::{HighSpeed, HighSpeedConfig};
-pub use imtcp_bg::{ImtcpBg, ImtcpBgConfig, RttCut};
+pub use imtcp_bg::{ImtcpBg, ImtcpBgConfig, RttCut, RttSource};
 pub use input::{CcInput, CcInputKind, InRange};
 pub use ledbat::{Ledbat, LedbatConfig};
 pub use registry::{CcContext, Registered};
