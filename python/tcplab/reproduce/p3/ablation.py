@@ -1,6 +1,7 @@
 """F5 and F6: the search range from the confidence interval against a fixed range (the ablation
-FINDINGS names). S3 gives the design's reasons: 「不必要に高い転送レートでパケットを送出することを
-避けられる」 (S3 L40) and 「計測精度を保ちながら必要なパケット数を減少させることができる」 (S3 L41).
+FINDINGS names). S3 gives the design's reasons:
+「不必要に高い転送レートでパケットを送出することを避けられる」 (S3 L40) and
+「計測精度を保ちながら必要なパケット数を減少させることができる」 (S3 L41).
 
 Both arms start from the path's rate, `initial = "link"` with C = 100 Mb/s ([C/10, C]), so they
 differ only in `imtcp.range`: "adaptive" (the CI, moved out of range by its width) or "fixed"
