@@ -122,7 +122,17 @@ pub struct ImtcpConfig {
 
 impl Default for ImtcpConfig {
     fn default() -> Self {
-        ImtcpConfig { streams: 4, packets: 10, history: 8, ci: CiReading::Mean, min_width: 0.1, initial: Initial::Train, fixed_range: false, trend: Trend::default(), release: Release::NextTick }
+        ImtcpConfig {
+            streams: 4,
+            packets: 10,
+            history: 8,
+            ci: CiReading::Mean,
+            min_width: 0.1,
+            initial: Initial::Train,
+            fixed_range: false,
+            trend: Trend::default(),
+            release: Release::NextTick,
+        }
     }
 }
 

@@ -7,7 +7,8 @@ use serde::Serialize;
 
 use super::{check_period, err, Res};
 use crate::scenario::spec::{
-    AhtcpSpec, AlignName, CiName, DelayedAckName, Dur, ImtcpSpec, InitialName, RangeName, Rate, ReleaseName, RestartName, TargetsName, ThresholdRuleName, TrendRuleName, VariantName,
+    AhtcpSpec, AlignName, CiName, DelayedAckName, Dur, ImtcpSpec, InitialName, RangeName, Rate, ReleaseName, RestartName, TargetsName, ThresholdRuleName, TrendRuleName,
+    VariantName,
 };
 use crate::tcp::ahtcp::{AhtcpConfig, Align, Restart};
 use crate::tcp::cc::{CcConfig, CcInputKind};
