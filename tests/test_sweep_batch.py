@@ -71,7 +71,7 @@ def test_prefetch_collects_the_experiments_sweeps_then_they_run_nothing(smoke_pa
     batch = runner.prefetch(experiments, workers=1, on_run=lambda done, total: progress.append((done, total)))
     assert (batch.executed, batch.reused) == (4, 0)
     assert progress == [(1, 4), (2, 4), (3, 4), (4, 4)]
-    # In collecting mode the experiment saw a placeholder: one row per (point, seed), index and seed.
+    # In collecting mode nothing ran: the experiment saw one row per (point, seed), index and seed only.
     assert calls[0].columns == ["index", "seed"] and calls[0].height == 6
     assert sorted(calls[0]["index"].to_list()) == [0, 0, 1, 1, 2, 2]
     table = experiments()

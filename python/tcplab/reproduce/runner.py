@@ -81,7 +81,7 @@ def run_points(
             if store is not None:
                 _COLLECTING[-1].append((dict(base=scenario, axes=axes, seeds=list(seeds), metrics=dict(metrics or {}),
                                              overrides=dict(overrides or {}), name=name, hook=hook, hook_args=hook_args), store))
-            frames.append(_placeholder(settings, seeds))
+            frames.append(_collected_frame(settings, seeds))
             continue
         table = sweep(scenario, axes=axes, seeds=list(seeds),
                       metrics=dict(metrics or {}), overrides=dict(overrides or {}),
@@ -119,9 +119,10 @@ _COLLECTING: list[list[tuple[dict[str, Any], Path]]] = []
 arguments of `build_sweep` and the store."""
 
 
-def _placeholder(settings: Mapping[Any, tuple[tuple[Any, ...], list[int]]], seeds: Sequence[int]) -> pl.DataFrame:
-    """What `run_points` returns in collecting mode for one group: a row per (point, seed) with
-    `index` and `seed` only (the experiments label it; nothing reads its measures)."""
+def _collected_frame(settings: Mapping[Any, tuple[tuple[Any, ...], list[int]]], seeds: Sequence[int]) -> pl.DataFrame:
+    """What `run_points` returns in collecting mode for one group, where no run has happened: a
+    row per (point, seed) with `index` and `seed` only, so the experiment can label its rows as
+    usual (`prefetch` requires that it reads nothing else between sweeps)."""
     pairs = [(i, seed) for _, of in settings.values() for seed in seeds for i in of]
     return pl.DataFrame({"index": [i for i, _ in pairs], "seed": [s for _, s in pairs]},
                         schema={"index": pl.Int64, "seed": pl.Int64})

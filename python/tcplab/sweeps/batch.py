@@ -22,7 +22,7 @@ from tcplab.sweeps.cluster import DaskCluster
 from tcplab.sweeps.plan import plan
 from tcplab.sweeps.pool import LocalPool, refuse_in_worker_bootstrap
 from tcplab.sweeps.records import execute
-from tcplab.sweeps.runner import check_worker, pending
+from tcplab.sweeps.runner import pending, receive
 from tcplab.sweeps.spec import Sweep
 from tcplab.sweeps.store import Store
 
@@ -89,11 +89,7 @@ def run_batch(
         done = 0
         with contextlib.closing(executor.run(list(queue.values()), _function)) as completed:
             for record in completed:
-                result = record.pop("result", None)
-                captures = record.pop("captures", None)
-                task = queue[record["key"]]
-                check_worker(record, task, version)
-                record["overrides"] = task["overrides"]
+                result, captures = receive(record, queue[record["key"]], version)
                 for store in targets[record["key"]]:
                     store.write(record, result, captures)
                 failed += record["error"] is not None

@@ -34,7 +34,7 @@ from tcplab.sweeps.spec import Sweep, build_sweep
 from tcplab.sweeps.store import Store
 from tcplab.sweeps.table import build_table
 
-__all__ = ["SweepOutcome", "check_worker", "pending", "run_sweep", "sweep"]
+__all__ = ["SweepOutcome", "check_worker", "pending", "receive", "run_sweep", "sweep"]
 
 
 @dataclass
@@ -109,11 +109,7 @@ def run_sweep(
             contextlib.closing(executor.run(tasks, _function)) as completed,
         ):
             for record in completed:
-                result = record.pop("result", None)
-                captures = record.pop("captures", None)
-                task = scheduled[record["key"]]
-                check_worker(record, task, version)
-                record["overrides"] = task["overrides"]
+                result, captures = receive(record, scheduled[record["key"]], version)
                 if store is not None:
                     store.write(record, result, captures)
                 records[record["key"]] = record
@@ -176,6 +172,16 @@ def pending(
             "overrides": json.dumps(row.overrides, sort_keys=True),
         }
     return records, scheduled
+
+
+def receive(record: dict[str, Any], task: Mapping[str, Any], version: str) -> tuple[Any, Any]:
+    """Take a worker's record of `task` in: check the worker (`check_worker`), give the record
+    the task's overrides, and return the Result and capture bytes it carried (popped from it)."""
+    result = record.pop("result", None)
+    captures = record.pop("captures", None)
+    check_worker(record, task, version)
+    record["overrides"] = task["overrides"]
+    return result, captures
 
 
 def check_worker(record: Mapping[str, Any], task: Mapping[str, Any], version: str) -> None:
