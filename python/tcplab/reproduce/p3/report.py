@@ -31,6 +31,18 @@ NOT_RUN = [
 """Claims this version of the reproduction does not judge (said in the report, never counted)."""
 
 
+def _beyond(rep: Report, checks: list[Check], fid: str, title: str, text: str, columns: tuple[str, str]) -> None:
+    """A beyond-the-slides section for the checks of id `fid`, if any: heading, `text`, the
+    criteria, and a table of (the value named `columns[0]`, measured, verdict)."""
+    rows = [c for c in checks if c.values.get("id") == fid]
+    if not rows:
+        return
+    rep.heading(f"Beyond the slides: {title}", 3)
+    rep.paragraph(text)
+    _criteria(rep, rows)
+    rep.table((columns[0], "measured", columns[1]), [(c.values[columns[0]], c.measured, _mark(c)) for c in rows])
+
+
 def _criteria(rep: Report, checks: list[Check]) -> None:
     """The criterion (claim) of a beyond-the-slides section's checks, each distinct one once."""
     rep.bullets(f"Criterion: {claim}" for claim in dict.fromkeys(c.claim for c in checks))
@@ -154,30 +166,18 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
                      f" timeouts {[next(f['timeouts'] for f in r['flows'] if f['name'] == 'bg') for r in v]}"
                      for k, d in rd.items() for name, v in d.items()])
     hz_map.section(rep, checks)
-    f10 = [c for c in checks if c.values.get("id") == "F10"]
-    if f10:
-        rep.heading("Beyond the slides: the RTT rule when the estimate is wrong (F10)", 3)
-        rep.paragraph("「ImTCP の計測結果が信頼できない場合がある」; 「RTT を用いた輻輳ウィンドウサイズの制御を併用する」 (S4 L60, L62). "
-                      "Block D's ImTCP-bg runs against the same seeds with `imtcp_bg.rtt_rule = false`; judged only where the estimate "
-                      "reads high (its bias's 95 % interval above 0).")
-        _criteria(rep, f10)
-        rep.table(("kind", "measured", "verdict"), [(c.values["kind"], c.measured, _mark(c)) for c in f10])
-    delayed = [c for c in checks if c.values.get("id") == "delayed-acks"]
-    if delayed:
-        rep.heading("Beyond the slides: ImTCP with delayed ACKs (block E)", 3)
-        rep.paragraph("The stage times each stream packet by its own ACK, so it refuses a receiver that ACKs every second segment "
-                      "unless `imtcp.delayed_ack = \"warn\"`; here the accuracy runs with `delack_segments = 2` against block A's "
-                      "(default trend rule), the same seeds.")
-        _criteria(rep, delayed)
-        rep.table(("kind", "measured", "error rises"), [(c.values["kind"], c.measured, _mark(c)) for c in delayed])
-    late = [c for c in checks if c.values.get("id") == "latecomer"]
-    if late:
-        rep.heading("Beyond the slides: LEDBAT's latecomer", 3)
-        rep.paragraph("Two flows of one controller on the 100 Mb/s path (no cross traffic, 8 MB socket buffers), the second from 90 s, "
-                      "when the first LEDBAT flow holds about TARGET (100 ms) of queue; the latecomer's share over the last 100 s of "
-                      "600, per buffer. The claim is the literature's (Rossi et al., ICCCN 2010), not the slides'.")
-        _criteria(rep, late)
-        rep.table(("buffer", "measured", "LEDBAT latecomer > ½"), [(c.values["buffer"], c.measured, _mark(c)) for c in late])
+    _beyond(rep, checks, "F10", "the RTT rule when the estimate is wrong (F10)",
+            "「ImTCP の計測結果が信頼できない場合がある」; 「RTT を用いた輻輳ウィンドウサイズの制御を併用する」 (S4 L60, L62). "
+            "Block D's ImTCP-bg runs against the same seeds with `imtcp_bg.rtt_rule = false`; judged only where the estimate "
+            "reads high (its bias's 95 % interval above 0).", ("kind", "verdict"))
+    _beyond(rep, checks, "delayed-acks", "ImTCP with delayed ACKs (block E)",
+            "The stage times each stream packet by its own ACK, so it refuses a receiver that ACKs every second segment "
+            "unless `imtcp.delayed_ack = \"warn\"`; here the accuracy runs with `delack_segments = 2` against block A's "
+            "(default trend rule), the same seeds.", ("kind", "error rises"))
+    _beyond(rep, checks, "latecomer", "LEDBAT's latecomer",
+            "Two flows of one controller on the 100 Mb/s path (no cross traffic, 8 MB socket buffers), the second from 90 s, "
+            "when the first LEDBAT flow holds about TARGET (100 ms) of queue; the latecomer's share over the last 100 s of "
+            "600, per buffer. The claim is the literature's (Rossi et al., ICCCN 2010), not the slides'.", ("buffer", "LEDBAT latecomer > ½"))
     rep.heading("Each judged finding with the slides' sentence")
     rep.paragraph(f"Seed `{SEED_FILE}`.")
     rep.findings(judged)
