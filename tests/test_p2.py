@@ -14,6 +14,7 @@ from tcplab.reproduce import STUDY_NAMES
 from tcplab.reproduce.findings import missing_quotes
 from tcplab.reproduce.p2 import checks as p2_checks
 from tcplab.reproduce.p2 import constants as c
+from tcplab.reproduce.p2.checks_streams import CONTENDED_LINE
 from tcplab.reproduce.p2.measures import copy_measures, run_measures
 from tcplab.reproduce.scenarios import scenario_value, study_dir, study_scenario
 from test_p2_streams import comet_table, competing_table, coupled_table, path_table, stream_columns, traced_table
@@ -296,10 +297,17 @@ def test_a_run_two_experiments_share_is_run_once_and_the_quick_plan_is_smaller(t
     newreno = ss.filter(pl.col("variant") == "newreno")
     assert newreno["key"].to_list() == shipped["key"].to_list()
     assert newreno["agg_mbps"].to_list() == shipped["agg_mbps"].to_list()
-    # --quick: two Comet Drop readings (the judged one first), the map and the slow-start
-    # comparison at the lossy point, F19's largest and smallest processing limits.
+    # --quick: two Comet Drop readings (the judged one first), FLA's other readings and the
+    # coordinated windows at the lossy point, neither the map nor the slow-start comparison,
+    # F19's largest and smallest processing limits, F35's competing flow on the line it is
+    # judged on.
     quick, full = Plan.make(True), Plan.make(False)
     assert quick.comet_readings[0] == c.COMET_NAMED and set(quick.comet_readings) < set(full.comet_readings)
-    assert quick.map_losses == (1e-4,) and full.map_losses == full.fla_losses
-    assert quick.slow_start_losses == (1e-4,) and full.slow_start_losses == full.fla_losses
+    assert quick.map_losses == () and full.map_losses == full.fla_losses
+    assert quick.coupled_losses == (1e-4,) and full.coupled_losses == full.fla_losses
+    assert quick.fla_extra_losses == (1e-4,) and full.fla_extra_losses == full.fla_losses
+    assert quick.slow_start_losses == () and full.slow_start_losses == full.fla_losses
+    assert quick.competing_lines == (CONTENDED_LINE,) and full.competing_lines == tuple(runs.COMPETING_LINES)
+    with pytest.raises(ValueError, match="lines"):
+        runs.run_competing(1.0, [1], lines=("1Gbps",), out=out, workers=1)
     assert quick.comet_limits == ("400Mbps", "100Mbps") and full.comet_limits == runs.PROCESSING_LIMITS

@@ -304,14 +304,15 @@ def _f35_mode(data: dict[str, Any], p: float, mode: str) -> tuple[bool, str]:
     c_free, c_coupled = beside(CONTENDED_LINE, "independent"), beside(CONTENDED_LINE, mode)
     took_more, t_c = order(c_free, c_coupled) if c_free and c_coupled else (True, "no contended runs to judge")
     ok = ok_r and ok_a and not took_more
-    shipped = [statistics.median(beside(SHIPPED_LINE, m)) if beside(SHIPPED_LINE, m) else float("nan") for m in ("independent", mode)]
+    shipped = [beside(SHIPPED_LINE, m) for m in ("independent", mode)]
+    on_shipped = (f"on the line as shipped, which they do not fill, {statistics.median(shipped[0]):.1f} and {statistics.median(shipped[1]):.1f}"
+                  if all(shipped) else "the line as shipped not run (--quick)")
     return ok, (f"{F35_MODES[mode]} ({'meets all three' if ok else 'misses'}): slowest/fastest completion independent above "
                 f"coordinated: {t_r}; average/peak coordinated above independent: {t_a}; aggregate {agg[0]:.1f} → {agg[1]:.1f} Mb/s; "
                 f"a competing bulk TCP flow on the SC2002 path with its line at {CONTENDED_LINE} gets "
                 f"{statistics.median(c_free) if c_free else float('nan'):.1f} Mb/s beside independent streams and "
                 f"{statistics.median(c_coupled) if c_coupled else float('nan'):.1f} beside coordinated ones (need: not less — "
-                f"independent above coordinated must not hold: {t_c}); on the line as shipped, which they do not fill, "
-                f"{shipped[0]:.1f} and {shipped[1]:.1f}")
+                f"independent above coordinated must not hold: {t_c}); {on_shipped}")
 
 
 def _f35_at(data: dict[str, Any], p: float) -> Verdict:

@@ -78,9 +78,9 @@ COMET_QUICK_READINGS = ("shipped", "no-loss-nic")
 """--quick's Comet Drop readings: the one F20 is judged on and the loss-free one with the NIC
 queue unlimited (the reading that shows what the window alone allows); the others are printed
 only by the full plan."""
-MAP_QUICK_LOSSES = (1e-4,)
-"""--quick's path losses for the map of the unknowns (a report table, no finding is judged on
-it): the lossy point only."""
+QUICK_LOSSY = (1e-4,)
+"""--quick's path loss for the runs whose loss-free point no finding is judged on (FLA's other
+readings, the coordinated windows): the lossy point only."""
 COMET_NAMED = "shipped"
 """The reading F20 is judged on, named before the runs: the shipped scenario's (the paper's
 Comet Drop setting of §3.1.3 s5 and the SC2002 window); the others are printed beside it."""

@@ -171,7 +171,7 @@ def report(data: dict[str, Any], result: list[Check], figs: dict[str, Any]) -> R
     growth = every.with_columns(pl.col("s_ss_growth").list.drop_nulls().list.mean().alias("ss_growth"))
     rep.table(("1×4×2, 200 ms: receiver ACKs", "path loss", "aggregate Mb/s", "slow-start growth per RTT", "last/median completion", "retx rate"), [
         (ack, f"{p:g}", *(f"{_median(growth, c, ack=ack, loss=p):.3g}" for c in ("agg_mbps", "ss_growth", "last_over_median", "retx_rate")))
-        for ack in ("delayed", "every") for p in sorted(set(every["loss"].to_list()))])
+        for ack in ("delayed", "every") for p in sorted(set(every.filter(pl.col("ack") == ack)["loss"].to_list()))])
     sc = data["sc"]
     rep.table(("1×j×2, j", "IP Mb/s", "utilisation", "stream CV", "retx rate"), [
         (j, f"{_median(sc, 'ip_mbps', servers=j):.1f}", f"{_median(sc, 'ip_mbps', servers=j) / POS_IP_MBPS:.3f}",
@@ -228,8 +228,12 @@ def _nic_section(rep: Report, data: dict[str, Any]) -> None:
 def _map_section(rep: Report, data: dict[str, Any]) -> None:
     """The unknowns mapped one at a time on FLA's 1×4×2 at 200 ms, beside the shipped value, with
     the measures the lossy findings read (F9's stragglers, F24/F34's CV, F8's retransmissions)."""
-    fla, mp = fla_delayed(data), data["map"]
     rep.heading("The unknowns mapped one at a time (1×4×2, 200 ms)")
+    if "map" not in data:
+        rep.paragraph("The full plan maps the bottleneck's buffer (A3) and the iSCSI command window (A14) here, beside the "
+                      "shipped values (a report table, no finding is judged on it); --quick does not run it.")
+        return
+    fla, mp = fla_delayed(data), data["map"]
     rep.paragraph("Each unknown at its other values with the others as shipped; the shipped value's row is the FLA runs' own. "
                   "Medians over the seeds. A finding judged above holds or fails at the shipped value only; these rows say "
                   "whether its measure moves across the unknown's range.")
@@ -258,6 +262,11 @@ def _copy_section(rep: Report, data: dict[str, Any]) -> None:
 def _slow_start_section(rep: Report, data: dict[str, Any]) -> None:
     """Beyond the paper: the slow-start overshoot (§5 s7) against Limited Slow Start, HighSpeed TCP and HyStart."""
     from tcplab.reproduce.p2.runs import SLOW_STARTS
+    if "slow_start" not in data:
+        rep.heading("Beyond the paper: the slow-start overshoot")
+        rep.paragraph("The full plan compares the shipped NewReno's slow start with Limited Slow Start, HighSpeed TCP and "
+                      "HyStart here (a report table, no finding is judged on it); --quick does not run it.")
+        return
     t = data["slow_start"].with_columns(
         pl.col("s_cwnd_first_loss").list.drop_nulls().list.max().alias("first_loss_cwnd_max"),
         pl.col("s_cwnd_first_loss").list.drop_nulls().list.min().alias("first_loss_cwnd_min"))
@@ -290,10 +299,11 @@ def _coupled_section(rep: Report, data: dict[str, Any]) -> None:
     modes = ("independent", *runs.COORDINATION)
     rep.table(("streams", "path loss", "aggregate Mb/s", "avg/peak", "stream CV", "slowest/fastest completion", "retx rate"), [
         (m, f"{p:g}", *(f"{_median(both, c, mode=m, loss=p):.3g}" for c in ("agg_mbps", "avg_over_peak", "stream_cv", "slow_over_fast", "retx_rate")))
-        for p in sorted(set(both["loss"].to_list())) for m in modes])
+        for p in sorted(set(both["loss"].to_list())) for m in modes if both.filter((pl.col("mode") == m) & (pl.col("loss") == p)).height])
     comp = data["competing"]
     rep.paragraph("Beside one competing bulk TCP flow on the SC2002 path (1×4×2, 150 s; 30 s with --quick), as shipped and with "
-                  "the line at 100 Mb/s and a 2.5 MB buffer so that the five flows contend; medians over seeds, Mb/s.")
+                  "the line at 100 Mb/s and a 2.5 MB buffer so that the five flows contend (--quick: the contended line only); "
+                  "medians over seeds, Mb/s.")
     rep.table(("line", "streams", "competing flow", "the four streams"), [
         (line, m, f"{_median(comp, 'others_mbps', line=line, mode=m):.1f}", f"{_median(comp, 'agg_mbps', line=line, mode=m):.1f}")
-        for line in runs.COMPETING_LINES for m in runs.COMPETING_MODES])
+        for line in runs.COMPETING_LINES if line in set(comp["line"].to_list()) for m in runs.COMPETING_MODES])

@@ -114,15 +114,18 @@ def fla_point(servers: int, disks: int, loss: float, rtt_ms: int, nic: str, ack:
             "links.1.delay": f"{one_way:g}ms", "links.0.queue_a": nic, "defaults.tcp.delack_segments": ACKS[ack]}
 
 
-def run_fla(shapes: Sequence[tuple[int, int]], losses: Sequence[float], rtts_ms: Sequence[int], seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
+def run_fla(shapes: Sequence[tuple[int, int]], losses: Sequence[float], rtts_ms: Sequence[int], seeds: Sequence[int], *,
+            extra_losses: Sequence[float] | None = None, **kw: Any) -> pl.DataFrame:
     """Figs. 6–8 (and F24/F32's RTT comparison): every shape × loss at 200 ms, and the last
-    shape (1×4×2) × loss at the other RTTs and, at 200 ms, with the NIC queue unlimited (A12)
-    and with an ACK for every segment (F30); traced for the per-stream readings."""
+    shape (1×4×2) × loss at the other RTTs and, at 200 ms and each of `extra_losses` (default
+    `losses`), with the NIC queue unlimited (A12) and with an ACK for every segment (F30);
+    traced for the per-stream readings."""
+    extra = losses if extra_losses is None else extra_losses
     last = shapes[-1]
     keys = [(j, k, p, rtts_ms[0], NIC_SHIPPED, "delayed") for (j, k) in shapes for p in losses]
     keys += [(*last, p, rtt, NIC_SHIPPED, "delayed") for rtt in rtts_ms[1:] for p in losses]
-    keys += [(*last, p, rtts_ms[0], "unlimited", "delayed") for p in losses]
-    keys += [(*last, p, rtts_ms[0], NIC_SHIPPED, "every") for p in losses]
+    keys += [(*last, p, rtts_ms[0], "unlimited", "delayed") for p in extra]
+    keys += [(*last, p, rtts_ms[0], NIC_SHIPPED, "every") for p in extra]
     points = [fla_point(*key) for key in keys]
     t = _run("fla", points, seeds, bottleneck=BOTTLENECK, name="fla", traced=True, **kw)
     return _label(t, points, {"servers": [k[0] for k in keys], "disks": [k[1] for k in keys], "loss": [k[2] for k in keys],
@@ -259,12 +262,15 @@ bandwidth-delay product (2.5 MB), where the five flows contend — beyond the pa
 that the comparison can tell."""
 
 
-def run_competing(duration_s: float, seeds: Sequence[int], **kw: Any) -> pl.DataFrame:
+def run_competing(duration_s: float, seeds: Sequence[int], *, lines: Sequence[str] = tuple(COMPETING_LINES), **kw: Any) -> pl.DataFrame:
     """F35's second half: 1×4×2 beside one competing bulk TCP flow on the SC2002 path
     (`sc2002_shared.toml` with 4 servers and 1 cross flow), `duration_s` simulated seconds,
-    with the streams independent and coordinated each way (column `mode`), on each of
-    `COMPETING_LINES` (column `line`)."""
-    keys = [(line, m) for line in COMPETING_LINES for m in COMPETING_MODES]
+    with the streams independent and coordinated each way (column `mode`), on each of `lines`
+    (names of `COMPETING_LINES`, all by default; column `line`)."""
+    unknown = [line for line in lines if line not in COMPETING_LINES]
+    if unknown:
+        raise ValueError(f"lines: {unknown} not among COMPETING_LINES {list(COMPETING_LINES)}")
+    keys = [(line, m) for line in lines for m in COMPETING_MODES]
     points = [{"flows.0.reservoir.servers": 4, "flows.1.count": 1, "run.duration": f"{duration_s:g}s",
                "coordinators": COORDINATION.get(m, []), **COMPETING_LINES[line]} for line, m in keys]
     t = _run("sc2002_shared", points, seeds, bottleneck=BOTTLENECK, name="competing", **kw)
