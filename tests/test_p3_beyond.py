@@ -175,3 +175,33 @@ def test_f5_and_f6_judge_the_adaptive_range_against_the_fixed_one():
     pts = ablation.points()
     assert [(o["flows.0.tcp.imtcp.range"], o["flows.0.tcp.imtcp.packets"]) for _, o in pts] == list(ablation.ARMS.values())
     assert all(o["flows.0.tcp.imtcp.initial"] == "link" for _, o in pts)
+
+
+def test_tcp_lp_at_1khz_cycles_through_slow_start_from_one_segment():
+    # Why TCP-LP on Linux hosts at HZ 1000 keeps 0.10-0.16 of the free bandwidth beside the
+    # CBR (README, block D): its early indications never touch ssthresh (tcp_lp.c), so the
+    # flow is always in slow start; a slow start's bursts raise the one-way delay past the
+    # threshold at about 100 segments (halved), the queue they built lifts the smoothed delay
+    # past the reset threshold within the inference time-out (one segment), and the window
+    # stays frozen for three RTTs before slow start begins again from one segment. No packet
+    # is lost: the yielding is all delay-based.
+    import numpy as np
+    import polars as pl
+    import tcplab
+    from tcplab.reproduce.p3.constants import LINUX_1KHZ
+    from tcplab.reproduce.scenarios import study_scenario
+
+    r = tcplab.run(study_scenario("p3_imtcp", "background"), seed=1,
+                   overrides={"flows.0.tcp.cc": "tcp-lp", **LINUX_1KHZ, "trace.cwnd": True, "run.duration": "10s"})
+    bg = r.flows.filter(pl.col("name") == "bg").row(0, named=True)
+    assert bg["retransmits"] == 0 and bg["timeouts"] == 0
+    cw = r.traces["cwnd"].filter(pl.col("flow") == bg["id"])
+    assert cw.height > 1000 and cw["ssthresh_bytes"].is_nan().all()  # never set: always slow start
+    seg = (cw["cwnd_bytes"].to_numpy() // 1448).astype(int)
+    to_one = np.flatnonzero((seg[1:] == 1) & (seg[:-1] > 1)) + 1
+    halved = np.flatnonzero((seg[:-1] > 4) & (seg[1:] > 1) & (seg[1:] <= seg[:-1] // 2 + 1)) + 1
+    assert len(to_one) >= 15 and abs(len(halved) - len(to_one)) <= 1
+    # Each drop to one segment follows a halving from near 100 segments, within one cycle.
+    assert 80 <= np.median(seg[halved - 1]) <= 120 and 40 <= np.median(seg[to_one - 1]) <= 60
+    free_bps = 70e6  # the 100 Mb/s line less the CBR's 30 Mb/s over the first 20 s
+    assert bg["goodput_bps"] < 0.2 * free_bps
