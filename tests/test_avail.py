@@ -243,3 +243,32 @@ def test_bad_link_usage_is_refused_naming_the_key(link_usage, message):
     with pytest.raises(ScenarioError) as error:
         tcplab.run(scenario, seed=1)
     assert message in str(error.value)
+
+
+def test_path_truth_follows_the_tight_link_as_it_moves():
+    # Study 003's moving bottleneck: 30 Mb/s of CBR on the first hop throughout; four
+    # window-limited TCP flows (about 66 Mb/s together) on the second from 20 s.
+    from tcplab.reproduce.scenarios import study_scenario
+
+    r = tcplab.run(study_scenario("p3_imtcp", "moving_alone"), seed=1)
+    hops = ["r1->dn", "r2->r3"]
+    path = avail.path_truth(r, hops)
+    each = [avail.truth(r, h) for h in hops]
+    c = avail.link_capacity(r, "r1->dn")
+    assert path.height == each[0].height == 4000
+    least = [min(a, b) for a, b in zip(each[0]["avail_bps"], each[1]["avail_bps"], strict=True)]
+    assert path["avail_bps"].to_list() == least
+    before, after = path.filter(pl.col("end_s") < 19.9), path.filter(pl.col("start_s") > 21.0)
+    assert (before["tight"] == 0).all() and (after["tight"] == 1).mean() > 0.95
+    assert before["avail_bps"].mean() == pytest.approx(c - 30e6, rel=0.01)
+    assert 25e6 < after["avail_bps"].mean() < 40e6
+    # Re-binned: a span across the move averages both levels by their time.
+    spans = avail.path_truth(r, hops, spans=[(10.0, 19.0), (25.0, 39.0), (18.0, 22.0)])
+    assert spans["avail_bps"][0] == pytest.approx(before["avail_bps"].mean(), rel=0.01)
+    assert spans["avail_bps"][1] < spans["avail_bps"][2] < spans["avail_bps"][0]
+    # One link is that link's truth; no link at all is refused.
+    assert (avail.path_truth(r, ["r2->r3"])["avail_bps"] == each[1]["avail_bps"]).all()
+    with pytest.raises(ValueError, match="links"):
+        avail.path_truth(r, [])
+    with pytest.raises(ValueError, match="links"):
+        avail.path_truth(r, "r1->dn")

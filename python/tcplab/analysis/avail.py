@@ -15,6 +15,9 @@ interval its serialization ends in, so an interval may hold up to one packet mor
 than its share of a steady stream: A is exact to about one packet per interval, and can
 fall a packet's worth below 0 or rise above C.
 
+A path's available bandwidth is its tight link's: per interval the least A over the links it
+crosses (`path_truth`), so the tight link may move during a run.
+
 `rebin_truth` averages A over arbitrary spans [t0, t1) (each measurement's own), weighting
 each interval by its overlap with the span; a span that cuts an interval takes that
 interval's share in proportion, as if its bytes were spread evenly in it, so pick Δ well
@@ -37,7 +40,7 @@ from tcplab.analysis._frames import EPS, flow_id, require
 if TYPE_CHECKING:
     from tcplab.result import Result
 
-__all__ = ["available_bandwidth", "link_capacity", "rebin_truth", "truth"]
+__all__ = ["available_bandwidth", "link_capacity", "path_truth", "rebin_truth", "truth"]
 
 USAGE_COLUMNS = ("time_s", "pipe", "flow", "bytes")
 """Columns of the `link_usage` trace."""
@@ -257,5 +260,34 @@ def truth(
         chosen.append(ids[f] if isinstance(f, str) else int(f))
     table = available_bandwidth(
         usage, entry["pipe"], capacity, interval_s=interval, measured=chosen, end_s=bins * interval
+    )
+    return table if spans is None else rebin_truth(table, spans)
+
+
+def path_truth(
+    result: Result,
+    links: Sequence[int | str],
+    *,
+    measured: int | str | Iterable[int | str] | None = None,
+    spans: pl.DataFrame | Sequence[tuple[float, float]] | None = None,
+) -> pl.DataFrame:
+    """The available bandwidth of a path through the watched `links` (one or more): per
+    interval the least of the links' `truth` (so the tight link may change from one interval to
+    the next), re-binned to `spans` when given. Columns as `truth`'s, plus `tight` (the index
+    in `links` of the link that set each interval's value; the first on a tie); cross_bps,
+    cross_bytes and measured_bps are that link's. With spans: t0_s, t1_s, cross_bps,
+    avail_bps (time-weighted over each span)."""
+    if isinstance(links, (str, int)) or not len(links):
+        raise ValueError("links must be a non-empty sequence of watched links")
+    tables = [truth(result, link, measured=measured) for link in links]
+    avail = np.vstack([t["avail_bps"].to_numpy() for t in tables])
+    tight = np.argmin(avail, axis=0)
+    pick = lambda c: np.choose(tight, [t[c].to_numpy() for t in tables])  # noqa: E731
+    table = tables[0].with_columns(
+        pl.Series("cross_bytes", pick("cross_bytes")),
+        pl.Series("cross_bps", pick("cross_bps")),
+        pl.Series("measured_bps", pick("measured_bps")),
+        pl.Series("avail_bps", avail.min(axis=0)),
+        pl.Series("tight", tight.astype(np.int64)),
     )
     return table if spans is None else rebin_truth(table, spans)

@@ -77,11 +77,12 @@ def keep(result: Any, measured: str | None = None, cwnd: bool = False) -> dict[s
 
 
 def run(points: Sequence[tuple[str, Mapping[str, Any]]], seeds: Sequence[int], *, hook_args: Mapping[str, Any],
-        out: Path | None, workers: int | None, cluster: Any, name: str) -> list[list[dict[str, Any]]]:
+        out: Path | None, workers: int | None, cluster: Any, name: str, hook: str = HOOK) -> list[list[dict[str, Any]]]:
     """Run `points` (shipped scenario name, overrides) over `seeds`; per point, the hook's
-    dict per seed, in seed order."""
+    dict per seed, in seed order (`hook`: `keep` unless another hook that returns its data as
+    JSON text in the column `data`)."""
     table = run_points([(study_scenario(STUDY, s), dict(o)) for s, o in points], seeds,
-                       hook=HOOK, hook_args=dict(hook_args), out=out, workers=workers, cluster=cluster, name=name)
+                       hook=hook, hook_args=dict(hook_args), out=out, workers=workers, cluster=cluster, name=name)
     res: list[list[dict[str, Any]]] = [[] for _ in points]
     for row in table.sort(["index", "seed"]).iter_rows(named=True):
         res[row["index"]].append({"seed": row["seed"], "wall_time_s": row["wall_time_s"], **json.loads(row["data"])})

@@ -16,7 +16,7 @@ from typing import Any
 from tcplab.reproduce.findings import Check
 from tcplab.reproduce.output import RUNS, check_out, publish
 from tcplab.reproduce.p3 import checks as ck
-from tcplab.reproduce.p3 import ablation, beyond, hz_map
+from tcplab.reproduce.p3 import ablation, beyond, hz_map, moving
 from tcplab.reproduce.p3.constants import BG_STAGE, CCS, HZ_GRID, LINUX_1KHZ, READINGS, RULES
 from tcplab.reproduce.p3.report import write_report
 from tcplab.reproduce.p3.runs import run
@@ -50,14 +50,21 @@ class Plan:
     hz_map_seeds: tuple[int, ...] = ()
     late_seeds: tuple[int, ...] = ()
     """LEDBAT's latecomer beside the slides' controllers (`beyond.latecomer_points`), 600 s runs."""
+    moving_buffers: tuple[int, ...] = (moving.HOP2_BUFFERS[0],)
+    """Block F (`moving`): the second hop's buffers (packets), on `seeds`."""
+    moving_stage: bool = False
+    """Block F with ImTCP-bg's RTT from the stage too (block D's mapped reading), at each buffer."""
 
     @staticmethod
     def make(quick: bool) -> Plan:
-        """The quick plan (2 seeds, HZ {100, 20k, 100k}) or the full one (10 seeds, the slides' six HZ)."""
+        """The quick plan (2 seeds, HZ {100, 20k, 100k}, block F at the shipped buffer) or the full
+        one (10 seeds, the slides' six HZ, the maps, F18, the latecomer, block F at both buffers
+        and with ImTCP-bg's other RTT reading)."""
         if quick:
             return Plan(seeds=(1, 2), hz=(100, 20_000, 100_000), hz_seeds=(1, 2), name="quick")
         return Plan(seeds=tuple(range(1, 11)), hz=HZ_GRID, hz_seeds=tuple(range(1, 11)), name="full",
-                    buffers=(25, 100, 250), map_seeds=(1, 2, 3), hz_map=hz_map.GRID, hz_map_seeds=(1, 2, 3, 4, 5), late_seeds=(1, 2, 3, 4, 5))
+                    buffers=(25, 100, 250), map_seeds=(1, 2, 3), hz_map=hz_map.GRID, hz_map_seeds=(1, 2, 3, 4, 5), late_seeds=(1, 2, 3, 4, 5),
+                    moving_buffers=moving.HOP2_BUFFERS, moving_stage=True)
 
 
 def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, out: Path | None = None,
@@ -129,7 +136,18 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
         res = run([(s, o) for s, o, _, _ in pts], plan.late_seeds, hook_args={}, name="p3-latecomer", **kw)
         for (_, _, cc, q), r in zip(pts, res, strict=True):
             late.setdefault(cc, {})[q] = r
-    return {"plan": dataclasses.asdict(plan), "latecomer": late, "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
+    progress(f"beyond (block F): the bottleneck moves, hop-2 buffers {list(plan.moving_buffers)}")
+    pts = moving.points(plan.moving_buffers)
+    if plan.moving_stage:
+        pts += [("moving", {"queue(r2->r3)": f"{q}pkts", **BG_STAGE}, "imtcp-bg/stage", q) for q in plan.moving_buffers]
+    moved: dict[int, dict[str, Any]] = {}
+    for group, args in ((False, {}), (True, {"measured": "bg"})):  # the ImTCP-bg runs keep their measurements
+        part = [p for p in pts if p[2].startswith("imtcp-bg") == group]
+        res = run([(s, o) for s, o, _, _ in part], plan.seeds, hook_args=args, hook=moving.HOOK,
+                  name="p3-moving-bg" if group else "p3-moving", **kw)
+        for (_, _, c, q), r in zip(part, res, strict=True):
+            moved.setdefault(q, {})[c] = r
+    return {"plan": dataclasses.asdict(plan), "moving": moved, "latecomer": late, "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
             "alone": alone, "readings": readings, "nocap": nocap, "f2": f2, "hz_map": by_path, "rule_off": rule_off, "ablation": abl, "delayed_acks": dict(zip(("udp", "tcp"), delayed, strict=True)), "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
 
 
@@ -170,6 +188,12 @@ def judge(data: dict[str, Any]) -> list[Check]:
     for kind, off in data.get("rule_off", {}).items():
         out.append(beyond.f10(data["background"][kind]["imtcp-bg"], off, kind.upper()))
     out += beyond.latecomer(data.get("latecomer", {}))
+    for q, by_cc in data.get("moving", {}).items():
+        ccs, alone = {c: by_cc[c] for c in CCS}, by_cc["alone"]
+        out += [moving.refind(ccs["imtcp-bg"], int(q)), moving.background(ccs, alone, int(q))]
+        if "imtcp-bg/stage" in by_cc:
+            out += [moving.refind(by_cc["imtcp-bg/stage"], int(q), "stage"),
+                    moving.background({**ccs, "imtcp-bg": by_cc["imtcp-bg/stage"]}, alone, int(q), "stage")]
     for kind, runs in data.get("delayed_acks", {}).items():
         out.append(beyond.delayed_acks(runs, data["accuracy"][f"{kind}/{RULES[0]}"], kind.upper()))
     return out
