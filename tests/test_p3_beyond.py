@@ -205,3 +205,18 @@ def test_tcp_lp_at_1khz_cycles_through_slow_start_from_one_segment():
     assert 80 <= np.median(seg[halved - 1]) <= 120 and 40 <= np.median(seg[to_one - 1]) <= 60
     free_bps = 70e6  # the 100 Mb/s line less the CBR's 30 Mb/s over the first 20 s
     assert bg["goodput_bps"] < 0.2 * free_bps
+
+
+def test_bg_delayed_acks_judges_the_cross_traffic_s_drop_paired():
+    from tcplab.reproduce.p3 import beyond
+
+    def run(bg: float, cross: float) -> dict:
+        return {"steady_bps": {"bg": bg, "udp": cross}, "meas": {}}
+
+    alone = [run(0.0, 50e6) for _ in range(5)]
+    every = [run(20e6, 50e6 * (0.99 - 0.001 * i)) for i in range(5)]
+    pushes = [run(40e6, 50e6 * (0.80 + 0.002 * i)) for i in range(5)]
+    c = beyond.bg_delayed_acks(pushes, every, alone, "TCP", rule_off=every)
+    assert c.status == "pass" and not c.paper and "RTT rule off" in c.measured
+    assert beyond.bg_delayed_acks(every, pushes, alone, "TCP").status == "FAIL"
+    assert beyond.bg_delayed_acks(every, every, alone, "TCP").status == "inconclusive"

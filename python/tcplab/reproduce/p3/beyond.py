@@ -21,7 +21,7 @@ from tcplab.reproduce.p3.checks import _ci, _cross, _mbps, make
 from tcplab.reproduce.p3.constants import STEADY_S
 from tcplab.reproduce.p3.stats import interval, order
 
-__all__ = ["DELAYED_ACKS", "delayed_acks", "LATE_BUFFERS", "LATE_CCS", "RULE_OFF", "bias", "f10", "late_share", "latecomer", "latecomer_points"]
+__all__ = ["DELAYED_ACKS", "bg_delayed_acks", "delayed_acks", "LATE_BUFFERS", "LATE_CCS", "RULE_OFF", "bias", "f10", "late_share", "latecomer", "latecomer_points"]
 
 RULE_OFF = {"flows.0.tcp.imtcp_bg.rtt_rule": False}
 """ImTCP-bg with its RTT rule off (the cap alone, Reno below it)."""
@@ -158,4 +158,35 @@ def delayed_acks(with_delack: Sequence[Any], every: Sequence[Any], kind: str) ->
                  measured=measured, passed=status == "pass", paper=False,
                  values={"id": "delayed-acks", "status": status, "kind": kind, "median_delayed": d, "median_every": e},
                  quote="", location="issue 35: ImTCP needs one ACK per segment; show what delayed ACKs do to the estimate",
+                 exercised=True, inconclusive=status == "inconclusive")
+
+
+def bg_delayed_acks(with_delack: Sequence[Any], every: Sequence[Any], alone: Sequence[Any], kind: str,
+                    rule_off: Sequence[Any] = ()) -> Check:
+    """Block E for ImTCP-bg: block D's ImTCP-bg runs with the receiver ACKing every second
+    segment against the same seeds with an ACK per segment. The claim (ours, from block E: the
+    estimate then reads high, so the cap Ā·RTT_min is too high to hold the window) is that the
+    cross traffic loses more with delayed ACKs, judged as an order on the paired drops; the
+    estimate's bias, the number of results and ImTCP-bg's throughput are printed beside, and
+    with `rule_off` (the same runs with the RTT rule off) its throughput and results then."""
+    from tcplab.reproduce.p3.checks import _bg
+
+    ca = _cross(alone)
+    drop = lambda runs: [1 - w / a if a > 0 else float("nan") for w, a in zip(_cross(runs), ca, strict=True)]  # noqa: E731
+    d, e = drop(with_delack), drop(every)
+    status = order([x - y for x, y in zip(d, e, strict=True)])
+    pct = lambda x: f"{100 * x:.1f} %"  # noqa: E731
+    spct = lambda x: f"{100 * x:+.1f} %"  # noqa: E731
+    measured = (f"{kind}: the cross traffic's drop with delayed ACKs {_ci(d, pct)}, with an ACK per segment {_ci(e, pct)}; "
+                f"ImTCP-bg {_ci(_bg(with_delack), _mbps)} against {_ci(_bg(every), _mbps)}; its estimate's bias "
+                f"{_ci([bias(r) for r in with_delack], spct)} against {_ci([bias(r) for r in every], spct)}, from "
+                f"{[len((r.get('meas') or {}).get('time_s', [])) for r in with_delack]} results per seed")
+    if rule_off:
+        measured += (f"; with delayed ACKs and the RTT rule off ImTCP-bg {_ci(_bg(rule_off), _mbps)}, its estimate's bias "
+                     f"{_ci([bias(r) for r in rule_off], spct)} from {[len((r.get('meas') or {}).get('time_s', [])) for r in rule_off]} results per seed")
+    return Check(figure=f"block E (beyond): ImTCP-bg with delayed ACKs, {kind}",
+                 claim="with delayed ACKs ImTCP-bg lowers the cross traffic more than with an ACK per segment (paired; ours)",
+                 measured=measured, passed=status == "pass", paper=False,
+                 values={"id": "bg-delayed-acks", "status": status, "kind": kind, "drop_delayed": d, "drop_every": e},
+                 quote="", location="issue 35: ImTCP needs one ACK per segment; what delayed ACKs do to ImTCP-bg",
                  exercised=True, inconclusive=status == "inconclusive")

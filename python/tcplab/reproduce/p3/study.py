@@ -106,6 +106,12 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
     progress("beyond (block E): ImTCP with delayed ACKs")
     delayed = run([(f"accuracy_{k}", beyond.DELAYED_ACKS) for k in ("udp", "tcp")], plan.seeds, hook_args={"measured": "imtcp"},
                   name="p3-delayed-acks", **kw)
+    progress("beyond (block E): ImTCP-bg with delayed ACKs")
+    bg_delack = {}
+    for kind, stem in (("udp", "background"), ("tcp", "background_tcp")):  # as shipped, and with the RTT rule off
+        o = {**beyond.DELAYED_ACKS, "flows.0.tcp.cc": "imtcp-bg", "flows.0.tcp.variant": "imtcp"}
+        on, off = run([(stem, o), (stem, {**o, **beyond.RULE_OFF})], plan.seeds, hook_args={"measured": "bg"}, name=f"p3-{stem}-delayed-acks", **kw)
+        bg_delack[kind] = {"rule": on, "rule_off": off}
     rule_off = {}
     for kind, stem in (("udp", "background"), ("tcp", "background_tcp")):
         progress(f"beyond (F10): ImTCP-bg without its RTT rule beside {kind.upper()} cross traffic")
@@ -148,7 +154,7 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
         for (_, _, c, q), r in zip(part, res, strict=True):
             moved.setdefault(q, {})[c] = r
     return {"plan": dataclasses.asdict(plan), "moving": moved, "latecomer": late, "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
-            "alone": alone, "readings": readings, "nocap": nocap, "f2": f2, "hz_map": by_path, "rule_off": rule_off, "ablation": abl, "delayed_acks": dict(zip(("udp", "tcp"), delayed, strict=True)), "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
+            "alone": alone, "readings": readings, "nocap": nocap, "f2": f2, "hz_map": by_path, "rule_off": rule_off, "ablation": abl, "delayed_acks": dict(zip(("udp", "tcp"), delayed, strict=True)), "bg_delayed_acks": bg_delack, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
 
 
 def judge(data: dict[str, Any]) -> list[Check]:
@@ -196,6 +202,8 @@ def judge(data: dict[str, Any]) -> list[Check]:
                     moving.background({**ccs, "imtcp-bg": by_cc["imtcp-bg/stage"]}, alone, int(q), "stage")]
     for kind, runs in data.get("delayed_acks", {}).items():
         out.append(beyond.delayed_acks(runs, data["accuracy"][f"{kind}/{RULES[0]}"], kind.upper()))
+    for kind, runs in data.get("bg_delayed_acks", {}).items():
+        out.append(beyond.bg_delayed_acks(runs["rule"], data["background"][kind]["imtcp-bg"], data["alone"][kind], kind.upper(), runs["rule_off"]))
     return out
 
 
