@@ -169,6 +169,23 @@ class Result:
             recorded = ", ".join(sorted(self.traces)) or "none"
             raise KeyError(f"no trace {name!r} in this result (recorded: {recorded})") from None
 
+    def cc_state(self, flow: int | str) -> pl.DataFrame:
+        """The `cc_state` trace of one flow (id or name) with its controller's value columns
+        named (`summary["cc_state"]["values"]`; the unnamed `v*` columns dropped). KeyError
+        when the trace was not recorded or the flow has no controller (not TCP)."""
+        frame = self.trace("cc_state")
+        ids = {f["name"]: f["id"] for f in self.summary["flows"]}
+        fid = ids.get(flow, flow) if isinstance(flow, str) else flow
+        if isinstance(fid, str) or fid not in ids.values():
+            raise KeyError(f"no flow {flow!r} (flows: {', '.join(ids)})")
+        names = self.summary.get("cc_state", {}).get("values", {}).get(str(fid))
+        if names is None:
+            raise KeyError(f"flow {flow!r} has no controller state (not a TCP flow)")
+        frame = frame.filter(frame["flow"] == fid)
+        return frame.rename({f"v{i}": n for i, n in enumerate(names)}).drop(
+            [c for c in frame.columns if c.startswith("v") and c[1:].isdigit() and int(c[1:]) >= len(names)]
+        )
+
     def to_pandas(self, name: str) -> pandas.DataFrame:
         """The trace `name` as a pandas DataFrame (needs pandas: `pip install tcplab[pandas]`;
         ImportError saying so when it is missing)."""

@@ -35,6 +35,8 @@ pub struct TcpFlow {
     /// `[source end, destination end]`.
     pub ends: [Endpoint; 2],
     pub(crate) last_cwnd: (u64, u64),
+    /// The last `cc_state` row's window, recovery flag and value bits (`sim::observe`).
+    pub(crate) last_cc_state: Option<(u64, bool, [u64; crate::tcp::cc::PROBE_VALUES])>,
 }
 
 impl TcpFlow {
@@ -45,7 +47,7 @@ impl TcpFlow {
 
     /// A flow from its two endpoints (each may run a variant).
     pub fn with_endpoints(src: Endpoint, dst: Endpoint) -> Self {
-        TcpFlow { ends: [src, dst], last_cwnd: (0, 0) }
+        TcpFlow { ends: [src, dst], last_cwnd: (0, 0), last_cc_state: None }
     }
 }
 

@@ -184,6 +184,9 @@ impl Run {
             run: RunSummary,
             #[serde(skip_serializing_if = "Option::is_none")]
             link_usage: Option<LinkUsageInfo>,
+            /// With the `cc_state` trace: `values`, each TCP flow's value names by flow id.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            cc_state: Option<serde_json::Value>,
             trace_codes: serde_json::Value,
         }
         let names = |codes: Vec<(u32, &'static str)>| -> serde_json::Map<String, serde_json::Value> {
@@ -192,6 +195,10 @@ impl Run {
         let link_usage = self.sim.observers.usage.describe(&self.sim.fabric.pipes);
         let flags = crate::tcp::RangeFlag::ALL.iter().map(|f| (*f as u32, f.name())).collect();
         let mut trace_codes = serde_json::json!({ "events.kind": names(event_codes()), "milestones.kind": names(milestone_codes()), "measurements.flag": names(flags) });
+        let cc_state = self.sim.traces.cc_state.as_ref().map(|_| {
+            let values: serde_json::Map<_, _> = self.sim.cc_state_names().into_iter().map(|(f, n)| (f.to_string(), serde_json::Value::from(n.to_vec()))).collect();
+            serde_json::json!({ "values": values })
+        });
         if let Some(u) = &link_usage {
             trace_codes["link_usage.pipe"] = u.links.iter().map(|l| (l.pipe.to_string(), serde_json::Value::from(l.name.as_str()))).collect::<serde_json::Map<_, _>>().into();
         }
@@ -202,6 +209,7 @@ impl Run {
             scenario_name: &self.resolved.name,
             run: self.sim.summary(),
             link_usage,
+            cc_state,
             trace_codes,
         };
         serde_json::to_string(&full).expect("summary always serializes")

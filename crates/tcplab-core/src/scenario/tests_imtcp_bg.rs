@@ -70,3 +70,48 @@ fn imtcp_bg_rtt_source_resolves_and_a_bad_value_names_the_field() {
         assert!(text.contains(&format!("rtt_source = \"{want}\"")), "{value}: {text}");
     }
 }
+
+/// ImTCP-bg on `tests_imtcp::dumbbell` (CBR 50 Mb/s, 100 Mb/s path), `secs` long, with the
+/// `cc_state` trace on or off.
+fn bg_run(cc_state: bool, secs: u64) -> crate::scenario::Run {
+    let text = super::tests_imtcp::dumbbell(20_000, r#"[{ at = "0s", rate = "50Mbps" }]"#, &format!("{secs}s"), "cc = \"imtcp-bg\"", "");
+    let text = if cc_state { text.replace("measurements = true\n", "measurements = true\ncc_state = true\n") } else { text };
+    super::tests::run(&text, 5)
+}
+
+#[test]
+fn cc_state_trace_shows_imtcp_bg_state_and_changes_no_result() {
+    let (on, off) = (bg_run(true, 4), bg_run(false, 4));
+    let s = |r: &crate::scenario::Run| serde_json::to_string(&r.sim.summary()).unwrap();
+    assert_eq!(s(&on), s(&off), "observing the controller changes nothing");
+    assert!(off.sim.traces.cc_state.is_none());
+    let t = on.sim.traces.cc_state.as_ref().unwrap();
+    let names = on.sim.cc_state_names();
+    assert_eq!(names, vec![(0, &crate::tcp::cc::imtcp_bg::PROBE_NAMES[..])], "the CBR has no controller");
+    let n = t.time_s.len();
+    assert!(n > 1000, "a row per ACK at least: {n}");
+    assert!(t.flow.iter().all(|&f| f == 0));
+    // The ACK count (v4) rises by one row at a time or stays (an input's row), never falls.
+    assert!(t.v4.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1.0));
+    // Once Ā and RTT_min exist, outside recovery after the controller acted, cwnd ≤ the cap.
+    let capped: Vec<usize> = (0..n).filter(|&i| t.v2[i].is_finite() && t.recovery[i] == 0).collect();
+    assert!(capped.len() > n / 2);
+    assert!(capped.iter().all(|&i| t.cwnd_bytes[i] as f64 <= t.v2[i]), "cwnd above the cap");
+    // Ā is the smoothing of the results: it appears with the first result (v9 ≥ 1).
+    assert!((0..n).all(|i| t.v0[i].is_nan() == (t.v9[i] == 0.0)));
+    // Each RTT cut leaves cwnd = max(⌊cut_from·RTT_min/RTT_cur⌋, min(2 segments, cut_from)).
+    let cuts: Vec<usize> = (1..n).filter(|&i| t.v6[i] > t.v6[i - 1]).collect();
+    assert!(cuts.len() >= 5, "{} cuts: the checks below need some", cuts.len());
+    for &i in &cuts {
+        let want = (t.v8[i] * t.v1[i] / t.v3[i]).floor().max((2.0 * 1448.0f64).min(t.v8[i]));
+        assert!((t.cwnd_bytes[i] as f64 - want).abs() <= 1.0, "row {i}: cwnd {} after a cut, want {want}", t.cwnd_bytes[i]);
+        assert!(t.v3[i] > 1.4 * t.v1[i], "a cut only above δ·RTT_min");
+    }
+    // Every ACK whose sample is above δ·RTT_min cuts, unless this round has been cut.
+    for i in 1..n {
+        if t.v4[i] > t.v4[i - 1] && t.v3[i] > 1.4 * t.v1[i] && t.recovery[i] == 0 {
+            let row: Vec<f64> = [&t.v1, &t.v3, &t.v4, &t.v5, &t.v6, &t.v7].iter().flat_map(|v| [v[i - 1], v[i]]).collect();
+            assert!(t.v6[i] > t.v6[i - 1] || t.v7[i] == t.v5[i], "row {i}: above δ without a cut in a new round: {row:?}");
+        }
+    }
+}

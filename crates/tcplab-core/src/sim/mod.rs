@@ -293,6 +293,24 @@ impl Simulation {
         self.traces.milestones = Some(Default::default());
     }
 
+    /// Turn on the `cc_state` trace (each flow's controller state, `CongestionControl::probe`).
+    pub fn trace_cc_state(&mut self) {
+        self.traces.cc_state = Some(Default::default());
+    }
+
+    /// The names of each TCP flow's `cc_state` values (its data sender's controller's
+    /// `probe_names`), by flow id.
+    pub fn cc_state_names(&self) -> Vec<(usize, &'static [&'static str])> {
+        use crate::tcp::cc::CongestionControl;
+        let mut out = Vec::new();
+        for (f, flow) in self.flows.iter().enumerate() {
+            if let FlowEngine::Tcp(t) = &flow.engine {
+                out.push((f, t.ends[flow.data_sender()].controller().probe_names()));
+            }
+        }
+        out
+    }
+
     /// Turn on the `measurements` trace (a variant's inline measurements).
     pub fn trace_measurements(&mut self) {
         self.traces.measurements = Some(Default::default());
@@ -719,10 +737,15 @@ impl Simulation {
         self.out.measurements.clear();
     }
 
+    /// Record flow `f`'s sender window (the `cwnd` trace) and its controller's state (the
+    /// `cc_state` trace), each if on and changed.
     #[inline]
     fn record_cwnd(&mut self, now: SimTime, f: usize) {
         if let Some(tr) = self.traces.cwnd.as_mut() {
             observe::record_cwnd(tr, now, f, &mut self.flows[f]);
+        }
+        if let Some(tr) = self.traces.cc_state.as_mut() {
+            observe::record_cc_state(tr, now, f, &mut self.flows[f]);
         }
     }
 

@@ -9,9 +9,10 @@ use crate::flow::{Flow, FlowEngine};
 use crate::net::fabric::PipeObserver;
 use crate::net::packet::{Body, End, Packet};
 use crate::net::pipe::{Pipe, PipeId};
+use crate::tcp::cc::{CongestionControl, PROBE_VALUES};
 use crate::tcp::Measurement;
 use crate::trace::pcap::{PcapWriter, WireIdentity};
-use crate::trace::{CaptureRow, CwndRow, CwndTrace, MeasurementRow, MeasurementTrace, QueueRow, ThroughputRow, ThroughputTrace, Traces};
+use crate::trace::{CaptureRow, CcStateRow, CcStateTrace, CwndRow, CwndTrace, MeasurementRow, MeasurementTrace, QueueRow, ThroughputRow, ThroughputTrace, Traces};
 use crate::units::{SimDuration, SimTime};
 
 /// An observation point on one or more pipes: writes pcapng and/or the `capture` trace.
@@ -201,6 +202,23 @@ pub(super) fn record_cwnd(tr: &mut CwndTrace, now: SimTime, f: usize, flow: &mut
         srtt_s: c.srtt().map_or(0.0, |d| d.as_secs_f64()),
         inflight_bytes: c.inflight(),
     });
+}
+
+/// Record flow `f`'s controller state in the `cc_state` trace if its window, recovery or one
+/// of its probe values changed (values compared bit for bit, so NaN equals NaN).
+pub(super) fn record_cc_state(tr: &mut CcStateTrace, now: SimTime, f: usize, flow: &mut Flow) {
+    let sender = flow.data_sender();
+    let FlowEngine::Tcp(t) = &mut flow.engine else { return };
+    let c = &t.ends[sender];
+    let mut v = [f64::NAN; PROBE_VALUES];
+    c.controller().probe(&mut v);
+    let key = (c.cwnd(), c.in_recovery(), v.map(f64::to_bits));
+    if t.last_cc_state.as_ref() == Some(&key) {
+        return;
+    }
+    t.last_cc_state = Some(key);
+    let [v0, v1, v2, v3, v4, v5, v6, v7, v8, v9] = v;
+    tr.push(CcStateRow { time_s: now.as_secs_f64(), flow: f as u32, cwnd_bytes: key.0, recovery: key.1 as u32, v0, v1, v2, v3, v4, v5, v6, v7, v8, v9 });
 }
 
 /// One throughput bin ending at `now`: every flow's bytes delivered since the last bin.

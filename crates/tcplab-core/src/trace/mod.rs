@@ -279,6 +279,44 @@ trace! {
     }
 }
 
+trace! {
+    /// Controller state (`trace.cc_state`): a row whenever a flow's window or one of its
+    /// controller's state values changes (`CongestionControl::probe`). The values are
+    /// `v0`…`v9`; the run summary's `cc_state` names each flow's (a controller that shows
+    /// none has rows for its window only, its values NaN).
+    CcStateTrace, CcStateRow = "cc_state" {
+        /// Time, seconds.
+        time_s: f64,
+        /// Flow id.
+        flow: u32,
+        /// Congestion window the connection uses, bytes (the recovery window in recovery).
+        cwnd_bytes: u64,
+        /// 1 while the connection is in fast recovery (the controller does not set the
+        /// window then), else 0.
+        recovery: u32,
+        /// The controller's value 0 (its `probe_names()[0]`), NaN where it shows none.
+        v0: f64,
+        /// Value 1.
+        v1: f64,
+        /// Value 2.
+        v2: f64,
+        /// Value 3.
+        v3: f64,
+        /// Value 4.
+        v4: f64,
+        /// Value 5.
+        v5: f64,
+        /// Value 6.
+        v6: f64,
+        /// Value 7.
+        v7: f64,
+        /// Value 8.
+        v8: f64,
+        /// Value 9.
+        v9: f64,
+    }
+}
+
 /// All traces of a run; `None` for the ones not requested.
 #[derive(Clone, Debug, Default)]
 pub struct Traces {
@@ -298,6 +336,8 @@ pub struct Traces {
     pub link_usage: Option<LinkUsageTrace>,
     /// Inline measurements.
     pub measurements: Option<MeasurementTrace>,
+    /// Controller state.
+    pub cc_state: Option<CcStateTrace>,
 }
 
 /// A named trace with its named columns.
@@ -314,6 +354,7 @@ impl Traces {
             + self.milestones.as_ref().map_or(0, |t| t.heap_bytes())
             + self.link_usage.as_ref().map_or(0, |t| t.heap_bytes())
             + self.measurements.as_ref().map_or(0, |t| t.heap_bytes())
+            + self.cc_state.as_ref().map_or(0, |t| t.heap_bytes())
     }
 
     /// Let each recorded trace hold at most `bytes` of rows (columns included): a trace that
@@ -325,7 +366,7 @@ impl Traces {
                 x.max_rows = (bytes / <$ty>::ROW_BYTES as u64).clamp(1, usize::MAX as u64) as usize;
             })+};
         }
-        budget!(throughput: ThroughputTrace, cwnd: CwndTrace, queue: QueueTrace, events: EventTrace, capture: CaptureTrace, milestones: MilestoneTrace, link_usage: LinkUsageTrace, measurements: MeasurementTrace);
+        budget!(throughput: ThroughputTrace, cwnd: CwndTrace, queue: QueueTrace, events: EventTrace, capture: CaptureTrace, milestones: MilestoneTrace, link_usage: LinkUsageTrace, measurements: MeasurementTrace, cc_state: CcStateTrace);
     }
 
     /// The time of the first row a trace did not record for its budget (`None`: they hold the
@@ -340,6 +381,7 @@ impl Traces {
             self.milestones.as_ref().and_then(|t| t.stopped_s),
             self.link_usage.as_ref().and_then(|t| t.stopped_s),
             self.measurements.as_ref().and_then(|t| t.stopped_s),
+            self.cc_state.as_ref().and_then(|t| t.stopped_s),
         ]
         .into_iter()
         .flatten()
@@ -372,6 +414,9 @@ impl Traces {
         }
         if let Some(x) = &self.measurements {
             t.push((MeasurementTrace::NAME, x.columns()));
+        }
+        if let Some(x) = &self.cc_state {
+            t.push((CcStateTrace::NAME, x.columns()));
         }
         t
     }

@@ -10,7 +10,7 @@ import numpy as np
 
 from tcplab.reproduce.figures import new_figure, write_figures
 from tcplab.reproduce.findings import Check
-from tcplab.reproduce.p3 import hz_map, moving
+from tcplab.reproduce.p3 import control, hz_map, moving
 from tcplab.reproduce.p3.constants import CCS, RULES, SEED_FILE
 from tcplab.reproduce.report import Report, write_results_json
 
@@ -24,9 +24,7 @@ NO_VERDICT = [
 ]
 """Statements quoted and reported without verdict (dev/p3/FINDINGS.md)."""
 
-NOT_RUN = [
-    ("F24 (rule), F25, F26", "「RTT がしきい値を超えた場合に輻輳ウィンドウサイズを減少させている」; 「ImTCP-bg のアルゴリズムに基づいて正しく動作している」", "S9 L152–L153", "block C's per-ACK checks (cwnd ≤ cap, each RTT cut exact) not run; F24's binding half is judged above"),
-]
+NOT_RUN: list[tuple[str, str, str, str]] = []
 """Claims this version of the reproduction does not judge (said in the report, never counted)."""
 
 
@@ -110,6 +108,8 @@ def figures(data: dict[str, Any]) -> dict[str, Any]:
         ax.set_title(f"ImTCP-bg window (seed {r['seed']})")
         ax.legend(fontsize=7)
         figs["imtcp_bg_cwnd"] = fig
+    if data.get("control", {}).get("udp"):
+        figs["imtcp_bg_rules"] = control.figure(data["control"]["udp"], "UDP")
     fig = moving.figure(data.get("moving", {}))
     if fig is not None:
         figs["moving_bottleneck"] = fig
@@ -138,7 +138,7 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
     default = {(c.values.get("id"), c.values.get("kind")): c.status for c in judged}
     rows = []
     for c in checks:
-        if (c.paper or "map_buffer" in c.values or "map_reading" in c.values or c.values.get("block") == "F"
+        if (c.paper or "map_buffer" in c.values or "map_reading" in c.values or c.values.get("block") in ("C", "F")
                 or c.values.get("id") in ("F18", "F10", "latecomer", "delayed-acks", "bg-delayed-acks")):
             continue
         flip = default.get((c.values.get("id"), c.values.get("kind")))
@@ -173,6 +173,13 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
             "「ImTCP の計測結果が信頼できない場合がある」; 「RTT を用いた輻輳ウィンドウサイズの制御を併用する」 (S4 L60, L62). "
             "Block D's ImTCP-bg runs against the same seeds with `imtcp_bg.rtt_rule = false`; judged only where the estimate "
             "reads high (its bias's 95 % interval above 0).", ("kind", "verdict"))
+    beside = [c for c in checks if c.values.get("block") == "C" and not c.paper]
+    if beside:
+        rep.heading("Block C beside TCP cross traffic (not counted)", 3)
+        rep.paragraph("S9's figure is one run; F24–F26 are judged beside UDP cross traffic (above) and read the same way on "
+                      "`background_tcp.toml`'s runs here.")
+        _criteria(rep, beside)
+        rep.table(("id", "measured", "verdict"), [(c.values["id"], c.measured, _mark(c)) for c in beside])
     moving.section(rep, checks)
     _beyond(rep, checks, "delayed-acks", "ImTCP with delayed ACKs (block E)",
             "The stage times each stream packet by its own ACK, so it refuses a receiver that ACKs every second segment "
@@ -198,8 +205,8 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
                 + [f"accuracy {k}: ImTCP flow timeouts per seed {[next(f['timeouts'] for f in r['flows'] if f['name'] == 'imtcp') for r in v]},"
                    f" first result at {[round(r['meas']['time_s'][0], 2) if r['meas']['time_s'] else None for r in v]} s" for k, v in data["accuracy"].items() if k.endswith(RULES[0])])
     rep.paragraph("Figures: estimate_vs_truth_udp, estimate_vs_truth_tcp, background_throughput_udp, background_throughput_tcp, imtcp_bg_cwnd,"
-                  " moving_bottleneck (PNG and SVG).")
-    plain = {k: v for k, v in data.items() if k not in ("accuracy", "hz", "background", "alone", "nocap", "f2", "map", "hz_map", "rule_off", "latecomer", "delayed_acks", "bg_delayed_acks", "readings", "ablation", "moving")}
+                  " imtcp_bg_rules, moving_bottleneck (PNG and SVG).")
+    plain = {k: v for k, v in data.items() if k not in ("accuracy", "hz", "background", "alone", "nocap", "f2", "map", "hz_map", "rule_off", "latecomer", "delayed_acks", "bg_delayed_acks", "readings", "ablation", "moving", "control")}
     plain["summary"] = {"accuracy_results": {k: [len((r.get("meas") or {}).get("time_s", [])) for r in v] for k, v in data["accuracy"].items()},
                         "background_steady_bps": {k: {c: [r["steady_bps"] for r in v] for c, v in d.items()} for k, d in data["background"].items()},
                         "alone_steady_bps": {k: [r["steady_bps"] for r in v] for k, v in data["alone"].items()},

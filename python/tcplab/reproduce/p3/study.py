@@ -16,7 +16,7 @@ from typing import Any
 from tcplab.reproduce.findings import Check
 from tcplab.reproduce.output import RUNS, check_out, publish
 from tcplab.reproduce.p3 import checks as ck
-from tcplab.reproduce.p3 import ablation, beyond, hz_map, moving
+from tcplab.reproduce.p3 import ablation, beyond, control, hz_map, moving
 from tcplab.reproduce.p3.constants import BG_STAGE, CCS, HZ_GRID, LINUX_1KHZ, READINGS, RULES
 from tcplab.reproduce.p3.report import write_report
 from tcplab.reproduce.p3.runs import run
@@ -116,6 +116,10 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
     for kind, stem in (("udp", "background"), ("tcp", "background_tcp")):
         progress(f"beyond (F10): ImTCP-bg without its RTT rule beside {kind.upper()} cross traffic")
         rule_off[kind] = run([(stem, beyond.RULE_OFF)], plan.seeds, hook_args={"measured": "bg"}, name=f"p3-{stem}-rule-off", **kw)[0]
+    progress("block C: ImTCP-bg's rules on every ACK (the cc_state trace)")
+    ctl = {kind: run([(stem, {"flows.0.tcp.cc": "imtcp-bg", "flows.0.tcp.variant": "imtcp", "trace.cc_state": True})], plan.seeds,
+                     hook_args={"measured": "bg"}, hook=control.HOOK, name=f"p3-{stem}-control", **kw)[0]
+           for kind, stem in (("udp", "background"), ("tcp", "background_tcp"))}
     progress("block C (part): ImTCP-bg with its cap turned off")
     nocap = run([("background", {"flows.0.tcp.imtcp_bg.cap": False})], plan.seeds, hook_args={"measured": "bg", "cwnd": True},
                 name="p3-background-nocap", **kw)[0]
@@ -153,7 +157,7 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
                   name="p3-moving-bg" if group else "p3-moving", **kw)
         for (_, _, c, q), r in zip(part, res, strict=True):
             moved.setdefault(q, {})[c] = r
-    return {"plan": dataclasses.asdict(plan), "moving": moved, "latecomer": late, "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
+    return {"plan": dataclasses.asdict(plan), "control": ctl, "moving": moved, "latecomer": late, "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
             "alone": alone, "readings": readings, "nocap": nocap, "f2": f2, "hz_map": by_path, "rule_off": rule_off, "ablation": abl, "delayed_acks": dict(zip(("udp", "tcp"), delayed, strict=True)), "bg_delayed_acks": bg_delack, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
 
 
@@ -175,7 +179,16 @@ def judge(data: dict[str, Any]) -> list[Check]:
     out.append(ck.f14(hz))
     if 100 in hz and 100_000 in hz:
         out.append(ck.f15(hz[100], hz[100_000]))
-    out.append(ck.f24(data["background"]["udp"]["imtcp-bg"], data["nocap"]))
+    by_ablation = ck.f24(data["background"]["udp"]["imtcp-bg"], data["nocap"])
+    if not data.get("control"):
+        out.append(by_ablation)
+    for kind, runs in data.get("control", {}).items():
+        judged = kind == "udp"  # S9's run; the TCP cross traffic's beside, not counted
+        c24 = control.f24(runs, kind.upper(), f"by ablation (`imtcp_bg.cap = false`): {by_ablation.measured}" if judged else "", judged=judged)
+        c25 = control.f25(runs, kind.upper(), judged=judged)
+        for c in (c24, c25, control.f26(runs, c24, c25, kind.upper(), judged=judged)):
+            c.values = {**c.values, "block": "C"}
+            out.append(c)
     for kind in data["background"]:
         bg, alone, k = data["background"][kind], data["alone"][kind], kind.upper()
         c28 = ck.f28(bg, alone, k)

@@ -80,6 +80,9 @@ pub struct ResolvedTrace {
     /// Inline measurement trace (default false).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub measurements: bool,
+    /// Controller state trace (default false).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cc_state: bool,
 }
 
 /// The queues traced: serialized as `"all"` or a list of names (empty: none).
@@ -138,6 +141,7 @@ pub(super) fn resolve_trace(t: &TraceSpec, run: &ResolvedRun, flows: u64) -> Res
         milestones: t.milestones,
         link_usage: t.link_usage.clone(),
         measurements: t.measurements,
+        cc_state: t.cc_state,
     })
 }
 

@@ -616,6 +616,9 @@ pub struct TraceSpec {
     /// Inline measurements of a variant's stage (`tcp.variant = "imtcp"`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub measurements: bool,
+    /// Each flow's controller state (`CongestionControl::probe`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cc_state: bool,
 }
 
 /// `trace.link_usage`: the IP bytes each flow finished serializing on each chosen link

@@ -108,6 +108,14 @@ pub struct ImtcpBg {
     results: u64,
     /// RTT cuts made.
     cuts: u64,
+    /// ACKs taken (`on_ack` calls).
+    acks: u64,
+    /// The round of the last ACK taken.
+    round: Option<u64>,
+    /// The last ACK's RTT_cur (`None`: that ACK gave no sample).
+    rtt_cur: Option<SimDuration>,
+    /// cwnd just before the last RTT cut, bytes.
+    cut_from: Option<u64>,
     /// Test only: bytes an input adds to the window (a broken controller for the checker).
     #[cfg(test)]
     pub(crate) grow_on_input: u64,
@@ -127,6 +135,10 @@ impl ImtcpBg {
             last_cut_round: None,
             results: 0,
             cuts: 0,
+            acks: 0,
+            round: None,
+            rtt_cur: None,
+            cut_from: None,
             #[cfg(test)]
             grow_on_input: 0,
         }
@@ -185,6 +197,7 @@ impl ImtcpBg {
 
     /// B3 on one ACK's sample `cur` (from `rtt_source`).
     fn rtt_rule(&mut self, a: &AckSample, cur: Option<SimDuration>) {
+        self.rtt_cur = cur;
         let (Some(cur), Some(min)) = (cur, self.min_rtt) else { return };
         self.max_rtt_cur = Some(self.max_rtt_cur.map_or(cur, |m| m.max(cur)));
         if !self.cfg.rtt_rule || (cur.as_ps() as f64) <= self.cfg.delta * min.as_ps() as f64 {
@@ -196,12 +209,18 @@ impl ImtcpBg {
         let floor = self.floor();
         if let WindowState::Bytes { cwnd, .. } = self.reno.window() {
             let cut = (*cwnd as u128 * min.as_ps() as u128 / cur.as_ps().max(1) as u128) as u64;
+            self.cut_from = Some(*cwnd);
             *cwnd = cut.max(floor.min(*cwnd));
         }
         self.last_cut_round = Some(a.round);
         self.cuts += 1;
     }
 }
+
+/// The `cc_state` trace's value columns for ImTCP-bg (`probe`): Ā (bit/s), RTT_min (s), the cap
+/// Ā·RTT_min as B2 applies it (bytes), the last ACK's RTT_cur (s; NaN: no sample), ACKs taken, the last ACK's round,
+/// RTT cuts made, the last cut's round, cwnd before the last cut (bytes), results taken.
+pub const PROBE_NAMES: [&str; super::PROBE_VALUES] = ["avail_bps", "rtt_min_s", "cap_bytes", "rtt_cur_s", "acks", "round", "cuts", "cut_round", "cut_from_bytes", "results"];
 
 impl CongestionControl for ImtcpBg {
     fn name(&self) -> &'static str {
@@ -216,6 +235,8 @@ impl CongestionControl for ImtcpBg {
     /// B4 Reno's update, then B2's cap, then B3's cut.
     fn on_ack(&mut self, a: &AckSample) {
         self.mss = (a.mss as u64).max(1);
+        self.acks += 1;
+        self.round = Some(a.round);
         let cur = match self.cfg.rtt_source {
             RttSource::Tcp => {
                 if let Some(m) = a.min_rtt {
@@ -244,6 +265,29 @@ impl CongestionControl for ImtcpBg {
     }
     fn window(&mut self) -> WindowState<'_> {
         self.reno.window()
+    }
+    fn probe_names(&self) -> &'static [&'static str] {
+        &PROBE_NAMES
+    }
+    /// Ā, RTT_min, the cap (NaN with `cap = false`), the last ACK's RTT_cur (NaN when it gave no
+    /// sample), the ACKs taken
+    /// and the round of the last, the cuts made and the round and the cwnd before the last,
+    /// the results taken (`PROBE_NAMES`); NaN before a value exists.
+    fn probe(&self, out: &mut [f64; super::PROBE_VALUES]) {
+        let secs = |d: Option<SimDuration>| d.map_or(f64::NAN, |d| d.as_secs_f64());
+        let count = |n: Option<u64>| n.map_or(f64::NAN, |n| n as f64);
+        *out = [
+            self.avail.unwrap_or(f64::NAN),
+            secs(self.min_rtt),
+            count(self.cap_bytes().filter(|_| self.cfg.cap)),
+            secs(self.rtt_cur),
+            self.acks as f64,
+            count(self.round),
+            self.cuts as f64,
+            count(self.last_cut_round),
+            count(self.cut_from),
+            self.results as f64,
+        ];
     }
     /// Reno's bound: the cap and the RTT cut only lower the window.
     fn growth_bound(&self, a: &AckSample) -> u64 {

@@ -125,6 +125,9 @@ pub struct TimeoutEvent {
     pub backoffs: u32,
 }
 
+/// The most state values a controller shows the `cc_state` trace (`CongestionControl::probe`).
+pub const PROBE_VALUES: usize = 10;
+
 /// The interface every congestion controller implements.
 pub trait CongestionControl {
     /// Short name, e.g. `"newreno"`.
@@ -197,6 +200,16 @@ pub trait CongestionControl {
     /// window, never raise it (the invariant checker holds it to that). Ignored by default.
     fn on_input(&mut self, now: SimTime, input: &CcInput) {
         let _ = (now, input);
+    }
+    /// Names of the state values `probe` shows, in order, at most `PROBE_VALUES` (none by
+    /// default): the value columns of the `cc_state` trace for this controller.
+    fn probe_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// The controller's own state now, in `probe_names` order (NaN where a value is not
+    /// defined yet); the slots past `probe_names` stay as given. Reading it changes nothing.
+    fn probe(&self, out: &mut [f64; PROBE_VALUES]) {
+        let _ = out;
     }
 }
 
@@ -292,6 +305,12 @@ macro_rules! define_controllers {
             }
             fn on_sender_done(&mut self) {
                 match self { $( Controller::$v(c) => c.on_sender_done(), )* }
+            }
+            fn probe_names(&self) -> &'static [&'static str] {
+                match self { $( Controller::$v(c) => c.probe_names(), )* }
+            }
+            fn probe(&self, out: &mut [f64; PROBE_VALUES]) {
+                match self { $( Controller::$v(c) => c.probe(out), )* }
             }
             fn on_input(&mut self, now: SimTime, input: &CcInput) {
                 match self { $( Controller::$v(c) => c.on_input(now, input), )* }
