@@ -246,3 +246,20 @@ def test_f2_needs_exactly_the_same_packets_on_the_wire():
     assert ck.f2([_f2_run(s, 20720, 31079142) for s in (1, 2)], plain).status == "FAIL"   # one extra packet
     assert ck.f2([_f2_run(s, 20719, 31077604, results=0) for s in (1, 2)], plain).status == "FAIL"  # measured nothing
     assert ck.f2([_f2_run(s, 20719, 31077604, retx=3) for s in (1, 2)], plain).status == "not exercised"
+
+
+def test_tick_map_judges_blocks_a_and_d_again_and_marks_the_exact_release_verdict():
+    """The Dummynet tick map: F7, F21, F27–F31 per cross kind on the tick's own runs, never
+    counted, each with the verdict of the same check (by figure) on the exact release."""
+    from tcplab.reproduce.p3.study import judge_ticks
+    bg, alone = _slides()
+    good = [_good(s) for s in range(1, 6)]
+    bad = [_acc_run(s, lambda t: 250e6 + 1e5 * t, lambda t: 50e6) for s in range(1, 6)]
+    shipped = {ck.f21(good, "UDP").figure: ck.f21(good, "UDP").status, ck.f27(bg, "UDP").figure: "pass"}
+    data = {"tick": {"1ms": {"accuracy": {"udp": bad, "tcp": good}, "background": {"udp": bg, "tcp": bg}, "alone": {"udp": alone, "tcp": alone}}}}
+    got = {(c.values["id"], c.values["kind"]): c for c in judge_ticks(data, shipped)}
+    assert set(got) == {(f, k) for f in ("F7", "F21", "F27", "F28", "F29", "F30", "F31") for k in ("UDP", "TCP")}
+    assert not any(c.paper for c in got.values()) and {c.values["map_tick"] for c in got.values()} == {"1ms"}
+    assert got[("F21", "UDP")].status == "FAIL" and got[("F21", "UDP")].values["shipped"] == "pass"
+    assert got[("F21", "TCP")].status == "pass" and got[("F21", "TCP")].values["shipped"] == ""
+    assert got[("F27", "UDP")].values["shipped"] == "pass"

@@ -52,6 +52,9 @@ class Plan:
     """LEDBAT's latecomer beside the slides' controllers (`beyond.latecomer_points`), 600 s runs."""
     moving_buffers: tuple[int, ...] = (moving.HOP2_BUFFERS[0],)
     """Block F (`moving`): the second hop's buffers (packets), on `seeds`."""
+    ticks: tuple[str, ...] = ()
+    """The Dummynet host's tick (`emulators.0.tick`) mapped beside the shipped exact release
+    (EVIDENCE §2.2: swept {exact, 1 ms}), on `seeds`: blocks A and D again."""
     moving_stage: bool = False
     """Block F with ImTCP-bg's RTT from the stage too (block D's mapped reading), at each buffer."""
 
@@ -64,7 +67,7 @@ class Plan:
             return Plan(seeds=(1, 2), hz=(100, 20_000, 100_000), hz_seeds=(1, 2), name="quick")
         return Plan(seeds=tuple(range(1, 11)), hz=HZ_GRID, hz_seeds=tuple(range(1, 11)), name="full",
                     buffers=(25, 100, 250), map_seeds=(1, 2, 3), hz_map=hz_map.GRID, hz_map_seeds=(1, 2, 3, 4, 5), late_seeds=(1, 2, 3, 4, 5),
-                    moving_buffers=moving.HOP2_BUFFERS, moving_stage=True)
+                    moving_buffers=moving.HOP2_BUFFERS, moving_stage=True, ticks=("1ms",))
 
 
 def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, out: Path | None = None,
@@ -146,6 +149,18 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
         res = run([(s, o) for s, o, _, _ in pts], plan.late_seeds, hook_args={}, name="p3-latecomer", **kw)
         for (_, _, cc, q), r in zip(pts, res, strict=True):
             late.setdefault(cc, {})[q] = r
+    tick_map: dict[str, Any] = {}
+    for tick in plan.ticks:
+        progress(f"map: the Dummynet host's tick, {tick}")
+        o = {"emulators.0.tick": tick}
+        acc_t = run([(f"accuracy_{k}", o) for k in ("udp", "tcp")], plan.seeds, hook_args={"measured": "imtcp"}, name=f"p3-tick-{tick}", **kw)
+        entry: dict[str, Any] = {"accuracy": dict(zip(("udp", "tcp"), acc_t, strict=True)), "background": {}, "alone": {}}
+        for kind, stem in (("udp", "background"), ("tcp", "background_tcp")):
+            d = run([(stem, {**o, "flows.0.tcp.cc": c, "flows.0.tcp.variant": "imtcp" if c == "imtcp-bg" else "none"}) for c in CCS],
+                    plan.seeds, hook_args={"measured": "bg"}, name=f"p3-tick-{tick}-{stem}", **kw)
+            entry["background"][kind] = dict(zip(CCS, d, strict=True))
+            entry["alone"][kind] = run([(f"{stem}_alone", o)], plan.seeds, hook_args={}, name=f"p3-tick-{tick}-{stem}-alone", **kw)[0]
+        tick_map[tick] = entry
     progress(f"beyond (block F): the bottleneck moves, hop-2 buffers {list(plan.moving_buffers)}")
     pts = moving.points(plan.moving_buffers)
     if plan.moving_stage:
@@ -157,7 +172,7 @@ def experiment(plan: Plan, progress: Callable[[str], None] = lambda _: None, *, 
                   name="p3-moving-bg" if group else "p3-moving", **kw)
         for (_, _, c, q), r in zip(part, res, strict=True):
             moved.setdefault(q, {})[c] = r
-    return {"plan": dataclasses.asdict(plan), "control": ctl, "moving": moved, "latecomer": late, "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
+    return {"plan": dataclasses.asdict(plan), "tick": tick_map, "control": ctl, "moving": moved, "latecomer": late, "accuracy": accuracy, "hz": hz, "background": background, "map": buffer_map,
             "alone": alone, "readings": readings, "nocap": nocap, "f2": f2, "hz_map": by_path, "rule_off": rule_off, "ablation": abl, "delayed_acks": dict(zip(("udp", "tcp"), delayed, strict=True)), "bg_delayed_acks": bg_delack, "wall_s": time.perf_counter() - t0, "cpus": os.cpu_count()}
 
 
@@ -194,6 +209,7 @@ def judge(data: dict[str, Any]) -> list[Check]:
         c28 = ck.f28(bg, alone, k)
         out += [ck.f27(bg, k), c28, ck.f29(c28, k), ck.f30(bg, alone, k), ck.f31(bg, alone, k)]
     out += judge_readings(data)
+    out += judge_ticks(data, {c.figure: c.status for c in out if c.paper})
     for q, m in data.get("map", {}).items():
         label = f"UDP, buffer {q} pkts"
         c28 = ck.f28(m["background"], m["alone"], label)
@@ -240,6 +256,24 @@ def judge_readings(data: dict[str, Any]) -> list[Check]:
             for c in (ck.f27(mapped, k), ck.f30(mapped, alone, k), ck.f31(mapped, alone, k)):
                 c.paper = False
                 c.values = {**c.values, "kind": k, "map_reading": name, "shipped": shipped[c.values["id"]].status}
+                out.append(c)
+    return out
+
+
+def judge_ticks(data: dict[str, Any], shipped: dict[str, str]) -> list[Check]:
+    """F7, F21, F27–F31 again with the Dummynet host's tick (`data["tick"]`), the same seeds and
+    criteria (not counted). Each check carries `map_tick` and `shipped`, the judged verdict of
+    the same check with the exact release (`shipped`, by figure)."""
+    out: list[Check] = []
+    for tick, entry in data.get("tick", {}).items():
+        for kind in ("udp", "tcp"):
+            k = kind.upper()
+            acc, bg, alone = entry["accuracy"][kind], entry["background"][kind], entry["alone"][kind]
+            c28 = ck.f28(bg, alone, k)
+            for c in (ck.f7(acc, STEPS_S, ACC_END_S, k, RULES[0], judged=False), ck.f21(acc, k, RULES[0], judged=False), ck.f27(bg, k), c28,
+                      ck.f29(c28, k), ck.f30(bg, alone, k), ck.f31(bg, alone, k)):
+                c.paper = False
+                c.values = {**c.values, "kind": k, "map_tick": tick, "shipped": shipped.get(c.figure, "")}
                 out.append(c)
     return out
 
