@@ -23,6 +23,7 @@ import numpy as np
 from tcplab.reproduce.findings import Check
 from tcplab.reproduce.p3.checks import errors, make
 from tcplab.reproduce.p3.constants import PACKET_BITS
+from tcplab.reproduce.p3.marks import criteria
 from tcplab.reproduce.p3.stats import interval
 from tcplab.reproduce.report import Report
 
@@ -121,7 +122,7 @@ def section(rep: Report, checks: Sequence[Check]) -> None:
     rep.paragraph("「計測精度・実行速度を考慮して *HZ* を決定する必要がある」 (S6 L113). `accuracy_udp.toml` with the bottleneck "
                   "at each rate and a constant CBR at half of it, 20 s per run; the smallest HZ of the grid from which on the mean "
                   f"per-seed median error stays within {100 * BOUND:g} % (ours), against HZ ≥ r/(2·ε·S·8) (EVIDENCE §4).")
-    rep.bullets(f"Criterion: {claim}" for claim in dict.fromkeys(c.claim for c in rows))
+    criteria(rep, rows)
     grid = sorted({int(h) for c in rows for h in c.values["median_error"]})
     rep.table(("bottleneck", "free Mb/s", "predicted HZ", "smallest HZ", "verdict", *(f"{h:,}" for h in grid)),
               [(c.values["path"], f"{c.values['free_bps'] / 1e6:.1f}", f"{c.values['predicted_hz']:,.0f}",

@@ -33,6 +33,7 @@ from tcplab.reproduce.figures import new_figure
 from tcplab.reproduce.findings import Check
 from tcplab.reproduce.p3.checks import QUOTES, _ci, _mbps, f7
 from tcplab.reproduce.p3.constants import CCS, DROP_MAX
+from tcplab.reproduce.p3.marks import criteria, mark
 from tcplab.reproduce.p3.stats import combine, order, threshold
 from tcplab.reproduce.report import Report
 
@@ -192,10 +193,10 @@ def section(rep: Report, checks: Sequence[Check]) -> None:
                   "`moving_alone.toml` is the cross traffic alone. Each controller on the same seeds; the second hop's buffer as "
                   "the first's (50 packets: 6 ms, below the RTT rule's 12 ms) and 250 packets (30 ms, where the rule can fire); "
                   "ImTCP-bg's other RTT reading (`stage`, as block D's map) beside the shipped one.")
-    rep.bullets(f"Criterion: {claim}" for claim in dict.fromkeys(c.claim for c in rows))
+    criteria(rep, rows)
     rep.table(("case", "check", "measured", "verdict"),
               [(c.values["case"], "re-find (F7's criterion)" if c.values.get("id") == "F7" else "background on the new bottleneck",
-                c.measured, {"pass": "pass", "FAIL": "**FAIL**"}.get(c.status, f"*{c.status}*")) for c in rows])
+                c.measured, mark(c)) for c in rows])
 
 
 def figure(moving: Mapping[int, Mapping[str, Sequence[Any]]]) -> Any:

@@ -11,6 +11,7 @@ import numpy as np
 from tcplab.reproduce.figures import new_figure, write_figures
 from tcplab.reproduce.findings import Check
 from tcplab.reproduce.p3 import control, hz_map, moving
+from tcplab.reproduce.p3.marks import criteria, mapped_table, mark
 from tcplab.reproduce.p3.constants import CCS, RULES, SEED_FILE
 from tcplab.reproduce.report import Report, write_results_json
 
@@ -36,17 +37,10 @@ def _beyond(rep: Report, checks: list[Check], fid: str, title: str, text: str, c
         return
     rep.heading(f"Beyond the slides: {title}", 3)
     rep.paragraph(text)
-    _criteria(rep, rows)
-    rep.table((columns[0], "measured", columns[1]), [(c.values[columns[0]], c.measured, _mark(c)) for c in rows])
+    criteria(rep, rows)
+    rep.table((columns[0], "measured", columns[1]), [(c.values[columns[0]], c.measured, mark(c)) for c in rows])
 
 
-def _criteria(rep: Report, checks: list[Check]) -> None:
-    """The criterion (claim) of a beyond-the-slides section's checks, each distinct one once."""
-    rep.bullets(f"Criterion: {claim}" for claim in dict.fromkeys(c.claim for c in checks))
-
-
-def _mark(c: Check) -> str:
-    return {"pass": "pass", "FAIL": "**FAIL**"}.get(c.status, f"*{c.status}*")
 
 
 def figures(data: dict[str, Any]) -> dict[str, Any]:
@@ -131,7 +125,7 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
     rep.paragraph(f"**{counts['pass']} of {len(judged)} judged findings hold**; {counts['FAIL']} FAIL, {counts['inconclusive']} inconclusive,"
                   f" {counts['not exercised']} not exercised.")
     rep.table(("id", "where", "criterion", "measured", "verdict"),
-              [(c.values.get("id", ""), c.figure, c.claim, c.measured, _mark(c)) for c in judged])
+              [(c.values.get("id", ""), c.figure, c.claim, c.measured, mark(c)) for c in judged])
     rep.heading("The trend rule, an unknown: the other two rules beside (not counted)")
     rep.paragraph("EVIDENCE §3: the slides do not give the rule that decides a stream's delays rise. Rows where a rule flips the"
                   " default's verdict are marked.")
@@ -142,15 +136,15 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
                 or c.values.get("id") in ("F18", "F10", "latecomer", "delayed-acks", "bg-delayed-acks")):
             continue
         flip = default.get((c.values.get("id"), c.values.get("kind")))
-        rows.append((c.values.get("id", ""), c.figure, c.measured, _mark(c), "**flips**" if flip and flip != c.status else ""))
+        rows.append((c.values.get("id", ""), c.figure, c.measured, mark(c), "**flips**" if flip and flip != c.status else ""))
     rep.table(("id", "where", "measured", "verdict", "vs ties-split"), rows)
     mapped = [c for c in checks if "map_buffer" in c.values]
     if mapped:
         rep.heading("The bottleneck buffer, an unknown: mapped (not counted)")
         rep.paragraph("EVIDENCE §2.3: the shipped 50 packets is the era's default; here 25, 100 and 250 packets on seeds "
                       f"{list(plan.get('map_seeds', []))}, the same criteria. The shipped 50 is the judged table above.")
-        _criteria(rep, mapped)
-        rep.table(("buffer", "id", "measured", "verdict"), [(c.values["map_buffer"], c.values.get("id", ""), c.measured, _mark(c)) for c in mapped])
+        criteria(rep, mapped)
+        rep.table(("buffer", "id", "measured", "verdict"), [(c.values["map_buffer"], c.values.get("id", ""), c.measured, mark(c)) for c in mapped])
     read = [c for c in checks if "map_reading" in c.values]
     if read:
         rep.heading("ImTCP-bg's RTT source and TCP-LP's timestamp clock, unknowns: mapped (not counted)")
@@ -161,10 +155,7 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
                       " module; shipped: FreeBSD 4.10 at HZ 20,000, where Linux's integer 1000/HZ is 0 and TCP-LP is Reno. `both`: the two"
                       f" together. Seeds {list(plan['seeds'])}, paired with the shipped runs of the other controllers; a changed verdict is"
                       " marked in both directions (shipped → mapped).")
-        _criteria(rep, read)
-        rep.table(("reading", "id", "measured", "verdict", "shipped verdict", "change"),
-                  [(c.values["map_reading"], c.figure, c.measured, _mark(c), c.values["shipped"],
-                    f"**{c.values['shipped']} → {c.status}**" if c.values["shipped"] != c.status else "") for c in read])
+        mapped_table(rep, read, "map_reading", "reading", "shipped verdict")
         rd = data.get("readings", {})
         rep.bullets([f"{k.upper()} {name}: throughput per seed {[round(r['steady_bps'].get('bg', 0.0) / 1e6, 2) for r in v]} Mb/s,"
                      f" timeouts {[next(f['timeouts'] for f in r['flows'] if f['name'] == 'bg') for r in v]}"
@@ -176,10 +167,7 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
                       "`dummynet(4)` recommends HZ = 1000), which can bunch a 10-packet stream at 100 Mb/s (120 µs a packet). "
                       "The shipped scenarios release exactly; here blocks A and D again with `emulators.0.tick` as named, "
                       f"seeds {list(plan['seeds'])}, the same criteria; a verdict that differs from the exact release's is marked.")
-        _criteria(rep, ticked)
-        rep.table(("tick", "id", "measured", "verdict", "exact release", "change"),
-                  [(c.values["map_tick"], c.figure, c.measured, _mark(c), c.values["shipped"],
-                    f"**{c.values['shipped']} → {c.status}**" if c.values["shipped"] and c.values["shipped"] != c.status else "") for c in ticked])
+        mapped_table(rep, ticked, "map_tick", "tick", "exact release")
     hz_map.section(rep, checks)
     _beyond(rep, checks, "F10", "the RTT rule when the estimate is wrong (F10)",
             "「ImTCP の計測結果が信頼できない場合がある」; 「RTT を用いた輻輳ウィンドウサイズの制御を併用する」 (S4 L60, L62). "
@@ -190,8 +178,8 @@ def write_report(data: dict[str, Any], checks: list[Check], out: Path) -> list[C
         rep.heading("Block C beside TCP cross traffic (not counted)", 3)
         rep.paragraph("S9's figure is one run; F24–F26 are judged beside UDP cross traffic (above) and read the same way on "
                       "`background_tcp.toml`'s runs here.")
-        _criteria(rep, beside)
-        rep.table(("id", "measured", "verdict"), [(c.values["id"], c.measured, _mark(c)) for c in beside])
+        criteria(rep, beside)
+        rep.table(("id", "measured", "verdict"), [(c.values["id"], c.measured, mark(c)) for c in beside])
     moving.section(rep, checks)
     _beyond(rep, checks, "delayed-acks", "ImTCP with delayed ACKs (block E)",
             "The stage times each stream packet by its own ACK, so it refuses a receiver that ACKs every second segment "
