@@ -219,6 +219,8 @@ impl Run {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_aqm;
+#[cfg(test)]
 #[path = "tests_atm.rs"]
 mod tests_atm;
 #[cfg(test)]

@@ -10,16 +10,26 @@
 //! identical decisions), which is why a discipline says whether it is one (`as_fifo`).
 //!
 //! Shipped: `DropTail` (one FIFO limited in packets or bytes, optionally marking ECN by a
-//! threshold) and `StrictPriority` (drop-tail classes, class 0 served first). A new
-//! discipline is one file implementing `QueueDiscipline`.
+//! threshold), `StrictPriority` (drop-tail classes, class 0 served first), and the AQMs
+//! `Red` (with gentle and adaptive variants), `Codel` (RFC 8289), `FqCodel` (RFC 8290) and
+//! `Pie` (RFC 8033). A new discipline is one file implementing `QueueDiscipline`.
 
+mod codel;
 mod drop_tail;
 mod ecn;
+mod fq_codel;
+mod pie;
 mod priority;
+mod red;
+mod timed;
 
+pub use codel::{check_rule as check_codel_rule, control_law, Codel, CodelParams, CodelRule, CodelSpec, CodelState};
 pub use drop_tail::DropTail;
 pub use ecn::{Admission, EcnMarking};
+pub use fq_codel::{check_params as check_fq_codel_params, FqCodel, FqCodelParams, FqCodelSpec};
+pub use pie::{check_params as check_pie_params, Pie, PieParams, PieSpec};
 pub use priority::StrictPriority;
+pub use red::{check_params as check_red_params, Red, RedParams, RedSpec};
 
 use crate::net::packet::Packet;
 use crate::units::{QueueLimit, SimTime};

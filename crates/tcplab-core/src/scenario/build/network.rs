@@ -6,15 +6,15 @@ use std::collections::BTreeMap;
 
 use crate::engine::SeedTree;
 use crate::net::atm_port::{AtmPortConfig, CbrUnit, Discard};
-use crate::net::discipline::{DropTail, EcnMarking, QueueDiscipline, StrictPriority};
+use crate::net::discipline::{Codel, CodelRule, DropTail, EcnMarking, FqCodel, Pie, QueueDiscipline, Red, StrictPriority};
 use crate::net::harmonizer::{Harmonizer, HarmonizerConfig};
 use crate::net::impair::ImpairConfig;
 use crate::net::link_layer::LinkLayer;
 use crate::net::pipe::Pipe;
 use crate::net::route::{Graph, NodeId, NodeRole};
 use crate::net::{PipeId, RouteId};
-use crate::scenario::resolve::{err, member_name, Res, ResolvedHost, ResolvedScenario};
-use crate::scenario::spec::{CbrUnitName, DiscardName, LinkLayerSpec, QueueSpec, UnmarkableName};
+use crate::scenario::resolve::{aqm, err, member_name, Res, ResolvedHost, ResolvedScenario};
+use crate::scenario::spec::{AqmName, CbrUnitName, DiscardName, LinkLayerSpec, QueueSpec, UnmarkableName};
 use crate::sim::Simulation;
 use crate::units::{BitRate, QueueLimit, SimDuration};
 
@@ -48,10 +48,21 @@ impl Network<'_> {
     }
 }
 
-/// The queue discipline a queue spec describes.
-fn queue_of(q: &QueueSpec) -> Box<dyn QueueDiscipline> {
+/// The queue discipline a queue spec describes, for the queue named `name` on a line of
+/// `rate` (an AQM draws from the stream `queues/<name>/aqm`).
+fn queue_of(q: &QueueSpec, name: &str, rate: Option<BitRate>, seeds: &SeedTree) -> Box<dyn QueueDiscipline> {
     match q {
         QueueSpec::Limit(l) => Box::new(DropTail::new(l.0, None)),
+        QueueSpec::Table(t) if t.aqm.is_some() => {
+            let limit = t.limit.map(|l| l.0).or_else(|| t.aqm.and_then(aqm::default_limit)).expect("resolution gives an AQM queue its limit");
+            let rng = || seeds.stream(&format!("queues/{name}/aqm"));
+            match t.aqm.expect("an AQM") {
+                AqmName::Red => Box::new(Red::new(limit, &aqm::red(t), rate, rng())),
+                AqmName::Codel => Box::new(Codel::new(limit, CodelRule::from(&aqm::codel(t)))),
+                AqmName::FqCodel => Box::new(FqCodel::new(limit, &aqm::fq_codel(t), rng().next_u64())),
+                AqmName::Pie => Box::new(Pie::new(limit, &aqm::pie(t), rng())),
+            }
+        }
         QueueSpec::Table(t) => {
             let marking = t.ecn_threshold.map(|k| EcnMarking { threshold: k.0, drop_unmarkable: t.ecn_unmarkable.unwrap_or_default() == UnmarkableName::Drop });
             match (&t.limit, &t.classes) {
@@ -134,7 +145,9 @@ fn links(r: &ResolvedScenario, seeds: &SeedTree, sim: &mut Simulation, net: &mut
             LinkLayerSpec::Aal5VcMux => LinkLayer::AAL5_VC_MUX,
         };
         let mk = |from: &str, to: &str, q: &QueueSpec| {
-            let p = Pipe::new(format!("{from}->{to}"), Some(l.rate.0), l.delay.0, 0.0, seeds.stream(&format!("links/{from}->{to}")), queue_of(q)).with_link_layer(link);
+            let name = format!("{from}->{to}");
+            let p = Pipe::new(name.clone(), Some(l.rate.0), l.delay.0, 0.0, seeds.stream(&format!("links/{from}->{to}")), queue_of(q, &name, Some(l.rate.0), seeds))
+                .with_link_layer(link);
             match atm_port_of(q, l.rate.0) {
                 Some(cfg) => p.with_atm_port(cfg),
                 None => p,
@@ -163,7 +176,7 @@ fn emulators(r: &ResolvedScenario, seeds: &SeedTree, sim: &mut Simulation, net: 
         let mut mk = |from: &str, to: &str| {
             let name = format!("{}:{from}->{to}", e.name);
             let (rate, q) = match &e.rate_limit {
-                Some(l) => (Some(l.rate.0), queue_of(&l.queue)),
+                Some(l) => (Some(l.rate.0), queue_of(&l.queue, &name, Some(l.rate.0), seeds)),
                 None => (None, Box::new(DropTail::new(QueueLimit::Unlimited, None)) as Box<dyn QueueDiscipline>),
             };
             let mut pipe = Pipe::new(name.clone(), rate, e.delay.0, e.loss, seeds.stream(&format!("emulators/{name}/loss")), q);

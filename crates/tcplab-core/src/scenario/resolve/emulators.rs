@@ -200,7 +200,7 @@ fn resolve_emulator(e: &EmulatorSpec, i: usize, links: &[LinkSpec]) -> Res<Resol
         let steps = (delay.as_ps() + quantum.0.as_ps() / 2) / quantum.0.as_ps();
         delay = SimDuration(steps * quantum.0.as_ps());
     }
-    let rate_limit = e.rate.map(|rate| RateLimit { rate, queue: queue.unwrap_or(QueueSpec::Limit(QLimit(QueueLimit::Unlimited))) });
+    let rate_limit = e.rate.map(|rate| RateLimit { rate, queue: super::aqm::complete(queue.unwrap_or(QueueSpec::Limit(QLimit(QueueLimit::Unlimited)))) });
     Ok(ResolvedEmulator { name: e.name.clone(), preset: e.preset, delay: Dur(delay), loss, quantum, tick: Dur(tick), rate_limit, harmonizer, reorder, duplicate })
 }
 

@@ -23,7 +23,8 @@ pub(super) fn default_queue() -> QueueSpec {
 /// `check_atm_port`).
 pub(super) fn check_queue(q: &QueueSpec, path: &str) -> Res<()> {
     let QueueSpec::Table(t) = q else { return Ok(()) };
-    let given = [t.limit.is_some(), t.classes.is_some(), t.cells.is_some()].iter().filter(|&&g| g).count();
+    super::aqm::check(t, path)?;
+    let given = [t.limit.is_some() || t.aqm.is_some(), t.classes.is_some(), t.cells.is_some()].iter().filter(|&&g| g).count();
     if given > 1 {
         return err(format!("{path}.classes"), "give one of limit (one FIFO), classes (strict priority) or cells (an ATM port)");
     }
@@ -169,6 +170,7 @@ pub(super) fn resolve_links(links: &[LinkSpec], default_queue: &QueueSpec, names
         let queue_b = l.queue_b.clone().unwrap_or(both);
         check_queue(&queue_a, &format!("links[{i}].queue_a"))?;
         check_queue(&queue_b, &format!("links[{i}].queue_b"))?;
+        let (queue_a, queue_b) = (super::aqm::complete(queue_a), super::aqm::complete(queue_b));
         let view = LinkSpecView { link_layer: l.link_layer.unwrap_or_default(), rate: l.rate };
         check_atm_port(&queue_a, &format!("links[{i}].queue_a"), &view)?;
         check_atm_port(&queue_b, &format!("links[{i}].queue_b"), &view)?;

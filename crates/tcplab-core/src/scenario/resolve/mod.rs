@@ -4,6 +4,7 @@
 //! byte limit, no rate limit on an emulator). It serializes to the fully resolved scenario,
 //! a complete scenario file that parses back, as a `spec::Scenario`, to itself.
 
+pub mod aqm;
 mod cbr;
 mod cc;
 mod coordinators;

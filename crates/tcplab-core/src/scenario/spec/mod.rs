@@ -22,8 +22,9 @@ pub use tcp::*;
 pub enum QueueSpec {
     /// One FIFO.
     Limit(QLimit),
-    /// A table: a limit or classes, and ECN marking.
-    Table(QueueTable),
+    /// A table: a limit or classes, and ECN marking, an AQM or an ATM port (boxed: it is
+    /// large and rare).
+    Table(Box<QueueTable>),
 }
 
 impl<'de> Deserialize<'de> for QueueSpec {
@@ -47,7 +48,7 @@ impl<'de> Deserialize<'de> for QueueSpec {
                 }
             }
             fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<QueueSpec, A::Error> {
-                QueueTable::deserialize(de::value::MapAccessDeserializer::new(map)).map(QueueSpec::Table)
+                QueueTable::deserialize(de::value::MapAccessDeserializer::new(map)).map(|t| QueueSpec::Table(Box::new(t)))
             }
         }
         d.deserialize_any(V)
@@ -63,6 +64,42 @@ pub enum UnmarkableName {
     Drop,
     /// Let it through unmarked (only the buffer limit drops it).
     Pass,
+}
+
+/// An active queue management discipline for a queue table's FIFO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AqmName {
+    /// RED (Floyd & Jacobson 1993; gentle and adaptive variants), table `red`.
+    Red,
+    /// CoDel (RFC 8289), table `codel`.
+    Codel,
+    /// FQ-CoDel (RFC 8290), table `fq_codel`.
+    FqCodel,
+    /// PIE (RFC 8033), table `pie`.
+    Pie,
+}
+
+impl AqmName {
+    /// The key of its parameter table.
+    pub fn table(self) -> &'static str {
+        match self {
+            AqmName::Red => "red",
+            AqmName::Codel => "codel",
+            AqmName::FqCodel => "fq_codel",
+            AqmName::Pie => "pie",
+        }
+    }
+
+    /// The name a scenario writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            AqmName::Red => "red",
+            AqmName::Codel => "codel",
+            AqmName::FqCodel => "fq-codel",
+            AqmName::Pie => "pie",
+        }
+    }
 }
 
 /// What an ATM port's CBR rate counts.
@@ -121,6 +158,23 @@ pub struct QueueTable {
     /// the same mean rate (an analyser's bursty generator), 1..=1000000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cbr_burst: Option<u32>,
+    /// An AQM on the FIFO: `"red"`, `"codel"`, `"fq-codel"` or `"pie"` (none by default: drop
+    /// tail). Its `limit` defaults to Linux's (CoDel and PIE 1000 packets, FQ-CoDel 10240; RED
+    /// needs one), and its parameters are the table of its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aqm: Option<AqmName>,
+    /// RED's parameters (`aqm = "red"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red: Option<crate::net::discipline::RedSpec>,
+    /// CoDel's parameters (`aqm = "codel"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codel: Option<crate::net::discipline::CodelSpec>,
+    /// FQ-CoDel's parameters (`aqm = "fq-codel"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fq_codel: Option<crate::net::discipline::FqCodelSpec>,
+    /// PIE's parameters (`aqm = "pie"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pie: Option<crate::net::discipline::PieSpec>,
     /// The ATM port's discard: `"tail-drop"` (default), `"ppd"` or `"epd"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discard: Option<DiscardName>,
