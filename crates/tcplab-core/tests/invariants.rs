@@ -16,11 +16,15 @@ use tcplab_core::Run;
 
 mod seeded;
 
-const CCS: [&str; 8] = ["reno", "newreno", "bic", "cubic", "dctcp", "highspeed", "tcp-lp", "ledbat"];
-/// The controllers of the mixed random run: all but LEDBAT, which has a run of its own.
+const CCS: [&str; 10] = ["reno", "newreno", "bic", "cubic", "dctcp", "highspeed", "tcp-lp", "ledbat", "vegas", "htcp"];
+/// The controllers of the mixed random run: all but LEDBAT, Vegas and H-TCP, which have runs of
+/// their own.
 const MIXED: std::ops::Range<usize> = 0..7;
 /// LEDBAT's own random run.
 const LEDBAT: std::ops::Range<usize> = 7..8;
+/// Vegas's and H-TCP's own random run (last in `CCS`, so the other runs draw the cases they drew
+/// before these two were added).
+const VEGAS_HTCP: std::ops::Range<usize> = 8..10;
 const PROFILES: [&str; 6] = ["rfc", "linux-2.6.16", "linux-modern", "freebsd-3.2", "linux-2.4.18", "freebsd-4.10"];
 /// The profiles of the mixed and LEDBAT random runs (the cases they draw stay those drawn
 /// before freebsd-4.10 was added).
@@ -139,9 +143,9 @@ rate = "{rate}Mbps"
         ts = c.timestamps || CCS[c.cc] == "ledbat",
         mss = c.mss,
         delack = if c.delack { 2 } else { 1 },
-        // Linux 2.4 counts ACKs (abc_limit 0), which CUBIC does not take: it runs with byte
-        // counting there, as a user combining the two must write.
-        abc = if PROFILES[c.profile] == "linux-2.4.18" && CCS[c.cc] == "cubic" { "abc_limit = 1" } else { "" },
+        // Linux 2.4 counts ACKs (abc_limit 0), which CUBIC, Vegas and H-TCP do not take: they
+        // run with byte counting there, as a user combining them must write.
+        abc = if PROFILES[c.profile] == "linux-2.4.18" && ["cubic", "vegas", "htcp"].contains(&CCS[c.cc]) { "abc_limit = 1" } else { "" },
         d = c.one_way_us,
         rate = c.rate_mbps,
     ));
@@ -184,6 +188,17 @@ fn every_ack_of_random_multi_flow_ledbat_runs_keeps_the_rules() {
     // min(cwnd, max(cwnd/2, MIN_CWND·MSS)), timeouts to one segment.
     let default = if cfg!(tcplab_unoptimized) { 8 } else { 400 };
     random_runs(LEDBAT, EARLIER, default);
+}
+
+#[test]
+fn every_ack_of_random_multi_flow_vegas_and_htcp_runs_keeps_the_rules() {
+    // Vegas (its once-per-round ±1 and slow-start exit, Reno's rules out of the Open state)
+    // and H-TCP (α from the time since the last loss, β from the RTTs) over the same random
+    // dumbbells and every profile: every ACK held to slow start's share plus Reno's counter
+    // (Vegas) or to the one segment a full counter adds (H-TCP), every loss to max(cwnd/2, 2)
+    // and max(β·cwnd, 2) segments.
+    let default = if cfg!(tcplab_unoptimized) { 8 } else { 500 };
+    random_runs(VEGAS_HTCP, 0..PROFILES.len(), default);
 }
 
 /// `default` random cases (or `TCPLAB_INVARIANT_CASES`) with the controllers `ccs` of `CCS`.

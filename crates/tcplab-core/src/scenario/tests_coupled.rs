@@ -112,6 +112,8 @@ fn only_reno_family_controllers_take_a_coupled_group() {
         CcConfig::TcpLp(Default::default()),
         CcConfig::Ledbat(Default::default()),
         CcConfig::ImtcpBg(Default::default()),
+        CcConfig::Vegas(Default::default()),
+        CcConfig::Htcp(Default::default()),
     ] {
         assert!(!Controller::new(&cfg, 14_600, u64::MAX, 1460).attach(&ControllerInput::Coupled(CoupledGroup::join(&g))), "{}", cfg.name());
     }

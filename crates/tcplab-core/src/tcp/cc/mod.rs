@@ -9,12 +9,14 @@ pub mod coupling;
 pub mod cubic;
 pub mod dctcp;
 pub mod highspeed;
+pub mod htcp;
 pub mod imtcp_bg;
 pub mod input;
 pub mod ledbat;
 pub mod registry;
 pub mod reno;
 pub mod tcp_lp;
+pub mod vegas;
 pub mod window;
 
 use crate::tcp::config::RecoveryKind;
@@ -25,12 +27,14 @@ pub use coupling::{ControllerInput, CoupledGroup, CoupledMember};
 pub use cubic::{Cubic, CubicConfig};
 pub use dctcp::{Dctcp, DctcpConfig};
 pub use highspeed::{HighSpeed, HighSpeedConfig};
+pub use htcp::{Htcp, HtcpConfig};
 pub use imtcp_bg::{ImtcpBg, ImtcpBgConfig, RttCut, RttSource};
 pub use input::{CcInput, CcInputKind, InRange};
 pub use ledbat::{Ledbat, LedbatConfig};
 pub use registry::{CcContext, Registered};
 pub use reno::{NewReno, Reno, RenoConfig};
 pub use tcp_lp::{LpVersion, TcpLp, TcpLpConfig};
+pub use vegas::{Vegas, VegasConfig, VegasDiff};
 pub use window::{PacketWindow, WindowState};
 
 /// An ACK that acknowledged new data, delivered to the controller outside fast recovery.
@@ -338,6 +342,8 @@ mod tests {
             CcConfig::Ledbat(LedbatConfig::default()),
             CcConfig::TcpLp(TcpLpConfig::default()),
             CcConfig::ImtcpBg(ImtcpBgConfig::default()),
+            CcConfig::Vegas(VegasConfig::default()),
+            CcConfig::Htcp(HtcpConfig::default()),
         ] {
             let c = Controller::new(&cfg, 14_600, u64::MAX, 1460);
             assert_eq!(c.name(), cfg.name());
@@ -358,6 +364,8 @@ mod tests {
             CcConfig::Ledbat(LedbatConfig::default()),
             CcConfig::TcpLp(TcpLpConfig::default()),
             CcConfig::ImtcpBg(ImtcpBgConfig::default()),
+            CcConfig::Vegas(VegasConfig::default()),
+            CcConfig::Htcp(HtcpConfig::default()),
         ] {
             assert_eq!(cfg.recovery_without_sack(), RecoveryKind::NewReno, "{}", cfg.name());
         }

@@ -91,6 +91,11 @@ macro_rules! with_controllers {
                 TcpLp, tcp_lp, "tcp-lp", $crate::tcp::cc::tcp_lp::TcpLp;
                 /// ImTCP-bg (Tsugawa et al.): Reno capped by Ā·RTT_min from ImTCP's estimates.
                 ImtcpBg, imtcp_bg, "imtcp-bg", $crate::tcp::cc::imtcp_bg::ImtcpBg;
+                /// TCP Vegas as Linux `tcp_vegas.c`: the queue held at alpha..beta segments.
+                Vegas, vegas, "vegas", $crate::tcp::cc::vegas::Vegas;
+                /// H-TCP as Linux `tcp_htcp.c`: α growing with the time since the last loss,
+                /// β = minRTT/maxRTT.
+                Htcp, htcp, "htcp", $crate::tcp::cc::htcp::Htcp;
             }
         }
     };

@@ -1,7 +1,8 @@
 //! The window in packets, as Linux keeps it (`snd_cwnd`, `snd_ssthresh`, `snd_cwnd_cnt`),
-//! shared by the controllers ported from the kernel (BIC, CUBIC), with the core's own rules
-//! around them: leaving recovery, the loss window after a timeout. `WindowState` is the window
-//! as a remedy outside the controller sees it, in either unit.
+//! shared by the controllers ported from the kernel (BIC, CUBIC, Vegas, H-TCP), with the
+//! kernel's slow start and Reno counter (`tcp_slow_start`, `tcp_cong_avoid_ai`) and the core's
+//! own rules around them: leaving recovery, the loss window after a timeout. `WindowState` is
+//! the window as a remedy outside the controller sees it, in either unit.
 
 use super::RecoveryExit;
 
@@ -48,6 +49,42 @@ impl PacketWindow {
         self.cwnd_cnt = 0;
     }
 
+    /// Linux `tcp_slow_start`: cwnd += `acked` segments, up to ssthresh; returns the segments
+    /// left over (those past ssthresh).
+    pub fn slow_start(&mut self, acked: u32) -> u32 {
+        let cwnd = (self.cwnd as u64 + acked as u64).min(self.ssthresh as u64).max(self.cwnd as u64);
+        let grown = (cwnd - self.cwnd as u64) as u32;
+        self.cwnd = cwnd as u32;
+        acked - grown
+    }
+
+    /// Linux `tcp_cong_avoid_ai` (4.x and later): one segment more per `w` segments acked,
+    /// counted in `cwnd_cnt`.
+    pub fn cong_avoid_ai(&mut self, w: u32, acked: u32) {
+        let w = w.max(1);
+        if self.cwnd_cnt >= w {
+            self.cwnd_cnt = 0;
+            self.cwnd += 1;
+        }
+        self.cwnd_cnt += acked;
+        if self.cwnd_cnt >= w {
+            let d = self.cwnd_cnt / w;
+            self.cwnd_cnt -= d * w;
+            self.cwnd += d;
+        }
+    }
+
+    /// The most `slow_start` then `cong_avoid_ai(cwnd, rest)` (Linux `tcp_reno_cong_avoid`)
+    /// may add for `acked` segments, segments: the slow start's share up to ssthresh, then one
+    /// segment for a full counter and one per cwnd of the counter plus the rest.
+    pub fn reno_growth_bound(&self, acked: u32) -> u64 {
+        let (cwnd, ssthresh, acked) = (self.cwnd as u64, self.ssthresh as u64, acked as u64);
+        let ss = if cwnd < ssthresh { acked.min(ssthresh - cwnd) } else { 0 };
+        let rest = acked - ss;
+        let ca = if rest > 0 { 1 + (self.cwnd_cnt as u64 + rest) / (cwnd + ss).max(1) } else { 0 };
+        ss + ca
+    }
+
     /// After a timeout: the loss window of one segment.
     pub fn loss_window(&mut self) {
         self.cwnd = 1;
@@ -65,6 +102,6 @@ pub enum WindowState<'a> {
         /// Slow-start threshold, bytes (`u64::MAX` = unlimited).
         ssthresh: &'a mut u64,
     },
-    /// Kept in segments, as Linux does (BIC, CUBIC).
+    /// Kept in segments, as Linux does (BIC, CUBIC, Vegas, H-TCP).
     Packets(&'a mut PacketWindow),
 }

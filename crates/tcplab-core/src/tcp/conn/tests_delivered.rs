@@ -43,6 +43,8 @@ fn a_hole_filling_ack_after_a_timeout_grows_the_window_by_what_it_delivered() {
         CcConfig::HighSpeed(HighSpeedConfig { reno: reno2 }),
         CcConfig::TcpLp(TcpLpConfig { reno: reno2, ..TcpLpConfig::default() }),
         CcConfig::ImtcpBg(ImtcpBgConfig { reno: reno2, ..ImtcpBgConfig::default() }),
+        CcConfig::Vegas(crate::tcp::cc::VegasConfig::default()),
+        CcConfig::Htcp(crate::tcp::cc::HtcpConfig::default()),
     ] {
         let c = TcpConfig { cc, initial_cwnd: 40, recovery: RecoveryKind::Sack, ..cfg() };
         let mut w = after_timeout(c);
