@@ -357,6 +357,7 @@ metrics = ["sum(flows.goodput_bps)"]
         "failed: point 1 (links.1.queue_a=0pkts) seed 1: ScenarioError: links[1].queue_a"
         in proc.stderr
     )
+    assert "flows.parquet, queues.parquet" in proc.stdout.splitlines()[-1]
     table = pl.read_parquet(tmp_path / "out" / "results.parquet")
     assert table["links.1.queue_a"].to_list() == ["10pkts", "0pkts", "40pkts"]
     errors = table["error"].to_list()
