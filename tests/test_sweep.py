@@ -357,6 +357,7 @@ metrics = ["sum(flows.goodput_bps)"]
         "failed: point 1 (links.1.queue_a=0pkts) seed 1: ScenarioError: links[1].queue_a"
         in proc.stderr
     )
+    assert "flows.parquet, queues.parquet" in proc.stdout.splitlines()[-1]
     table = pl.read_parquet(tmp_path / "out" / "results.parquet")
     assert table["links.1.queue_a"].to_list() == ["10pkts", "0pkts", "40pkts"]
     errors = table["error"].to_list()
@@ -990,3 +991,65 @@ def test_the_sweep_table_fits_the_columns_given_when_piped(smoke_path, tmp_path)
     env["COLUMNS"] = "180"
     wide = tcplab_cli("sweep", sweep_path, "--quiet", cwd=tmp_path, env=env)
     assert max(len(line.rstrip()) for line in wide.stdout.splitlines()) > 100
+
+
+# --------------------------------------------------------------------------------------------
+# Typed columns: metrics that no run has a value for, per-flow and per-queue tables
+
+
+def test_a_metric_no_run_has_a_value_for_keeps_its_type(smoke_path):
+    # 50 ms: no flow finishes, so every finish_s is null; the column is still Float64.
+    table = tcplab.sweep(
+        smoke_path,
+        {"links.1.queue_a": ["10pkts", "40pkts"]},
+        metrics=["max(flows.finish_s)", "flows[bulk.0].finish_s", "count(flows.finish_s)",
+                 "sum(flows.retransmits)"],
+        overrides={"run.duration": "0.05s"},
+        workers=1,
+    )
+    assert table["error"].to_list() == [None, None]
+    assert table["max(flows.finish_s)"].to_list() == [None, None]
+    assert table.schema["max(flows.finish_s)"] == pl.Float64
+    assert table.schema["flows[bulk.0].finish_s"] == pl.Float64
+    assert table.schema["count(flows.finish_s)"] == pl.Int64
+    assert table.schema["sum(flows.retransmits)"] == pl.Int64
+
+
+def test_the_store_has_per_flow_and_per_queue_tables_with_typed_columns(smoke_path, tmp_path):
+    sweep_path = write_sweep(
+        tmp_path,
+        smoke_path,
+        """
+seeds = 2
+metrics = ["sum(flows.goodput_bps)"]
+[axes]
+"links.1.queue_a" = ["10pkts", "0pkts", "40pkts"]
+""",
+    )
+    outcome = run_sweep(load_sweep(sweep_path), workers=2, out=tmp_path / "out")
+    flows = pl.read_parquet(tmp_path / "out" / "flows.parquet")
+    assert_frame_equal(flows, outcome.flows)
+    # One row per flow of each successful run (the invalid point 0pkts has none), in table order.
+    assert flows.columns[:5] == ["point", "links.1.queue_a", "seed", "key", "id"]
+    assert flows.height == 4 * 3
+    assert flows["links.1.queue_a"].unique(maintain_order=True).to_list() == ["10pkts", "40pkts"]
+    assert flows["name"].to_list()[:3] == ["bulk.0", "bulk.1", "cbr"]
+    for column in ("goodput_bps", "finish_s", "srtt_s", "data_start_s"):
+        assert flows.schema[column] == pl.Float64, column
+    assert flows.schema["retransmits"] == pl.Int64 and flows.schema["name"] == pl.String
+    # The same values as each run's summary.
+    table = outcome.table.filter(pl.col("error").is_null())
+    for row in table.iter_rows(named=True):
+        summary = json.loads(pl.read_parquet(tmp_path / "out" / "runs" / f"{row['key']}.parquet")["summary"][0])
+        mine = flows.filter((pl.col("point") == row["point"]) & (pl.col("seed") == row["seed"]))
+        assert mine["goodput_bps"].to_list() == [f["goodput_bps"] for f in summary["flows"]]
+        assert sum(mine["goodput_bps"]) == pytest.approx(row["sum(flows.goodput_bps)"])
+    queues = pl.read_parquet(tmp_path / "out" / "queues.parquet")
+    assert_frame_equal(queues, outcome.queues)
+    assert queues.columns[:5] == ["point", "links.1.queue_a", "seed", "key", "id"]
+    assert queues.schema["dropped"] == pl.Int64
+    assert queues.filter(pl.col("name") == "sw1->emu")["max_packets"].max() <= 40
+    # A resumed sweep writes the same tables.
+    again = run_sweep(load_sweep(sweep_path), workers=2, out=tmp_path / "out")
+    assert again.executed == 0
+    assert_frame_equal(pl.read_parquet(tmp_path / "out" / "flows.parquet"), flows)

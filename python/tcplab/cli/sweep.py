@@ -176,7 +176,8 @@ def _report(outcome: SweepOutcome) -> None:
         markup=False,
     )
     if outcome.store is not None:
-        console.print(f"wrote {outcome.store / 'results.parquet'}", highlight=False, markup=False)
+        console.print(f"wrote {outcome.store / 'results.parquet'} (per flow and per queue: "
+                      "flows.parquet, queues.parquet)", highlight=False, markup=False)
 
 
 def _points_table(table: pl.DataFrame) -> Table:

@@ -274,7 +274,7 @@ def kept_pools() -> Iterator[None]:
     """Within the block, the local pools of successive sweeps (of the same number of workers)
     are one pool: its workers are started once, not once per sweep, and stopped when the block
     ends. A reproduction runs dozens of sweeps of a few seconds each; starting two workers
-    (each importing tcplab and polars) costs about a second every time. A pool that breaks is
+    (each importing tcplab and the calling script) costs tenths of a second every time. A pool that breaks is
     replaced as outside the block; a worker keeps nothing from one run to the next but the
     imports and the seek curves it has fitted (`app::storage::geometry`), so results are the
     same either way."""

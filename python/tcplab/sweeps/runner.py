@@ -32,7 +32,7 @@ from tcplab.sweeps.pool import LocalPool, refuse_in_worker_bootstrap
 from tcplab.sweeps.records import execute
 from tcplab.sweeps.spec import Sweep, build_sweep
 from tcplab.sweeps.store import Store
-from tcplab.sweeps.table import build_table
+from tcplab.sweeps.table import ELEMENT_TABLES, build_elements, build_table
 
 __all__ = ["SweepOutcome", "check_worker", "pending", "receive", "run_sweep", "sweep"]
 
@@ -53,6 +53,11 @@ class SweepOutcome:
     """Wall time of the call, seconds."""
     store: Path | None = None
     """The store's absolute path, when the sweep had one (`out`)."""
+    flows: pl.DataFrame | None = None
+    """One row per flow of each successful run: the point, axis values, seed and key, then the
+    flow's summary values as columns (see `build_elements`; the store's `flows.parquet`)."""
+    queues: pl.DataFrame | None = None
+    """One row per queue of each successful run, likewise (the store's `queues.parquet`)."""
 
 
 def run_sweep(
@@ -115,9 +120,13 @@ def run_sweep(
                 records[record["key"]] = record
                 bar.advance(record["error"] is not None)
 
-        table = build_table(sweep, rows, records)
+        summaries: dict[str, Any] = {}
+        table = build_table(sweep, rows, records, reference, summaries)
+        elements = {
+            name: build_elements(sweep, rows, records, name, summaries) for name in ELEMENT_TABLES
+        }
         if store is not None:
-            store.write_results(table)
+            store.write_results(table, elements)
     finally:
         if isinstance(executor, DaskCluster):
             executor.close()
@@ -131,6 +140,8 @@ def run_sweep(
         failed,
         time.perf_counter() - started,
         store.root if store is not None else None,
+        elements["flows"],
+        elements["queues"],
     )
 
 

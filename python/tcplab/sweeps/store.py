@@ -38,7 +38,8 @@ class Store:
     `store.json` marks it; `sweep.json` (and `sweep.toml`, `base.toml` when the sweep came from
     files) describe the last sweep run in it; `runs/<key>.parquet` holds one row per finished
     run; `runs.log` one JSON line per run executed; `traces/<key>/` the traces of a run when
-    asked; `results.parquet` the sweep table. Every file is written to a temporary name and
+    asked; `results.parquet` the sweep table; `flows.parquet` and `queues.parquet` one row per flow
+    (queue) of each successful run. Every file is written to a temporary name and
     renamed into place. A lock file keeps two sweeps from using one store at once.
     """
 
@@ -154,8 +155,11 @@ class Store:
         with open(self.root / "runs.log", "a", encoding="utf-8") as log:
             log.write(json.dumps(line) + "\n")
 
-    def write_results(self, table: pl.DataFrame) -> Path:
-        """Write the sweep table to `results.parquet` atomically."""
+    def write_results(self, table: pl.DataFrame, elements: Mapping[str, pl.DataFrame] | None = None) -> Path:
+        """Write the sweep table to `results.parquet` and each of `elements` (name -> table:
+        `flows`, `queues`) to `<name>.parquet`, each atomically; returns results.parquet's path."""
+        for name, frame in (elements or {}).items():
+            _write_parquet_atomic(frame, self.root / f"{name}.parquet")
         path = self.root / "results.parquet"
         _write_parquet_atomic(table, path)
         return path
@@ -165,7 +169,8 @@ _TEMPORARY_SUFFIX = r"\.tmp-[0-9a-f]{12}"
 """What `_temporary` appends: `.tmp-` and 12 hex digits."""
 
 _ROOT_TEMPORARY = re.compile(
-    r"\.(?:store\.json|sweep\.json|sweep\.toml|base\.toml|results\.parquet)" + _TEMPORARY_SUFFIX
+    r"\.(?:store\.json|sweep\.json|sweep\.toml|base\.toml|results\.parquet|flows\.parquet"
+    r"|queues\.parquet)" + _TEMPORARY_SUFFIX
 )
 """A temporary name of a file the store writes in its root."""
 
