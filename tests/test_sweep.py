@@ -483,7 +483,7 @@ def test_a_worker_with_another_build_stops_the_sweep(smoke_path, tmp_path):
         ("seeds = [1, 1]\n", "seeds: a seed appears twice"),
         ('seeds = "many"\n', "seeds: expected a count"),
         ('metrics = ["flows.goodput_bps"]\n', "metrics[0]: flows.goodput_bps: flows has one value"),
-        ('metrics = ["median(flows.goodput_bps)"]\n', "unknown aggregate 'median'"),
+        ('metrics = ["p95(flows.goodput_bps)"]\n', "unknown aggregate 'p95'"),
         ('[[zip]]\n"a.x" = [1, 2]\n"a.y" = [1]\n', "zip[0]: zipped axes need equal lengths"),
         (
             '[overrides]\n"links.1.rate" = "1Gbps"\n[axes]\n"links.1.rate" = ["1Gbps"]\n',

@@ -37,6 +37,8 @@ pub struct TcpFlow {
     pub(crate) last_cwnd: (u64, u64),
     /// The last `cc_state` row's window, recovery flag and value bits (`sim::observe`).
     pub(crate) last_cc_state: Option<(u64, bool, [u64; crate::tcp::cc::PROBE_VALUES])>,
+    /// The data sender's RTT samples at the last `rtt` row (`sim::observe`).
+    pub(crate) last_rtt_samples: u64,
 }
 
 impl TcpFlow {
@@ -47,7 +49,7 @@ impl TcpFlow {
 
     /// A flow from its two endpoints (each may run a variant).
     pub fn with_endpoints(src: Endpoint, dst: Endpoint) -> Self {
-        TcpFlow { ends: [src, dst], last_cwnd: (0, 0), last_cc_state: None }
+        TcpFlow { ends: [src, dst], last_cwnd: (0, 0), last_cc_state: None, last_rtt_samples: 0 }
     }
 }
 

@@ -7,9 +7,14 @@ A metric is one of:
 - one flow's or queue's value: `flows[0].goodput_bps` (by index), `flows[bulk.0].goodput_bps`
   (by name), `queues[sw1->emu].dropped`;
 - an aggregate over flows or queues: `sum(flows.goodput_bps)`, `mean(flows.srtt_s)`,
-  `min(...)`, `max(...)`, `count(...)` (number of non-null values) and `jain(...)` (Jain's
-  fairness index (Σx)² / (n·Σx²)). A filter `[FIELD=VALUE]` restricts the flows or queues:
+  `min(...)`, `max(...)`, `count(...)` (number of non-null values), `jain(...)` (Jain's
+  fairness index (Σx)² / (n·Σx²)) and the percentiles `median(...)`, `p90(...)`, `p99(...)`
+  (linear interpolation between order statistics, as numpy's default). A filter `[FIELD=VALUE]` restricts the flows or queues:
   `sum(flows[kind=tcp].goodput_bps)`, `jain(flows[cc=newreno].goodput_bps)`.
+
+Flows have one derived field beside the summary's: `fct_s`, the flow-completion time
+`finish_s − start_s` (null while the flow runs), so `p99(flows.fct_s)` is the 99th-percentile
+FCT.
 
 Aggregates skip null values (`finish_s` of an unfinished flow, `srtt_s` of a UDP flow) and are
 null when nothing is left. A flow or queue that does not exist at some sweep point (index or
@@ -25,7 +30,7 @@ from typing import Any
 
 __all__ = ["AGGREGATES", "DEFAULT_METRICS", "Metric", "MetricError", "parse_metric"]
 
-AGGREGATES = ("sum", "mean", "min", "max", "count", "jain")
+AGGREGATES = ("sum", "mean", "min", "max", "count", "jain", "median", "p90", "p99")
 """The aggregate functions a metric may apply to flows.FIELD or queues.FIELD."""
 
 DEFAULT_METRICS = (
@@ -40,6 +45,36 @@ DEFAULT_METRICS = (
 """Metrics collected when a sweep names none."""
 
 _LISTS = ("flows", "queues")
+
+_PERCENTILES = {"median": 50.0, "p90": 90.0, "p99": 99.0}
+
+
+def _fct(flow: dict[str, Any]) -> Any:
+    """A flow's completion time, s: finish_s − start_s, None while it runs."""
+    finish, start = flow.get("finish_s"), flow.get("start_s")
+    if finish is None or start is None:
+        return None
+    return finish - start
+
+
+_DERIVED = {"flows": {"fct_s": _fct}}
+"""Fields computed from a flow's summary values, readable as any other field."""
+
+
+def _field(table: str, item: dict[str, Any], field: str) -> Any:
+    """`item`'s value of `field`, derived or from the summary."""
+    derive = _DERIVED.get(table, {}).get(field)
+    return derive(item) if derive is not None and field not in item else item.get(field)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile of `values` (non-empty), interpolating linearly between order
+    statistics (numpy's default, Hyndman & Fan type 7)."""
+    xs = sorted(float(v) for v in values)
+    pos = (len(xs) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 _AGGREGATE = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*$", re.DOTALL)
 _LIST_REF = re.compile(r"^(\w+)(?:\[([^\]]*)\])?\.(\w+)$")
 _PLAIN_REF = re.compile(r"^(\w+)(?:\.(\w+))?$")
@@ -77,7 +112,7 @@ class Metric:
             value = node.get(self.field)
             return value if _is_scalar(value) else None
         items = _select(summary.get(self.table) or [], self.selector)
-        values = [item.get(self.field) for item in items]
+        values = [_field(self.table, item, self.field) for item in items]
         if self.aggregate is None:
             return values[0] if values and _is_scalar(values[0]) else None
         return _aggregate(self.aggregate, [v for v in values if v is not None])
@@ -102,7 +137,7 @@ class Metric:
         items = reference.get(self.table) or []
         if not items:
             return
-        fields = set(items[0])
+        fields = set(items[0]) | set(_DERIVED.get(self.table, {}))
         needed = [self.field]
         if self.selector is not None and self.selector[0] == "filter":
             needed.append(self.selector[1][0])
@@ -112,7 +147,7 @@ class Metric:
                 raise MetricError(
                     f"{self.expr}: {self.table} have no field {field!r} (known: {known})"
                 )
-        sample = next((i[self.field] for i in items if i[self.field] is not None), None)
+        sample = next((v for i in items if (v := _field(self.table, i, self.field)) is not None), None)
         if self.aggregate not in (None, "count") and isinstance(sample, str):
             raise MetricError(
                 f"{self.expr}: {self.field} is text; {self.aggregate}() needs numbers"
@@ -228,6 +263,8 @@ def _aggregate(kind: str, values: list[Any]) -> Any:
         return min(values)
     if kind == "max":
         return max(values)
+    if kind in _PERCENTILES:
+        return percentile(values, _PERCENTILES[kind])
     squares = math.fsum(float(v) * float(v) for v in values)
     if squares == 0:
         return None

@@ -230,6 +230,8 @@ mod tests_coupled;
 #[path = "tests_dummynet.rs"]
 mod tests_dummynet;
 #[cfg(test)]
+mod tests_flow_matrix;
+#[cfg(test)]
 #[path = "tests_freebsd410.rs"]
 mod tests_freebsd410;
 #[cfg(test)]
@@ -253,3 +255,5 @@ mod tests_local_congestion;
 #[cfg(test)]
 #[path = "tests_reservoir.rs"]
 mod tests_reservoir;
+#[cfg(test)]
+mod tests_rtt_trace;

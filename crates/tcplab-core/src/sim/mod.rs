@@ -293,6 +293,11 @@ impl Simulation {
         self.traces.milestones = Some(Default::default());
     }
 
+    /// Turn on the `rtt` trace (every RTT sample of each flow's data sender).
+    pub fn trace_rtt(&mut self) {
+        self.traces.rtt = Some(Default::default());
+    }
+
     /// Turn on the `cc_state` trace (each flow's controller state, `CongestionControl::probe`).
     pub fn trace_cc_state(&mut self) {
         self.traces.cc_state = Some(Default::default());
@@ -746,6 +751,9 @@ impl Simulation {
         }
         if let Some(tr) = self.traces.cc_state.as_mut() {
             observe::record_cc_state(tr, now, f, &mut self.flows[f]);
+        }
+        if let Some(tr) = self.traces.rtt.as_mut() {
+            observe::record_rtt(tr, now, f, &mut self.flows[f]);
         }
     }
 

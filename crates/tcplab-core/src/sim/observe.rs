@@ -12,7 +12,9 @@ use crate::net::pipe::{Pipe, PipeId};
 use crate::tcp::cc::{CongestionControl, PROBE_VALUES};
 use crate::tcp::Measurement;
 use crate::trace::pcap::{PcapWriter, WireIdentity};
-use crate::trace::{CaptureRow, CcStateRow, CcStateTrace, CwndRow, CwndTrace, MeasurementRow, MeasurementTrace, QueueRow, ThroughputRow, ThroughputTrace, Traces};
+use crate::trace::{
+    CaptureRow, CcStateRow, CcStateTrace, CwndRow, CwndTrace, MeasurementRow, MeasurementTrace, QueueRow, RttRow, RttTrace, ThroughputRow, ThroughputTrace, Traces,
+};
 use crate::units::{SimDuration, SimTime};
 
 /// An observation point on one or more pipes: writes pcapng and/or the `capture` trace.
@@ -200,6 +202,30 @@ pub(super) fn record_cwnd(tr: &mut CwndTrace, now: SimTime, f: usize, flow: &mut
         cwnd_bytes: key.0,
         ssthresh_bytes: key.1,
         srtt_s: c.srtt().map_or(0.0, |d| d.as_secs_f64()),
+        inflight_bytes: c.inflight(),
+    });
+}
+
+/// Record flow `f`'s data sender's new RTT sample, if it took one since the last row, in the
+/// `rtt` trace (an ACK gives at most one).
+pub(super) fn record_rtt(tr: &mut RttTrace, now: SimTime, f: usize, flow: &mut Flow) {
+    let sender = flow.data_sender();
+    let FlowEngine::Tcp(t) = &mut flow.engine else { return };
+    let c = &t.ends[sender];
+    let e = c.rtt_estimator();
+    if e.samples() == t.last_rtt_samples {
+        return;
+    }
+    t.last_rtt_samples = e.samples();
+    tr.push(RttRow {
+        time_s: now.as_secs_f64(),
+        flow: f as u32,
+        rtt_s: e.latest().as_secs_f64(),
+        srtt_s: e.srtt().map_or(f64::NAN, |d| d.as_secs_f64()),
+        rttvar_s: e.rttvar().as_secs_f64(),
+        min_rtt_s: e.min_rtt().as_secs_f64(),
+        rto_s: c.rto().as_secs_f64(),
+        cwnd_bytes: c.cwnd(),
         inflight_bytes: c.inflight(),
     });
 }

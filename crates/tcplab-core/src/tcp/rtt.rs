@@ -138,6 +138,7 @@ impl RtoPolicy {
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
     kind: RttEstimatorKind,
+    samples: u64,
     srtt: Option<SimDuration>,
     rttvar: SimDuration,
     latest: SimDuration,
@@ -160,6 +161,7 @@ impl RttEstimator {
     pub fn new(kind: RttEstimatorKind) -> Self {
         RttEstimator {
             kind,
+            samples: 0,
             srtt: None,
             rttvar: SimDuration::ZERO,
             latest: SimDuration::ZERO,
@@ -190,6 +192,11 @@ impl RttEstimator {
         self.latest
     }
 
+    /// Samples taken so far.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
     /// Smallest sample seen (`SimDuration::MAX` before any).
     pub fn min_rtt(&self) -> SimDuration {
         self.min_rtt
@@ -198,6 +205,7 @@ impl RttEstimator {
     /// Feed a sample. `snd_una`/`snd_nxt` drive the Linux per-RTT rttvar decay.
     pub fn sample(&mut self, rtt: SimDuration, policy: &RtoPolicy, snd_una: u64, snd_nxt: u64) {
         self.latest = rtt;
+        self.samples += 1;
         self.min_rtt = self.min_rtt.min(rtt);
         match self.kind {
             RttEstimatorKind::Rfc6298 => match self.srtt {

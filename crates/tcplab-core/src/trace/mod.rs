@@ -280,6 +280,31 @@ trace! {
 }
 
 trace! {
+    /// RTT samples (`trace.rtt`, as Linux's `tcp_probe`): a row for every ACK that gave the
+    /// data sender an RTT sample, with the estimator and window after it.
+    RttTrace, RttRow = "rtt" {
+        /// Time, seconds.
+        time_s: f64,
+        /// Flow id.
+        flow: u32,
+        /// The sample, seconds.
+        rtt_s: f64,
+        /// Smoothed RTT after it, seconds.
+        srtt_s: f64,
+        /// RTT variation after it, seconds (RFC 6298 RTTVAR, or Linux's `rttvar`).
+        rttvar_s: f64,
+        /// Smallest sample so far, seconds.
+        min_rtt_s: f64,
+        /// Retransmission timeout after it, seconds.
+        rto_s: f64,
+        /// Congestion window, bytes.
+        cwnd_bytes: u64,
+        /// Bytes in flight.
+        inflight_bytes: u64,
+    }
+}
+
+trace! {
     /// Controller state (`trace.cc_state`): a row whenever a flow's window or one of its
     /// controller's state values changes (`CongestionControl::probe`). The values are
     /// `v0`…`v9`; the run summary's `cc_state` names each flow's (a controller that shows
@@ -338,6 +363,8 @@ pub struct Traces {
     pub measurements: Option<MeasurementTrace>,
     /// Controller state.
     pub cc_state: Option<CcStateTrace>,
+    /// RTT samples.
+    pub rtt: Option<RttTrace>,
 }
 
 /// A named trace with its named columns.
@@ -355,6 +382,7 @@ impl Traces {
             + self.link_usage.as_ref().map_or(0, |t| t.heap_bytes())
             + self.measurements.as_ref().map_or(0, |t| t.heap_bytes())
             + self.cc_state.as_ref().map_or(0, |t| t.heap_bytes())
+            + self.rtt.as_ref().map_or(0, |t| t.heap_bytes())
     }
 
     /// Let each recorded trace hold at most `bytes` of rows (columns included): a trace that
@@ -366,7 +394,7 @@ impl Traces {
                 x.max_rows = (bytes / <$ty>::ROW_BYTES as u64).clamp(1, usize::MAX as u64) as usize;
             })+};
         }
-        budget!(throughput: ThroughputTrace, cwnd: CwndTrace, queue: QueueTrace, events: EventTrace, capture: CaptureTrace, milestones: MilestoneTrace, link_usage: LinkUsageTrace, measurements: MeasurementTrace, cc_state: CcStateTrace);
+        budget!(throughput: ThroughputTrace, cwnd: CwndTrace, queue: QueueTrace, events: EventTrace, capture: CaptureTrace, milestones: MilestoneTrace, link_usage: LinkUsageTrace, measurements: MeasurementTrace, cc_state: CcStateTrace, rtt: RttTrace);
     }
 
     /// The time of the first row a trace did not record for its budget (`None`: they hold the
@@ -382,6 +410,7 @@ impl Traces {
             self.link_usage.as_ref().and_then(|t| t.stopped_s),
             self.measurements.as_ref().and_then(|t| t.stopped_s),
             self.cc_state.as_ref().and_then(|t| t.stopped_s),
+            self.rtt.as_ref().and_then(|t| t.stopped_s),
         ]
         .into_iter()
         .flatten()
@@ -417,6 +446,9 @@ impl Traces {
         }
         if let Some(x) = &self.cc_state {
             t.push((CcStateTrace::NAME, x.columns()));
+        }
+        if let Some(x) = &self.rtt {
+            t.push((RttTrace::NAME, x.columns()));
         }
         t
     }

@@ -31,6 +31,9 @@ pub(super) fn traces(r: &ResolvedScenario, net: &Network, sim: &mut Simulation) 
     if r.trace.cc_state {
         sim.trace_cc_state();
     }
+    if r.trace.rtt {
+        sim.trace_rtt();
+    }
     if let Some(u) = &r.trace.link_usage {
         let pipes = link_usage_pipes(&u.links, sim)?;
         sim.trace_link_usage(&pipes, u.interval.0);

@@ -13,7 +13,7 @@ use super::reservoir::ReservoirTraffic;
 use super::run::ResolvedRun;
 use super::tcp::{resolve_tcp, ResolvedTcp};
 use super::{err, Res, MAX_FLOWS};
-use crate::scenario::spec::{Dur, FlowKind, FlowSpec, Rate, Size, StopSpec, TcpSpec};
+use crate::scenario::spec::{Dur, FlowKind, FlowPattern, FlowSpec, Rate, Size, StopSpec, TcpSpec};
 use crate::units::SimDuration;
 
 /// `[[flows]]`, resolved. Serialized with the keys of `spec::FlowSpec`.
@@ -178,17 +178,23 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         for (field, n) in [("src", &f.src), ("dst", &f.dst)] {
             match names.get(n) {
                 Some(NodeKind::Host) => {}
-                Some(NodeKind::Group(_)) if matches!(f.kind, FlowKind::BlockRead | FlowKind::Reservoir) => {}
+                Some(NodeKind::Group(_)) if matches!(f.kind, FlowKind::BlockRead | FlowKind::Reservoir | FlowKind::Tcp | FlowKind::UdpCbr) => {}
                 Some(NodeKind::Group(_)) => {
-                    return err(p(field), format!("'{n}' is a host group; name one member ('{n}.0') or use kind = \"block-read\" or \"reservoir\", which use a group's members"))
+                    return err(
+                        p(field),
+                        format!(
+                            "'{n}' is a host group; name one member ('{n}.0') or use kind = \"tcp\", \"udp-cbr\", \"block-read\" or \"reservoir\", which use a group's members"
+                        ),
+                    )
                 }
                 Some(k) => return err(p(field), format!("'{n}' is {}, not a host", k.a_name())),
                 None => return err(p(field), format!("no host is named '{n}'")),
             }
         }
-        if f.src == f.dst {
+        if f.src == f.dst && !(f.pattern == Some(FlowPattern::AllToAll) && matches!(names.get(&f.src), Some(NodeKind::Group(_)))) {
             return err(p("dst"), "source and destination are the same host");
         }
+        let ends = super::flow_matrix::endpoints(f, names).or_else(|e| err(p(e.0), e.1))?;
         let count = f.count.unwrap_or(1);
         if count == 0 {
             return err(p("count"), "must be at least 1");
@@ -219,7 +225,7 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
             }
             (1, clients.len() as u64 * servers as u64)
         } else {
-            (count, count as u64)
+            (count, count as u64 * ends.len() as u64)
         };
         total_flows += made;
         if total_flows > MAX_FLOWS {
@@ -233,7 +239,7 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
             let client_is_group = matches!(names.get(&f.src), Some(NodeKind::Group(_)));
             block_read_names(&f.name, clients.len(), client_is_group, servers).concat()
         } else {
-            (0..count).map(|k| if count > 1 { format!("{}.{k}", f.name) } else { f.name.clone() }).collect()
+            super::flow_matrix::names(&f.name, ends.len()).iter().flat_map(|n| (0..count).map(move |k| if count > 1 { format!("{n}.{k}") } else { n.clone() })).collect()
         };
         for name in made_names {
             if let Some(j) = expanded.insert(name.clone(), i) {
@@ -321,17 +327,23 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         if endless && matches!(&traffic, Traffic::UdpCbr(u) if !u.cbr.ends_silent()) {
             return err(p("stop"), format!("with run.stop = \"{rule}\" and no run.duration, a udp-cbr flow needs stop (or the run never ends)"));
         }
-        out.push(ResolvedFlow {
-            name: f.name.clone(),
-            src: f.src.clone(),
-            dst: f.dst.clone(),
-            start: f.start.unwrap_or(Dur(SimDuration::ZERO)),
-            count,
-            stop: f.stop,
-            class: f.class.unwrap_or(0),
-            background: f.background.unwrap_or(false),
-            traffic,
-        });
+        // A flow between groups is one flow per pair of members, each written out.
+        let pair_names = super::flow_matrix::names(&f.name, ends.len());
+        let pairs =
+            if matches!(f.kind, FlowKind::Tcp | FlowKind::UdpCbr) { ends.into_iter().zip(pair_names).collect() } else { vec![((f.src.clone(), f.dst.clone()), f.name.clone())] };
+        for ((src, dst), name) in pairs {
+            out.push(ResolvedFlow {
+                name,
+                src,
+                dst,
+                start: f.start.unwrap_or(Dur(SimDuration::ZERO)),
+                count,
+                stop: f.stop,
+                class: f.class.unwrap_or(0),
+                background: f.background.unwrap_or(false),
+                traffic: traffic.clone(),
+            });
+        }
     }
     if run.stop == StopSpec::FlowsDone && !out.is_empty() && out.iter().all(|f| f.background) {
         return err("run.stop", "\"flows-done\" waits for the flows that are not background, and every flow is");

@@ -9,6 +9,7 @@ mod cbr;
 mod cc;
 mod coordinators;
 mod emulators;
+mod flow_matrix;
 mod flows;
 mod fs_copy;
 mod links;

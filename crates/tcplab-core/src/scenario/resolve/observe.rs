@@ -83,6 +83,9 @@ pub struct ResolvedTrace {
     /// Controller state trace (default false).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cc_state: bool,
+    /// RTT sample trace (default false).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rtt: bool,
 }
 
 /// The queues traced: serialized as `"all"` or a list of names (empty: none).
@@ -142,6 +145,7 @@ pub(super) fn resolve_trace(t: &TraceSpec, run: &ResolvedRun, flows: u64) -> Res
         link_usage: t.link_usage.clone(),
         measurements: t.measurements,
         cc_state: t.cc_state,
+        rtt: t.rtt,
     })
 }
 

@@ -66,6 +66,17 @@ pub enum UnmarkableName {
     Pass,
 }
 
+/// How a flow between two host groups pairs their members.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlowPattern {
+    /// Member k of src to member k of dst.
+    #[default]
+    Pairs,
+    /// Every member of src to every member of dst (but itself).
+    AllToAll,
+}
+
 /// An active queue management discipline for a queue table's FIFO.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -519,6 +530,11 @@ pub struct FlowSpec {
     /// Number of identical flows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
+    /// Between two host groups (kind tcp or udp-cbr): `"pairs"` (default; member k to member
+    /// k, the groups of one size) or `"all-to-all"` (every member of src to every member of
+    /// dst but itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<FlowPattern>,
     /// Stop writing (sending) at this time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Dur>,
@@ -673,6 +689,9 @@ pub struct TraceSpec {
     /// Each flow's controller state (`CongestionControl::probe`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cc_state: bool,
+    /// Every RTT sample of each flow's data sender, with its estimator and window (tcp_probe).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rtt: bool,
 }
 
 /// `trace.link_usage`: the IP bytes each flow finished serializing on each chosen link

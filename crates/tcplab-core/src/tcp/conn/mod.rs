@@ -284,6 +284,11 @@ impl Connection {
         &self.cc
     }
 
+    /// The RTT estimator (samples, latest, smoothed, variation, minimum).
+    pub fn rtt_estimator(&self) -> &crate::tcp::rtt::RttEstimator {
+        &self.rtt
+    }
+
     /// Smoothed RTT, if sampled.
     pub fn srtt(&self) -> Option<SimDuration> {
         self.rtt.srtt()

@@ -1,0 +1,75 @@
+"""Flow-completion time: `tcplab.analysis.fct` on real runs, and the sweep metrics' `fct_s`
+and percentile aggregates."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+
+import tcplab
+from tcplab.analysis import fct, fct_stats
+from tcplab.sweeps.metrics import MetricError, parse_metric, percentile
+
+# Ten flows of 10 KB to 1 MB on a 100 Mb/s path with a 20 ms RTT, started 0.5 s apart, so
+# most run alone: their FCT is slow start's, a few RTTs.
+SCENARIO = {
+    "name": "fct",
+    "run": {"duration": "10s"},
+    "defaults": {"tcp": {"cc": "cubic"}},
+    "hosts": [{"name": "a"}, {"name": "b"}],
+    "links": [{"between": ["a", "b"], "rate": "100Mbps", "delay": "10ms"}],
+    "flows": [
+        {"name": f"f{i}", "src": "a", "dst": "b", "start": f"{i * 0.5}s", "bulk": {"bytes": f"{size}KB"}}
+        for i, size in enumerate([10, 20, 50, 100, 200, 500, 1000, 10, 100, 1000])
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def result():
+    return tcplab.run(SCENARIO, seed=1)
+
+
+def test_fct_and_slowdown_of_real_flows(result):
+    t = fct(result.flows, line_bps=100e6, base_rtt_s=0.020)
+    assert t.height == 10 and t["fct_s"].null_count() == 0
+    # Every transfer takes at least its ideal time (one RTT plus serialization) and, alone on
+    # the path, the handshake and a dozen RTTs of slow start at most (1 MB: 243 ms, 12 RTTs).
+    assert (t["slowdown"] >= 1.0).all()
+    assert (t["fct_s"] < 0.020 * 15).all()
+    big = t.filter(pl.col("size_bytes") == 1_000_000)["fct_s"]
+    small = t.filter(pl.col("size_bytes") == 10_000)["fct_s"]
+    assert big.min() > small.max()
+    s = fct_stats(t)
+    assert s["count"] == 10 and s["unfinished"] == 0 and s["p50"] <= s["p99"]
+    s = fct_stats(t, "slowdown", percentiles=(50,))
+    assert s["p50"] >= 1.0
+
+
+def test_unfinished_flows_are_counted_not_dropped():
+    spec = dict(SCENARIO, run={"duration": "0.1s"})
+    spec["flows"] = [dict(f, start="0s") for f in SCENARIO["flows"]]
+    t = fct(tcplab.run(spec, seed=1).flows)
+    s = fct_stats(t)
+    assert s["unfinished"] >= 1 and s["count"] + s["unfinished"] == 10
+    with pytest.raises(ValueError, match="no finished flow"):
+        fct_stats(t.with_columns(pl.lit(None, dtype=pl.Float64).alias("fct_s")))
+    with pytest.raises(ValueError, match="give both"):
+        fct(tcplab.run(spec, seed=1).flows, line_bps=1e9)
+
+
+def test_sweep_metrics_read_fct_and_percentiles(result):
+    summary = result.summary
+    finished = [f["finish_s"] - f["start_s"] for f in summary["flows"]]
+    for agg, q in (("median", 50), ("p90", 90), ("p99", 99)):
+        m = parse_metric(f"{agg}(flows.fct_s)")
+        m.check(summary)
+        assert math.isclose(m.evaluate(summary), float(pl.Series(finished).quantile(q / 100, "linear")))
+    assert parse_metric("max(flows.fct_s)").evaluate(summary) == max(finished)
+    assert percentile([1, 2, 3, 4], 50) == 2.5 and percentile([7], 99) == 7.0
+    with pytest.raises(MetricError, match="unknown aggregate 'p95'"):
+        parse_metric("p95(flows.fct_s)")
+    with pytest.raises(MetricError, match="no field 'fct'"):
+        parse_metric("p99(flows.fct)").check(summary)
