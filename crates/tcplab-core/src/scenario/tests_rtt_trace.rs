@@ -45,16 +45,15 @@ fn rtt_trace_has_a_row_per_sample_with_the_estimator_after_it() {
     let n = t.time_s.len();
     assert!(n > 1000, "{n} rows");
     // The path's propagation RTT is 20 ms (a SYN's sample: 20.04 ms); a 20-packet queue at
-    // 20 Mb/s adds at most 12 ms. A few samples after a loss are longer (up to 77 ms here:
-    // without timestamps, the ACK that fills a hole times the newest segment it covers, sent
-    // before the repair), so the bound is on p99.
+    // 20 Mb/s adds at most 12 ms, and every sample is within that (up to 33.0 ms here). The
+    // ACK that fills a hole covers a retransmission and gives no sample (Karn): timing the
+    // newest segment it covers, SACKed long before the repair, gave samples up to 77 ms.
     for i in 0..n {
-        assert!(t.rtt_s[i] >= 0.020 && t.rtt_s[i] < 0.2, "row {i}: {}", t.rtt_s[i]);
+        assert!(t.rtt_s[i] >= 0.020 && t.rtt_s[i] < 0.0205 + 0.012 + 0.002, "row {i}: {}", t.rtt_s[i]);
         assert!(t.min_rtt_s[i] <= t.rtt_s[i] && t.srtt_s[i].is_finite() && t.rto_s[i] >= 0.2);
     }
     let mut v = t.rtt_s.clone();
     v.sort_by(f64::total_cmp);
-    assert!(v[n * 99 / 100] < 0.0205 + 0.012 + 0.002, "p99 sample {}", v[n * 99 / 100]);
     // Queueing shows: the median sample sits well above the propagation RTT.
     assert!(v[n / 2] > 0.025, "median sample {}", v[n / 2]);
     for f in 0..3u32 {

@@ -152,8 +152,9 @@ impl CongestionControl for Reno {
             self.cfg.slow_start_increase(self.cwnd, a.delivered, mss)
         } else if self.coupled.is_some() || self.cfg.exact_increase {
             // SMSS²/cwnd plus a carried fraction below one byte (the coupled increase is
-            // never more than the uncoupled one).
-            (mss * mss).div_ceil(self.cwnd.max(1)).max(1)
+            // never more than the uncoupled one): one byte above its floor even when it is
+            // whole, as the f64 carry (a fraction kept at a finer ulp) can round up to 1.
+            (mss * mss / self.cwnd.max(1) + 1).max(1)
         } else {
             (mss * mss / self.cwnd.max(1)).max(1) // RFC 5681 eq. (3)
         }

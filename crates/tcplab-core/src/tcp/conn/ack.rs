@@ -103,6 +103,35 @@ impl Connection {
         }
     }
 
+    /// Forget the segments the cumulative ACK (now `snd_una`, before it `prior_una`) fully
+    /// covers, before the scoreboard drops their SACKs; returns their sequence RTT sample and
+    /// how many they were. Karn's algorithm (RFC 6298 §3) as Linux applies it
+    /// (`tcp_clean_rtx_queue`): an ACK that covers any retransmitted segment gives no sample
+    /// at all (`FLAG_RETRANS_DATA_ACKED`): the segments above a repaired hole waited for the
+    /// repair, so timing them measures the repair, not the path. Otherwise the sample times
+    /// the newest covered segment not SACKed before (a SACKed one arrived earlier; the
+    /// cumulative ACK newly delivers only the rest). Linux times the oldest such segment for
+    /// its estimator (`first_ackt`) and the newest for its controller (`last_ackt`); this
+    /// connection keeps one sample for both, the newest, as before.
+    fn time_acked_segments(&mut self, now: SimTime, prior_una: u64) -> (Option<SimDuration>, u32) {
+        let sacked = self.sb.sacked();
+        let (mut sample, mut packets_acked, mut retransmitted, mut start) = (None, 0u32, false, prior_una);
+        while let Some(r) = self.sent.front() {
+            if r.end > self.snd_una {
+                break;
+            }
+            if r.retransmitted {
+                retransmitted = true;
+            } else if sacked.is_empty() || sacked.covered_in(start, r.end) < r.end - start {
+                sample = Some(now.since(r.at));
+            }
+            start = r.end;
+            self.sent.pop_front();
+            packets_acked += 1;
+        }
+        (sample.filter(|_| !retransmitted), packets_acked)
+    }
+
     /// An ACK that moved SND.UNA. `sacked_before` is the scoreboard's SACKed byte count before
     /// this ACK's SACK blocks were recorded.
     pub(super) fn handle_new_ack(&mut self, now: SimTime, seg: &TcpHeader, sacked_before: u64, out: &mut Output) {
@@ -118,6 +147,7 @@ impl Connection {
         if self.snd_nxt < self.snd_una {
             self.snd_nxt = self.snd_una;
         }
+        let (sample, packets_acked) = self.time_acked_segments(now, seg.ack - acked);
         let sacked_with_blocks = self.sb.sacked().bytes();
         self.sb.on_cumulative_ack(self.snd_una);
         // Bytes this ACK newly delivered (Linux `tp->delivered`, RFC 6675's "newly
@@ -135,29 +165,14 @@ impl Connection {
             let counted = (self.dupacks as u64).min(data_acked.div_ceil(mss) - 1) * mss;
             delivered = delivered.saturating_sub(counted).max(data_acked.min(mss));
         }
-        // RTT: timestamps if negotiated, else the newest fully acknowledged segment that was
-        // never retransmitted (Karn's algorithm).
-        let mut sample = None;
-        let mut packets_acked = 0u32;
-        while let Some(r) = self.sent.front() {
-            if r.end > self.snd_una {
-                break;
-            }
-            if !r.retransmitted {
-                sample = Some(now.since(r.at));
-            }
-            self.sent.pop_front();
-            packets_acked += 1;
-        }
         if self.snd_una > self.round_end {
             self.round += 1;
             self.round_end = self.snd_max;
         }
         self.ecn_feedback(seg, acked);
         let was_open = self.recovery.is_none() && self.sb.loss_point().is_none() && self.dupacks == 0 && self.sb.sacked().is_empty();
-        if self.ts_ok {
-            sample = seg.timestamps.and_then(|(_, ecr)| self.ts_rtt(now, ecr));
-        }
+        // RTT: the timestamp echo if negotiated, else the sequence sample above.
+        let sample = if self.ts_ok { seg.timestamps.and_then(|(_, ecr)| self.ts_rtt(now, ecr)) } else { sample };
         if let Some(r) = sample {
             self.rtt.sample(r, &self.cfg.rto, self.snd_una, self.snd_nxt);
             self.backoffs = 0;
