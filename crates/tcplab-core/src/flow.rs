@@ -4,7 +4,7 @@
 use crate::app::Interest;
 use crate::net::packet::RouteId;
 use crate::tcp::{Connection, Endpoint, LocalCongestion};
-use crate::units::SimTime;
+use crate::units::{SimDuration, SimTime};
 
 /// Descriptive data about a flow, for summaries.
 #[derive(Clone, Debug)]
@@ -97,6 +97,53 @@ pub struct Flow {
     /// Per end: its host's interface queue is asked before each segment goes and refused
     /// segments are given back (`tcp.local_congestion = "cwr"`, an end without a variant).
     pub(crate) local_cwr: [bool; 2],
+    /// One-way delays of the packets that reached the data's receiver.
+    pub delay: OneWayDelay,
+}
+
+/// One-way delays of a flow's packets in one direction, as ns-3's FlowMonitor keeps them:
+/// their sum, extremes and the sum of the differences between consecutive arrivals' delays.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OneWayDelay {
+    /// Packets counted.
+    pub packets: u64,
+    /// Sum of their delays, ps.
+    pub sum_ps: u128,
+    /// Smallest delay.
+    pub min: SimDuration,
+    /// Largest delay.
+    pub max: SimDuration,
+    /// Sum of |delay − previous arrival's delay|, ps.
+    pub jitter_sum_ps: u128,
+    last: SimDuration,
+}
+
+impl OneWayDelay {
+    /// A packet that left its host at `created` arrived at `now`.
+    #[inline(always)]
+    pub fn arrived(&mut self, created: SimTime, now: SimTime) {
+        let d = now.since(created);
+        if self.packets == 0 {
+            self.min = d;
+        } else {
+            self.min = self.min.min(d);
+            self.jitter_sum_ps += d.as_ps().abs_diff(self.last.as_ps()) as u128;
+        }
+        self.max = self.max.max(d);
+        self.sum_ps += d.as_ps() as u128;
+        self.last = d;
+        self.packets += 1;
+    }
+
+    /// Mean delay (none before a packet arrived).
+    pub fn mean(&self) -> Option<SimDuration> {
+        (self.packets > 0).then(|| SimDuration((self.sum_ps / self.packets as u128) as u64))
+    }
+
+    /// Mean absolute delay variation between consecutive arrivals (none before two arrived).
+    pub fn jitter(&self) -> Option<SimDuration> {
+        (self.packets > 1).then(|| SimDuration((self.jitter_sum_ps / (self.packets - 1) as u128) as u64))
+    }
 }
 
 /// An end no application owns.
@@ -109,7 +156,7 @@ impl Flow {
             FlowEngine::Tcp(t) => [0, 1].map(|e| t.ends[e].config().local_congestion == LocalCongestion::Cwr && !t.ends[e].has_variant()),
             FlowEngine::Udp(_) => [false; 2],
         };
-        Flow { info, routes, class, engine, finish: None, owners: [(NO_APP, Interest::Nothing); 2], last_sample_bytes: 0, local_cwr }
+        Flow { info, routes, class, engine, finish: None, owners: [(NO_APP, Interest::Nothing); 2], last_sample_bytes: 0, local_cwr, delay: OneWayDelay::default() }
     }
 
     /// The end whose payload the flow's results count (0 normally, 1 for a download).

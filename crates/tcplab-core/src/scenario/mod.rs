@@ -227,6 +227,8 @@ mod tests_atm;
 #[path = "tests_coupled.rs"]
 mod tests_coupled;
 #[cfg(test)]
+mod tests_delay_occupancy;
+#[cfg(test)]
 #[path = "tests_dummynet.rs"]
 mod tests_dummynet;
 #[cfg(test)]

@@ -629,7 +629,11 @@ impl Simulation {
 
     fn deliver(&mut self, now: SimTime, pkt: Packet) {
         let f = pkt.flow.0 as usize;
-        match (&mut self.flows[f].engine, pkt.body) {
+        let flow = &mut self.flows[f];
+        if (pkt.to == End::Dst) != flow.info.download {
+            flow.delay.arrived(pkt.created, now);
+        }
+        match (&mut flow.engine, pkt.body) {
             (FlowEngine::Tcp(t), Body::Tcp(h)) => {
                 let e = if pkt.to == End::Dst { 1 } else { 0 };
                 t.ends[e].on_segment(now, &h, &mut self.out);

@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::{PacketCounters, Simulation, StopReason};
 use crate::flow::FlowEngine;
 use crate::tcp::TcpEventKind;
+use crate::units::SimTime;
 
 /// The summary of `sim`'s run so far.
 pub fn summarize(sim: &Simulation) -> RunSummary {
@@ -30,6 +31,10 @@ pub fn summarize(sim: &Simulation) -> RunSummary {
                 finish_s: f.finish.map(|t| t.as_secs_f64()),
                 bytes_delivered: delivered,
                 goodput_bps: if span > 0.0 { delivered as f64 * 8.0 / span } else { 0.0 },
+                owd_mean_s: f.delay.mean().map(|d| d.as_secs_f64()),
+                owd_min_s: (f.delay.packets > 0).then(|| f.delay.min.as_secs_f64()),
+                owd_max_s: (f.delay.packets > 0).then(|| f.delay.max.as_secs_f64()),
+                jitter_s: f.delay.jitter().map(|d| d.as_secs_f64()),
                 ..FlowSummary::default()
             };
             match &f.engine {
@@ -67,6 +72,7 @@ pub fn summarize(sim: &Simulation) -> RunSummary {
             let st = pipe.egress().queue_stats(now);
             let cells = pipe.egress().atm_port().map(|c| c.port.stats).unwrap_or_default();
             let discarded = pipe.egress().atm_port().map_or(0, |c| c.frames_discarded);
+            let mean = pipe.egress().occupancy(now).and_then(|o| o.mean(now.since(SimTime::ZERO)));
             QueueSummary {
                 id: i as u32,
                 name: pipe.name.clone(),
@@ -84,6 +90,8 @@ pub fn summarize(sim: &Simulation) -> RunSummary {
                 frames_damaged: cells.frames_damaged,
                 frames_discarded: discarded,
                 bytes_transmitted: pipe.transmitted_by(now).1,
+                mean_waiting_packets: mean.map(|m| m.0),
+                mean_waiting_bytes: mean.map(|m| m.1),
             }
         })
         .collect();
@@ -150,6 +158,17 @@ pub struct FlowSummary {
     pub requests: u64,
     /// ECN negotiated (RFC 3168).
     pub ecn: bool,
+    /// Mean one-way delay of the packets that reached the data's receiver (data segments,
+    /// retransmissions, SYN and FIN; UDP datagrams), from leaving the sender's host to
+    /// arriving, s (ns-3 FlowMonitor's delaySum / rxPackets; null before any arrived).
+    pub owd_mean_s: Option<f64>,
+    /// The smallest of those delays, s.
+    pub owd_min_s: Option<f64>,
+    /// The largest of those delays, s.
+    pub owd_max_s: Option<f64>,
+    /// Mean absolute difference between consecutive arrivals' delays, s (FlowMonitor's
+    /// jitterSum / (rxPackets − 1); null before two arrived).
+    pub jitter_s: Option<f64>,
     /// Data segments the data's receiver got marked CE.
     pub ce_received: u64,
     /// Window reductions the data's sender made in answer to ECN-Echo.
@@ -193,6 +212,11 @@ pub struct QueueSummary {
     pub frames_discarded: u64,
     /// IP bytes transmitted.
     pub bytes_transmitted: u64,
+    /// Time-weighted mean of the packets waiting for the transmitter (the one in service
+    /// excluded) from 0 to `sim_time_s` (null at an ATM port or a queue-less emulator).
+    pub mean_waiting_packets: Option<f64>,
+    /// The same in IP bytes.
+    pub mean_waiting_bytes: Option<f64>,
 }
 
 /// Results of a run (the scenario layer adds version, seed and hash).

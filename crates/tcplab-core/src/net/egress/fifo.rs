@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 
+use super::occupancy::Occupancy;
 use super::transmitter::{ClockCheckpoint, Transmitter};
 use super::Offer;
 use crate::net::discipline::{fits, EcnMarking, QueueStats};
@@ -30,12 +31,16 @@ pub struct LazyFifo {
     serving: Option<(SimTime, u32)>,
     /// The queue's counters (departures settled up to the last admission; `stats_at`).
     pub stats: QueueStats,
+    /// Each admitted packet's whole wait for service, summed at its admission
+    /// (`occupancy_at` takes back what lies beyond the moment asked about).
+    waited: Occupancy,
 }
 
 /// A lazy FIFO's state before an admission (`LazyFifo::checkpoint`).
 #[derive(Clone, Copy, Debug)]
 pub struct FifoCheckpoint {
     queue: QueueStats,
+    waited: Occupancy,
     clock: ClockCheckpoint,
     serving: Option<(SimTime, u32)>,
     waiting_bytes: u64,
@@ -58,7 +63,21 @@ impl FifoCheckpoint {
 impl LazyFifo {
     /// An empty FIFO of `limit` marking by `marking`, in front of `tx`.
     pub fn new(tx: Transmitter, limit: QueueLimit, marking: Option<EcnMarking>) -> Self {
-        LazyFifo { tx, limit, marking, waiting: VecDeque::new(), waiting_bytes: 0, serving: None, stats: QueueStats::default() }
+        LazyFifo { tx, limit, marking, waiting: VecDeque::new(), waiting_bytes: 0, serving: None, stats: QueueStats::default(), waited: Occupancy::default() }
+    }
+
+    /// The waiting packets and bytes integrated from the start up to `now`: every admitted
+    /// packet waits from its admission to its start of service, so the integral is the sum of
+    /// those waits less the parts of them after `now`.
+    pub fn occupancy_at(&self, now: SimTime) -> Occupancy {
+        let mut a = self.waited;
+        for &(start, size) in self.waiting.iter().rev() {
+            if start <= now {
+                break;
+            }
+            a.sub(1, size as u64, start.since(now));
+        }
+        a
     }
 
     /// Queue counters as of `now` (settling the service starts already passed).
@@ -136,6 +155,7 @@ impl LazyFifo {
         st.enqueued += 1;
         let start = self.tx.tx_end.max(now);
         if busy {
+            self.waited.add(1, size as u64, start.since(now));
             self.waiting.push_back((start, size));
             self.waiting_bytes += size as u64;
             st.max_packets = st.max_packets.max(self.waiting.len() as u64);
@@ -170,6 +190,7 @@ impl LazyFifo {
         popped.extend(self.waiting.iter().take_while(|(start, _)| *start <= now));
         FifoCheckpoint {
             queue: self.stats,
+            waited: self.waited,
             clock: self.tx.checkpoint(),
             serving: self.serving,
             waiting_bytes: self.waiting_bytes,
@@ -187,6 +208,7 @@ impl LazyFifo {
         }
         debug_assert_eq!(self.waiting.len(), c.waiting_len);
         self.stats = c.queue;
+        self.waited = c.waited;
         self.tx.restore(&c.clock);
         self.serving = c.serving;
         self.waiting_bytes = c.waiting_bytes;

@@ -12,11 +12,13 @@
 
 pub mod cells;
 pub mod fifo;
+pub mod occupancy;
 pub mod served;
 pub mod transmitter;
 
 pub use cells::{CellPort, CellStage};
 pub use fifo::{FifoCheckpoint, LazyFifo};
+pub use occupancy::Occupancy;
 pub use served::{Served, Tapped};
 pub use transmitter::Transmitter;
 
@@ -58,6 +60,16 @@ impl Egress {
             Egress::Fifo(f) => f.stats_at(now),
             Egress::Queued(s) => s.discipline.stats(),
             Egress::Cells(c) => c.stats,
+        }
+    }
+
+    /// The waiting packets and bytes (the one in service excluded) integrated from the start
+    /// up to `now`; `None` for an egress without a packet queue (`Instant`, an ATM port).
+    pub fn occupancy(&self, now: SimTime) -> Option<Occupancy> {
+        match self {
+            Egress::Fifo(f) => Some(f.occupancy_at(now)),
+            Egress::Queued(s) => Some(s.occupancy_at(now)),
+            Egress::Instant | Egress::Cells(_) => None,
         }
     }
 

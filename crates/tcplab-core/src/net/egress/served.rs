@@ -1,6 +1,7 @@
 //! A queue discipline in front of a transmitter, run event by event: every packet that waits
 //! is held by the discipline, and the transmitter asks it for the next when it frees.
 
+use super::occupancy::{Occupancy, OccupancyClock};
 use super::transmitter::Transmitter;
 use super::Offer;
 use crate::net::discipline::{fits, Dropped, QueueDiscipline};
@@ -20,12 +21,14 @@ pub struct Served {
     in_service: Option<Packet>,
     /// Drops the discipline made after dequeue, handed to the fabric by `tx_done`.
     dropped: Vec<Dropped>,
+    /// The discipline's waiting packets integrated over time.
+    occupancy: OccupancyClock,
 }
 
 impl Served {
     /// `discipline` in front of `tx`, both idle.
     pub fn new(discipline: Box<dyn QueueDiscipline>, tx: Transmitter) -> Self {
-        Served { discipline, tx, in_service: None, dropped: Vec::new() }
+        Served { discipline, tx, in_service: None, dropped: Vec::new(), occupancy: OccupancyClock::default() }
     }
 
     /// True while a packet is being serialized.
@@ -48,6 +51,7 @@ impl Served {
     #[inline]
     pub fn offer(&mut self, now: SimTime, pkt: Packet, tx_done: &mut Option<SimTime>, tapped: &mut Tapped) -> Offer {
         if self.in_service.is_some() {
+            self.advance(now);
             return match self.discipline.enqueue(now, pkt) {
                 Ok(()) => Offer::Accepted,
                 Err(_) => Offer::QueueDrop,
@@ -61,6 +65,17 @@ impl Served {
             }
             Err(_) => Offer::QueueDrop,
         }
+    }
+
+    /// Count what waited since the last change, before the discipline's length changes.
+    #[inline(always)]
+    fn advance(&mut self, now: SimTime) {
+        self.occupancy.advance(now, self.discipline.len_packets(), self.discipline.len_bytes());
+    }
+
+    /// The discipline's waiting packets and bytes integrated from the start up to `now`.
+    pub fn occupancy_at(&self, now: SimTime) -> Occupancy {
+        self.occupancy.at(now, self.discipline.len_packets(), self.discipline.len_bytes())
     }
 
     fn start(&mut self, now: SimTime, pkt: Packet, tx_done: &mut Option<SimTime>, tapped: &mut Tapped) {
@@ -78,6 +93,7 @@ impl Served {
         let pkt = self.in_service.take().expect("tx_done without a packet in service");
         debug_assert_eq!(now, self.tx.tx_end);
         self.dropped.clear();
+        self.advance(now);
         if let Some(next) = self.discipline.dequeue(now, &mut self.dropped) {
             self.start(now, next, tx_done, tapped);
         }
