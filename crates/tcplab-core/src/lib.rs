@@ -8,6 +8,7 @@
 pub mod agent;
 pub mod app;
 pub mod engine;
+pub mod epoch;
 pub mod flow;
 pub mod net;
 pub mod packetdrill;

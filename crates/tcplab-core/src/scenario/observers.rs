@@ -46,7 +46,7 @@ pub fn with_every_observer(sc: &Scenario) -> Scenario {
         while taken.contains(&name) {
             name.push('_');
         }
-        sc.taps.push(TapSpec { name, link: l.between.clone(), direction: None, resolution: None, pcap: Some(false), trace: Some(true) });
+        sc.taps.push(TapSpec { name, link: l.between.clone(), direction: None, resolution: None, pcap: Some(false), trace: Some(true), epoch: None });
     }
     for t in &mut sc.taps {
         t.pcap = Some(false);
@@ -214,7 +214,7 @@ mod tests {
         sc.run.duration = Some(crate::scenario::spec::Dur(SimDuration::from_millis(1000)));
         let plain = run_in(&sc, 1, Mode::ALL[0]).unwrap();
         let mut one_tap = sc.clone();
-        one_tap.taps.push(TapSpec { name: "t".into(), link: ["s0".into(), "left".into()], direction: None, resolution: None, pcap: Some(false), trace: Some(false) });
+        one_tap.taps.push(TapSpec { name: "t".into(), link: ["s0".into(), "left".into()], direction: None, resolution: None, pcap: Some(false), trace: Some(false), epoch: None });
         let tapped = run_in(&one_tap, 1, Mode::ALL[0]).unwrap();
         assert_eq!(difference(&plain, &tapped, true), None);
         assert_eq!(check_every_mode(&sc, 1).unwrap(), None);

@@ -480,7 +480,11 @@ fn transfers_beyond_four_gib_use_the_64_bit_sequence_space() {
 
 #[test]
 fn taps_write_pcapng_and_the_capture_trace() {
-    let text = format!("{}\n[[taps]]\nname = \"bottleneck\"\nlink = [\"sw1\", \"emu\"]\ntrace = true\n", smoke().replace("stop = \"1s\"", "stop = \"0.2s\""));
+    let text = format!(
+        "{}\n[[taps]]\nname = \"bottleneck\"\nlink = [\"sw1\", \"emu\"]\ntrace = true\nepoch = \"2002-11-16T09:30:00Z\"\n",
+        smoke().replace("stop = \"1s\"", "stop = \"0.2s\"")
+    );
+    let epoch = std::time::Duration::from_secs(1_037_439_000); // 2002-11-16T09:30:00Z
     let dir = std::env::temp_dir().join(format!("tcplab-tap-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let sc = parse_toml(&text).unwrap();
@@ -497,18 +501,32 @@ fn taps_write_pcapng_and_the_capture_trace() {
     // Both directions were tapped; times are non-decreasing and on the 100 ns grid.
     assert!(cap.dir.contains(&1));
     assert!(cap.time_s.windows(2).all(|w| w[0] <= w[1]));
+    let end = std::time::Duration::from_secs_f64(r.sim.summary().sim_time_s);
     let bytes = std::fs::read(dir.join("bottleneck.pcapng")).unwrap();
     // Section header block magic, then an interface per direction, then one EPB per packet.
     assert_eq!(&bytes[..4], &[0x0a, 0x0d, 0x0d, 0x0a]);
     let mut reader = pcap_file::pcapng::PcapNgReader::new(&bytes[..]).unwrap();
-    let (mut ifaces, mut epbs) = (0, 0u64);
-    let mut last_ts = std::time::Duration::ZERO;
+    // The section header names the program and what was captured.
+    use pcap_file::pcapng::blocks::section_header::SectionHeaderOption as Shb;
+    let shb = reader.section().options.clone();
+    assert!(shb.iter().any(|o| matches!(o, Shb::UserApplication(a) if a.starts_with("tcplab "))), "{shb:?}");
+    assert!(shb.iter().any(|o| matches!(o, Shb::Comment(c) if c.contains("scenario 'smoke'") && c.contains("seed 1") && c.contains("tap 'bottleneck'"))), "{shb:?}");
+    let (mut ifaces, mut epbs, mut named) = (0, 0u64, Vec::new());
+    let mut last_ts = epoch;
     while let Some(block) = reader.next_block() {
         match block.unwrap() {
             pcap_file::pcapng::Block::InterfaceDescription(_) => ifaces += 1,
+            pcap_file::pcapng::Block::NameResolution(n) => {
+                for rec in &n.records {
+                    if let pcap_file::pcapng::blocks::name_resolution::Record::Ipv4(r) = rec {
+                        named.push((r.ip_addr.to_vec(), r.names[0].to_string()));
+                    }
+                }
+            }
             pcap_file::pcapng::Block::EnhancedPacket(p) => {
                 epbs += 1;
-                assert!(p.timestamp >= last_ts);
+                // Simulated time 0 is the epoch.
+                assert!(p.timestamp >= last_ts && p.timestamp <= epoch + end, "{:?}", p.timestamp);
                 assert_eq!(p.timestamp.as_nanos() % 100, 0, "100 ns resolution");
                 last_ts = p.timestamp;
                 assert!(p.original_len as usize >= p.data.len());
@@ -518,6 +536,11 @@ fn taps_write_pcapng_and_the_capture_trace() {
     }
     assert_eq!(ifaces, 2);
     assert_eq!(epbs, n);
+    // Every host is named at its address (10.0.0.1 is the first host, "a").
+    let hosts: Vec<&str> = sc.hosts.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(named.len(), hosts.len(), "{named:?}");
+    assert_eq!(named[0], (vec![10, 0, 0, 1], hosts[0].to_string()));
+    assert!(named.iter().all(|(_, n)| hosts.contains(&n.as_str())));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -527,6 +550,10 @@ fn tap_errors_name_the_field() {
     assert!(error_of(&format!("{base}link = [\"a\", \"x\"]\n")).contains("taps[0].link: no link joins 'a' and 'x'"));
     assert!(error_of(&format!("{base}link = [\"a\", \"b\"]\nresolution = \"500ps\"\n")).contains("taps[0].resolution: must be a whole number of nanoseconds"));
     assert!(error_of(&format!("{base}link = [\"a\", \"b\"]\ndirection = \"c\"\n")).contains("taps[0].direction"));
+    let e = error_of(&format!("{base}link = [\"a\", \"b\"]\nepoch = \"2023-02-29T00:00:00Z\"\n"));
+    assert!(e.contains("taps[0].epoch") && e.contains("no such date"), "{e}");
+    let e = error_of(&format!("{base}link = [\"a\", \"b\"]\nepoch = 2023-02-28T00:00:00Z\n"));
+    assert!(e.contains("taps[0].epoch") && e.contains("quoted string"), "{e}");
 }
 
 /// Values that would exhaust memory, never end or saturate time are field errors at load, each

@@ -16,9 +16,12 @@ use std::time::Duration;
 use etherparse::{EtherType, Ethernet2Header, IpEcn, IpNumber, Ipv4Header, Ipv6FlowLabel, Ipv6Header, TcpHeader as WireTcp, TcpOptionElement, UdpHeader};
 use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
 use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
+use pcap_file::pcapng::blocks::name_resolution::{Ipv4Record, Ipv6Record, NameResolutionBlock, Record};
+use pcap_file::pcapng::blocks::section_header::{SectionHeaderBlock, SectionHeaderOption};
 use pcap_file::pcapng::PcapNgWriter;
-use pcap_file::DataLink;
+use pcap_file::{DataLink, Endianness};
 
+use crate::epoch::Epoch;
 use crate::net::packet::{flags, Body, Ecn, Packet, TcpHeader};
 use crate::net::wire::{to_wire, WireOption, WireView};
 use crate::units::SimTime;
@@ -145,25 +148,46 @@ fn wire_tcp(h: &TcpHeader, from: usize, id: &WireIdentity) -> WireTcp {
     t
 }
 
+/// What a capture file says about itself besides its packets.
+#[derive(Clone, Debug, Default)]
+pub struct CaptureHeader {
+    /// The section header's comment: what was captured (scenario, seed, tap).
+    pub comment: String,
+    /// Every host's name and IPv4 address, for the name-resolution block (each IPv6 address,
+    /// `fd00::` + the IPv4 address, is named too).
+    pub hosts: Vec<(String, [u8; 4])>,
+    /// The wall-clock time simulated time 0 is written at.
+    pub epoch: Epoch,
+}
+
 /// A pcapng file being written.
 pub struct PcapWriter {
     w: PcapNgWriter<BufWriter<File>>,
     buf: Vec<u8>,
     resolution_ps: u64,
+    epoch_ns: u64,
 }
 
 impl std::fmt::Debug for PcapWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PcapWriter").field("resolution_ps", &self.resolution_ps).finish()
+        f.debug_struct("PcapWriter").field("resolution_ps", &self.resolution_ps).field("epoch_ns", &self.epoch_ns).finish()
     }
 }
 
 impl PcapWriter {
-    /// Create `path` with one interface per `(name, speed in bit/s)`; timestamps are rounded
-    /// down to `resolution_ps` and stored in nanoseconds.
-    pub fn create(path: &Path, interfaces: &[(String, u64)], resolution_ps: u64) -> io::Result<Self> {
+    /// Create `path`: a section header naming the program and `header.comment`, one
+    /// interface per `(name, speed in bit/s)`, a name-resolution block for `header.hosts`;
+    /// timestamps are simulated time rounded down to `resolution_ps`, plus `header.epoch`,
+    /// stored in nanoseconds.
+    pub fn create(path: &Path, interfaces: &[(String, u64)], resolution_ps: u64, header: &CaptureHeader) -> io::Result<Self> {
         let file = BufWriter::with_capacity(1 << 20, File::create(path)?);
-        let mut w = PcapNgWriter::new(file).map_err(to_io)?;
+        let mut shb_options = vec![SectionHeaderOption::UserApplication(Cow::Owned(format!("tcplab {}", env!("CARGO_PKG_VERSION"))))];
+        if !header.comment.is_empty() {
+            shb_options.push(SectionHeaderOption::Comment(Cow::Owned(header.comment.clone())));
+        }
+        let endianness = if cfg!(target_endian = "big") { Endianness::Big } else { Endianness::Little };
+        let shb = SectionHeaderBlock { endianness, options: shb_options, ..SectionHeaderBlock::default() };
+        let mut w = PcapNgWriter::with_section_header(file, shb).map_err(to_io)?;
         for (name, speed) in interfaces {
             let idb = InterfaceDescriptionBlock {
                 linktype: DataLink::ETHERNET,
@@ -177,14 +201,28 @@ impl PcapWriter {
             };
             w.write_pcapng_block(idb).map_err(to_io)?;
         }
-        Ok(PcapWriter { w, buf: Vec::with_capacity(256), resolution_ps: resolution_ps.max(1) })
+        if !header.hosts.is_empty() {
+            let mut records = Vec::with_capacity(2 * header.hosts.len());
+            for (name, ip) in &header.hosts {
+                records.push(Record::Ipv4(Ipv4Record { ip_addr: Cow::Owned(ip.to_vec()), names: vec![Cow::Owned(name.clone())] }));
+                records.push(Record::Ipv6(Ipv6Record { ip_addr: Cow::Owned(ipv6_of(*ip).to_vec()), names: vec![Cow::Owned(name.clone())] }));
+            }
+            w.write_pcapng_block(NameResolutionBlock { records, options: vec![] }).map_err(to_io)?;
+        }
+        Ok(PcapWriter { w, buf: Vec::with_capacity(256), resolution_ps: resolution_ps.max(1), epoch_ns: header.epoch.0 })
     }
 
     /// Write one packet seen at `t` on interface `iface`, sent by end `from` of its flow.
     pub fn write(&mut self, iface: u32, t: SimTime, pkt: &Packet, from: usize, id: &WireIdentity) -> io::Result<()> {
         let original = encode(pkt, from, id, &mut self.buf);
         let ps = t.0 / self.resolution_ps * self.resolution_ps;
-        let epb = EnhancedPacketBlock { interface_id: iface, timestamp: Duration::from_nanos(ps / 1_000), original_len: original, data: Cow::Borrowed(&self.buf), options: vec![] };
+        let epb = EnhancedPacketBlock {
+            interface_id: iface,
+            timestamp: Duration::from_nanos(self.epoch_ns + ps / 1_000),
+            original_len: original,
+            data: Cow::Borrowed(&self.buf),
+            options: vec![],
+        };
         self.w.write_pcapng_block(epb).map_err(to_io)?;
         Ok(())
     }

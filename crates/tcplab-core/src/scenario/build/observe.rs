@@ -9,7 +9,7 @@ use crate::scenario::resolve::{err, Res, ResolvedScenario, TracedQueues};
 use crate::scenario::spec::LinkSelection::{self, Names};
 use crate::scenario::ScenarioError;
 use crate::sim::{Simulation, Tap};
-use crate::trace::pcap::PcapWriter;
+use crate::trace::pcap::{host_address, CaptureHeader, PcapWriter};
 
 /// Turn on the traces the scenario asks for.
 pub(super) fn traces(r: &ResolvedScenario, net: &Network, sim: &mut Simulation) -> Res<()> {
@@ -85,9 +85,14 @@ fn link_usage_pipes(links: &LinkSelection, sim: &Simulation) -> Res<Vec<PipeId>>
         .collect()
 }
 
+fn dir_name(direction: &str) -> bool {
+    direction == "both"
+}
+
 /// Add the scenario's taps, each on the directions of its link (every member's when an end is
 /// a group).
 pub(super) fn taps(r: &ResolvedScenario, net: &Network, sim: &mut Simulation, capture_dir: Option<&Path>) -> Res<()> {
+    let hosts: Vec<(String, [u8; 4])> = net.host_names.iter().enumerate().map(|(k, (n, _))| (n.clone(), host_address(k as u32).0)).collect();
     for (i, t) in r.taps.iter().enumerate() {
         let [a, b] = &t.link;
         let dir = t.direction.as_str();
@@ -109,7 +114,16 @@ pub(super) fn taps(r: &ResolvedScenario, net: &Network, sim: &mut Simulation, ca
                 let ifaces: Vec<(String, u64)> =
                     pipes.iter().map(|(p, _)| (sim.fabric.pipes[p.0 as usize].name.clone(), sim.fabric.pipes[p.0 as usize].egress().rate().map_or(0, |r| r.bps()))).collect();
                 let path = dir.join(format!("{}.pcapng", t.name));
-                Some(PcapWriter::create(&path, &ifaces, resolution_ps).map_err(|e| ScenarioError::new(format!("taps[{i}]"), format!("cannot create {}: {e}", path.display())))?)
+                let towards = if dir_name(&t.direction) { "both directions".to_string() } else { format!("from {}", t.direction) };
+                let header = CaptureHeader {
+                    comment: format!("tcplab scenario '{}', seed {}, tap '{}' on the link {a} <-> {b}, {towards}", r.name, r.run.seed, t.name),
+                    hosts: hosts.clone(),
+                    epoch: t.epoch,
+                };
+                Some(
+                    PcapWriter::create(&path, &ifaces, resolution_ps, &header)
+                        .map_err(|e| ScenarioError::new(format!("taps[{i}]"), format!("cannot create {}: {e}", path.display())))?,
+                )
             }
             _ => None,
         };

@@ -26,6 +26,8 @@ pub struct ResolvedTap {
     pub pcap: bool,
     /// Also record the `capture` trace (default false).
     pub trace: bool,
+    /// The UTC time simulated time 0 is written at (default 1970-01-01T00:00:00Z).
+    pub epoch: crate::epoch::Epoch,
 }
 
 /// Resolve `[[taps]]` on the resolved links.
@@ -53,7 +55,15 @@ pub(super) fn resolve_taps(taps: &[TapSpec], links: &[ResolvedLink], names: &Nam
         if resolution.as_ps() < 1_000 || resolution.as_ps() % 1_000 != 0 {
             return err(p("resolution"), "must be a whole number of nanoseconds, at least 1ns (pcapng stores nanoseconds)");
         }
-        out.push(ResolvedTap { name: t.name.clone(), link: t.link.clone(), direction, resolution: Dur(resolution), pcap: t.pcap.unwrap_or(true), trace: t.trace.unwrap_or(false) });
+        out.push(ResolvedTap {
+            name: t.name.clone(),
+            link: t.link.clone(),
+            direction,
+            resolution: Dur(resolution),
+            pcap: t.pcap.unwrap_or(true),
+            trace: t.trace.unwrap_or(false),
+            epoch: t.epoch.unwrap_or_default(),
+        });
     }
     Ok(out)
 }

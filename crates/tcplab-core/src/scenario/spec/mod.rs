@@ -488,6 +488,10 @@ pub struct TapSpec {
     /// Also record the `capture` trace (default false: it holds every header in memory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<bool>,
+    /// The UTC time simulated time 0 is written at in the pcapng file ("2024-05-01T12:00:00Z"
+    /// or whole seconds since 1970; default 1970-01-01T00:00:00Z).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<crate::epoch::Epoch>,
 }
 
 /// Flow kinds.
