@@ -940,3 +940,6 @@ mod input;
 mod bsd410;
 #[path = "tests_dsack.rs"]
 mod dsack_undo;
+
+#[path = "tests_rate.rs"]
+mod rate_pacing;
