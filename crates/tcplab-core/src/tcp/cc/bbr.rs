@@ -218,6 +218,9 @@ pub struct Bbr {
     loss_window: bool,
     /// The last ACK raised cwnd to a saved one (leaving recovery or PROBE_RTT).
     restored: bool,
+    /// The cwnd BBR itself last set, packets: a different cwnd was written from outside
+    /// (`window()`: the restart after idle, RFC 2861's decay, a remedy, an undo).
+    own_cwnd: u32,
 }
 
 impl Bbr {
@@ -252,7 +255,9 @@ impl Bbr {
             rng: Rng::from_seed(0),
             loss_window: true,
             restored: false,
+            own_cwnd: 0,
         };
+        b.own_cwnd = b.w.cwnd;
         b.init_pacing_rate(None);
         b
     }
@@ -436,7 +441,7 @@ impl Bbr {
 
     /// `bbr_check_probe_rtt_done`.
     fn check_probe_rtt_done(&mut self, now: SimTime) {
-        if !self.probe_rtt_done.is_some_and(|t| now > t) {
+        if self.probe_rtt_done.is_none_or(|t| now <= t) {
             return;
         }
         self.min_rtt_stamp = now;
@@ -542,9 +547,15 @@ impl Bbr {
                 cwnd = cwnd.max(self.cfg.cwnd_min_target);
             }
         }
+        let before = self.w.cwnd;
         self.w.cwnd = cwnd.max(1);
         if self.mode == BbrMode::ProbeRtt {
             self.w.cwnd = self.w.cwnd.min(self.cfg.cwnd_min_target);
+        }
+        // An ACK that delivered nothing only applies the caps (Linux `goto done`): a cwnd it
+        // leaves as it found stays whoever's it was.
+        if acked > 0 || self.w.cwnd != before {
+            self.own_cwnd = self.w.cwnd;
         }
     }
 
@@ -553,13 +564,20 @@ impl Bbr {
     /// `cwnd_min_target` packets except before BBR first sets it (the initial window) and
     /// right after a timeout (one packet until the next ACK), and while conserving packets in recovery; in PROBE_RTT at most `cwnd_min_target`; once
     /// the pipe is full, outside packet conservation and a restore, at most the target the
-    /// cwnd gain allows (`bbr_inflight(bw, cwnd_gain)`); a positive pacing rate.
+    /// cwnd gain allows (`bbr_inflight(bw, cwnd_gain)`); a positive pacing rate. The cwnd rules
+    /// hold for the cwnd BBR set: one written from outside through `window()` is the
+    /// connection's to check.
     pub fn check_rules(&self, before: &Bbr) -> Result<(), String> {
         let _ = before;
         if (self.pacing_gain, self.cwnd_gain) != self.gains_of_mode() {
             return Err(format!("BBR in {:?} (phase {}) with gains {}/{} of 256", self.mode, self.cycle_idx, self.pacing_gain, self.cwnd_gain));
         }
         let cwnd = self.w.cwnd;
+        if cwnd != self.own_cwnd {
+            // Written from outside (the connection's restart after idle or RFC 2861 decay, a
+            // remedy, an undo): the connection's own rules hold it; BBR's next ACK takes over.
+            return Ok(());
+        }
         if !self.loss_window && !self.packet_conservation && cwnd < self.cfg.cwnd_min_target {
             return Err(format!("BBR's cwnd of {cwnd} packets below its floor of {}", self.cfg.cwnd_min_target));
         }
@@ -633,6 +651,7 @@ impl CongestionControl for Bbr {
         }
         self.w.cwnd = 1;
         self.w.cwnd_cnt = 0;
+        self.own_cwnd = 1;
         self.prev_ca_state = CaState::Loss;
         self.full_bw = 0;
         self.round_start = true;
@@ -646,9 +665,11 @@ impl CongestionControl for Bbr {
     fn window(&mut self) -> WindowState<'_> {
         WindowState::Packets(&mut self.w)
     }
-    /// ssthresh is untouched by a loss (`bbr_ssthresh` returns it as it is).
-    fn loss_ssthresh(&self, _ev: &CongestionEvent) -> (u64, u64) {
-        (self.ssthresh(), self.ssthresh())
+    /// ssthresh is no loss response: a loss leaves it as it is (`bbr_ssthresh`), but DRAIN,
+    /// which the same ACK may enter, sets it to the BDP (at least 4 packets): any value from
+    /// 2·SMSS up.
+    fn loss_ssthresh(&self, ev: &CongestionEvent) -> (u64, u64) {
+        (2 * ev.mss as u64, u64::MAX)
     }
     fn pacing_rate(&self) -> Option<u64> {
         Some(self.pacing_rate)

@@ -75,7 +75,7 @@ impl Connection {
                 }
             }
         }
-        if sack_news && matches!(self.recovery, Some(Recovery::RateHalving { .. }) | Some(Recovery::Prr { .. })) {
+        if sack_news && self.logs_retransmissions() {
             self.sb.detect_lost_retransmissions();
         }
         let pre = self.linux_after_ack_rules().then(|| self.pre_ack(seg, sack_news));

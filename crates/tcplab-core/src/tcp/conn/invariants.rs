@@ -118,8 +118,6 @@ impl Connection {
             return Err(format!("the controller's window {} is below one segment", self.cc.cwnd()));
         }
         let (cwnd0, cwnd1) = (b.cc.cwnd(), self.cc.cwnd());
-        // A controller that owns its window (BBR) keeps its own rules on every call.
-        self.cc.owned_window_violation(&b.cc)?;
         // An input from outside the ACK path may lower the window, never raise it (cc::input).
         if b.input && (cwnd1 > cwnd0 || self.cwnd() > b.cwnd) {
             return Err(format!("an input grew the window from {cwnd0} to {cwnd1} ({})", self.cc.name()));
@@ -174,6 +172,11 @@ impl Connection {
         }
         // An undo: its own bound, in place of the growth and recovery-window checks.
         let undone = self.stats.undos > b.undos;
+        // A controller that owns its window (BBR) keeps its own rules on every call; an undo
+        // (`tcp.undo`, Linux 2.4's) may raise its window past them, within the undo's bound.
+        if !undone {
+            self.cc.owned_window_violation(&b.cc)?;
+        }
         if undone {
             let grown = self.inv_sample.as_ref().map_or(0, |a| b.cc.growth_bound(a));
             let most = (b.cwnd.max(cwnd0) + grown).max(b.cc.ssthresh().saturating_mul(2));

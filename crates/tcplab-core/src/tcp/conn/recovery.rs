@@ -114,8 +114,8 @@ impl Connection {
             self.sb.clear_rxt_logs();
             self.sb.sacked().next_uncovered(self.snd_una)
         } else {
-            let cwnd = ssthresh + self.cfg.dupthresh as u64 * self.smss as u64;
-            self.recovery = Some(if self.rate.on { Recovery::Controller } else { Recovery::NewReno { cwnd, partial_seen: false } });
+            self.recovery =
+                Some(if self.rate.on { Recovery::Controller } else { Recovery::NewReno { cwnd: ssthresh + self.cfg.dupthresh as u64 * self.smss as u64, partial_seen: false } });
             self.snd_una
         }
     }
@@ -224,6 +224,17 @@ impl Connection {
             // Go-back-N from the first unacknowledged byte.
             self.snd_nxt = self.snd_una;
             Some(self.snd_una)
+        }
+    }
+
+    /// True when the recovery keeps Linux's retransmission log, for its lost-retransmission
+    /// detection: rate-halving and PRR, and a controller's own recovery window
+    /// (`Recovery::Controller`) with Linux's SACK recovery.
+    pub(super) fn logs_retransmissions(&self) -> bool {
+        match self.recovery {
+            Some(Recovery::RateHalving { .. }) | Some(Recovery::Prr { .. }) => true,
+            Some(Recovery::Controller) => matches!(self.recovery_kind, RecoveryKind::LinuxSack | RecoveryKind::LinuxPrr),
+            _ => false,
         }
     }
 

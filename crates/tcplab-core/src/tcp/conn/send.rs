@@ -8,7 +8,6 @@ use crate::tcp::config::{CwndLimitedRule, RecoveryKind};
 use crate::tcp::timers::TimerKind;
 use crate::units::{SimDuration, SimTime};
 
-use super::recovery::Recovery;
 use super::{Connection, Output, SentRecord, State, TcpEvent, TcpEventKind};
 
 impl Connection {
@@ -399,7 +398,7 @@ impl Connection {
         if self.rate.on {
             self.rate_restamp(now, s, e);
         }
-        if matches!(self.recovery, Some(Recovery::RateHalving { .. }) | Some(Recovery::Prr { .. })) {
+        if self.logs_retransmissions() {
             self.sb.log_rxt(s, e, self.snd_max);
         }
         let mut h = self.base_segment(now, s, len as u32);
