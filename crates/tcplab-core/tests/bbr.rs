@@ -72,7 +72,7 @@ fn run(text: &str, seed: u64, from_s: f64, end_s: f64) -> Figures {
     }
     area += level as f64 * (end_s - at);
     let cc = r.sim.traces.cc_state.as_ref().expect("the cc_state trace");
-    let btlbw = (0..s.flows.len()).map(|f| cc.flow.iter().zip(&cc.v1).filter(|(id, _)| **id == s.flows[f].id).map(|(_, v)| *v).last().unwrap_or(f64::NAN)).collect();
+    let btlbw = (0..s.flows.len()).map(|f| cc.flow.iter().zip(&cc.v1).filter(|(id, _)| **id == s.flows[f].id).map(|(_, v)| *v).next_back().unwrap_or(f64::NAN)).collect();
     // Utilisation: the flows' goodput against the link's payload capacity (1460-byte payloads
     // of 1500-byte packets).
     let goodputs: Vec<f64> = s.flows.iter().map(|f| f.goodput_bps).collect();
