@@ -16,7 +16,7 @@ use tcplab_core::Run;
 
 mod seeded;
 
-const CCS: [&str; 10] = ["reno", "newreno", "bic", "cubic", "dctcp", "highspeed", "tcp-lp", "ledbat", "vegas", "htcp"];
+const CCS: [&str; 11] = ["reno", "newreno", "bic", "cubic", "dctcp", "highspeed", "tcp-lp", "ledbat", "vegas", "htcp", "bbr"];
 /// The controllers of the mixed random run: all but LEDBAT, Vegas and H-TCP, which have runs of
 /// their own.
 const MIXED: std::ops::Range<usize> = 0..7;
@@ -25,6 +25,8 @@ const LEDBAT: std::ops::Range<usize> = 7..8;
 /// Vegas's and H-TCP's own random run (last in `CCS`, so the other runs draw the cases they drew
 /// before these two were added).
 const VEGAS_HTCP: std::ops::Range<usize> = 8..10;
+/// BBR's own random run (last in `CCS`).
+const BBR: std::ops::Range<usize> = 10..11;
 const PROFILES: [&str; 6] = ["rfc", "linux-2.6.16", "linux-modern", "freebsd-3.2", "linux-2.4.18", "freebsd-4.10"];
 /// The profiles of the mixed and LEDBAT random runs (the cases they draw stay those drawn
 /// before freebsd-4.10 was added).
@@ -199,6 +201,16 @@ fn every_ack_of_random_multi_flow_vegas_and_htcp_runs_keeps_the_rules() {
     // and max(β·cwnd, 2) segments.
     let default = if cfg!(tcplab_unoptimized) { 8 } else { 500 };
     random_runs(VEGAS_HTCP, 0..PROFILES.len(), default);
+}
+
+#[test]
+fn every_ack_of_random_multi_flow_bbr_runs_keeps_the_rules() {
+    // BBR (its window its own through recovery, paced) over the same random dumbbells and
+    // every profile: after every call its gains are its mode's, its cwnd at least 4 packets
+    // (but the initial window, a timeout's one packet and packet conservation), at most 4 in
+    // PROBE_RTT and, once the pipe is full, within what its cwnd gain allows.
+    let default = if cfg!(tcplab_unoptimized) { 8 } else { 400 };
+    random_runs(BBR, 0..PROFILES.len(), default);
 }
 
 /// `default` random cases (or `TCPLAB_INVARIANT_CASES`) with the controllers `ccs` of `CCS`.

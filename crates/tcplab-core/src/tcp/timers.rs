@@ -1,4 +1,4 @@
-//! An endpoint's timers: one slot per kind (retransmission, delayed ACK, persist), each unset
+//! An endpoint's timers: one slot per kind (retransmission, delayed ACK, persist, pacing), each unset
 //! or set to an expiry time, and the earliest of them for the simulation to schedule. Unset is
 //! kept as `SimTime::MAX`, which no expiry reaches (event times stay below `units::MAX_TIME`
 //! plus the run's delays), so the earliest is a plain minimum.
@@ -15,22 +15,24 @@ pub enum TimerKind {
     Retransmit = 1,
     /// Zero-window probe (RFC 9293 §3.8.6.1).
     Persist = 2,
+    /// The pacing gate's release of the next segment (only with a pacing rate; `conn::rate`).
+    Pacing = 3,
 }
 
 impl TimerKind {
     /// Every kind, in the order expired timers are handled.
-    pub const ALL: [TimerKind; 3] = [TimerKind::DelayedAck, TimerKind::Retransmit, TimerKind::Persist];
+    pub const ALL: [TimerKind; 4] = [TimerKind::DelayedAck, TimerKind::Retransmit, TimerKind::Persist, TimerKind::Pacing];
 }
 
 /// One expiry per timer kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timers {
-    at: [SimTime; 3],
+    at: [SimTime; 4],
 }
 
 impl Default for Timers {
     fn default() -> Self {
-        Timers { at: [SimTime::MAX; 3] }
+        Timers { at: [SimTime::MAX; 4] }
     }
 }
 
@@ -79,7 +81,7 @@ impl Timers {
     /// The earliest expiry, if any timer is set.
     #[inline]
     pub fn next(&self) -> Option<SimTime> {
-        let t = self.at[0].min(self.at[1]).min(self.at[2]);
+        let t = self.at[0].min(self.at[1]).min(self.at[2]).min(self.at[3]);
         (t != SimTime::MAX).then_some(t)
     }
 }

@@ -25,7 +25,8 @@ fn policies(variant: &ResolvedVariant) -> Option<Policies> {
 }
 
 /// A TCP flow's two endpoints (`sender`: the end that sends the data); each end's randomised
-/// RTO (if any) draws from a stream of its own, `flows/<name>/rto/<end>`. With `timer_ticks`,
+/// RTO (if any) draws from a stream of its own, `flows/<name>/rto/<end>`, and so does a
+/// controller that draws (`CcConfig::draws`: BBR), `flows/<name>/cc/<end>`. With `timer_ticks`,
 /// `timer_grid = "hz"` or a variant on the host's 1/HZ ticks (ImTCP), each end's clock ticks
 /// fall at its host's phase, drawn once per host from `hosts/<host>/clock`, uniform in
 /// [0, 1 s) (1 s holds whole 200 ms and 500 ms ticks; a 1/HZ grid takes the phase modulo its
@@ -36,6 +37,9 @@ pub(super) fn tcp_flow(tcp: &ResolvedTcp, sender: usize, seeds: &SeedTree, name:
         let mut c = Connection::new(cfg.clone());
         if cfg.rto.randomize > 0.0 {
             c.seed_rto(seeds.stream(&format!("flows/{name}/rto/{end}")));
+        }
+        if cfg.cc.draws() {
+            c.seed_cc(seeds.stream(&format!("flows/{name}/cc/{end}")));
         }
         if cfg.timer_ticks || cfg.timer_tick.is_some() || tcp.variant.uses_host_clock() {
             let u = seeds.stream(&format!("hosts/{}/clock", hosts[end])).next_f64();

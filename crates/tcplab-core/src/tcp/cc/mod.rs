@@ -4,6 +4,7 @@
 //! `match` and generated from the one list in `registry`: adding one is a new file here and a
 //! line in that list, never a connection change.
 
+pub mod bbr;
 pub mod bic;
 pub mod coupling;
 pub mod cubic;
@@ -13,15 +14,18 @@ pub mod htcp;
 pub mod imtcp_bg;
 pub mod input;
 pub mod ledbat;
+pub mod rate;
 pub mod registry;
 pub mod reno;
 pub mod tcp_lp;
 pub mod vegas;
 pub mod window;
 
+use crate::engine::Rng;
 use crate::tcp::config::RecoveryKind;
 use crate::units::{SimDuration, SimTime};
 
+pub use bbr::{Bbr, BbrConfig, BbrMode};
 pub use bic::{Bic, BicConfig};
 pub use coupling::{ControllerInput, CoupledGroup, CoupledMember};
 pub use cubic::{Cubic, CubicConfig};
@@ -31,6 +35,7 @@ pub use htcp::{Htcp, HtcpConfig};
 pub use imtcp_bg::{ImtcpBg, ImtcpBgConfig, RttCut, RttSource};
 pub use input::{CcInput, CcInputKind, InRange};
 pub use ledbat::{Ledbat, LedbatConfig};
+pub use rate::{CaState, RateSample};
 pub use registry::{CcContext, Registered};
 pub use reno::{NewReno, Reno, RenoConfig};
 pub use tcp_lp::{LpVersion, TcpLp, TcpLpConfig};
@@ -215,6 +220,36 @@ pub trait CongestionControl {
     fn probe(&self, out: &mut [f64; PROBE_VALUES]) {
         let _ = out;
     }
+    /// True for a controller that owns the window on every ACK, in and out of recovery, as
+    /// Linux's `cong_control` hook does (BBR): the connection then gives it `on_rate_sample`
+    /// on every ACK instead of `on_ack` outside recovery, and keeps no recovery window of its
+    /// own (`Recovery::Controller`). False by default.
+    fn owns_window(&self) -> bool {
+        false
+    }
+    /// An ACK with its delivery-rate sample (Linux `cong_control(sk, rs)`), for a controller
+    /// that `owns_window`; called after the ACK's loss processing. Nothing by default.
+    fn on_rate_sample(&mut self, rs: &RateSample) {
+        let _ = rs;
+    }
+    /// True while the controller wants the sampler to mark the flight application-limited
+    /// on every ACK (BBR's PROBE_RTT sets Linux's `tp->app_limited`, so that its low-rate
+    /// samples do not lower BtlBw). False by default.
+    fn holds_app_limited(&self) -> bool {
+        false
+    }
+    /// The rate the connection paces new segments at, bytes per second (Linux
+    /// `sk_pacing_rate` with internal pacing or fq): the next segment leaves no earlier than
+    /// the last one's departure plus its length over this rate. `None` (the default): no
+    /// pacing, segments leave as the windows allow.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+    /// Give the controller its own seeded random stream (`flows/<name>/cc/<end>`), for a
+    /// controller that draws (BBR's first gain-cycle phase). Ignored by default.
+    fn seed(&mut self, rng: Rng) {
+        let _ = rng;
+    }
 }
 
 macro_rules! define_controllers {
@@ -242,6 +277,12 @@ macro_rules! define_controllers {
             /// fast recovery for Reno (RFC 5681 §3.2), NewReno (RFC 6582) for the others.
             pub fn recovery_without_sack(&self) -> RecoveryKind {
                 match self { $( CcConfig::$v(_) => <$reg as Registered>::RECOVERY_WITHOUT_SACK, )* }
+            }
+
+            /// True for a controller that draws random numbers (`Registered::DRAWS`: BBR's
+            /// first gain-cycle phase): the flow builder gives it a seeded stream of its own.
+            pub fn draws(&self) -> bool {
+                match self { $( CcConfig::$v(_) => <$reg as Registered>::DRAWS, )* }
             }
 
             /// The inputs the controller needs (`Registered::INPUTS`).
@@ -319,11 +360,39 @@ macro_rules! define_controllers {
             fn on_input(&mut self, now: SimTime, input: &CcInput) {
                 match self { $( Controller::$v(c) => c.on_input(now, input), )* }
             }
+            fn owns_window(&self) -> bool {
+                match self { $( Controller::$v(c) => c.owns_window(), )* }
+            }
+            fn on_rate_sample(&mut self, rs: &RateSample) {
+                match self { $( Controller::$v(c) => c.on_rate_sample(rs), )* }
+            }
+            fn holds_app_limited(&self) -> bool {
+                match self { $( Controller::$v(c) => c.holds_app_limited(), )* }
+            }
+            #[inline]
+            fn pacing_rate(&self) -> Option<u64> {
+                match self { $( Controller::$v(c) => c.pacing_rate(), )* }
+            }
+            fn seed(&mut self, rng: Rng) {
+                match self { $( Controller::$v(c) => c.seed(rng), )* }
+            }
         }
     };
 }
 
 registry::with_controllers!(define_controllers {});
+
+impl Controller {
+    /// The rules of a controller that owns its window (`CongestionControl::owns_window`),
+    /// checked by the connection's invariant checker against the controller as it was before
+    /// the call; `Ok` for every other controller (their rules are the checker's own).
+    pub fn owned_window_violation(&self, before: &Controller) -> Result<(), String> {
+        match (self, before) {
+            (Controller::Bbr(now), Controller::Bbr(b)) => now.check_rules(b),
+            _ => Ok(()),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -344,6 +413,7 @@ mod tests {
             CcConfig::ImtcpBg(ImtcpBgConfig::default()),
             CcConfig::Vegas(VegasConfig::default()),
             CcConfig::Htcp(HtcpConfig::default()),
+            CcConfig::Bbr(BbrConfig::default()),
         ] {
             let c = Controller::new(&cfg, 14_600, u64::MAX, 1460);
             assert_eq!(c.name(), cfg.name());
@@ -366,6 +436,7 @@ mod tests {
             CcConfig::ImtcpBg(ImtcpBgConfig::default()),
             CcConfig::Vegas(VegasConfig::default()),
             CcConfig::Htcp(HtcpConfig::default()),
+            CcConfig::Bbr(BbrConfig::default()),
         ] {
             assert_eq!(cfg.recovery_without_sack(), RecoveryKind::NewReno, "{}", cfg.name());
         }

@@ -63,6 +63,9 @@ pub trait Registered {
     /// The inputs (`CcInput`) the controller needs from outside the ACK path; resolution
     /// refuses it unless the flow's variant produces every one (default: none).
     const INPUTS: &'static [CcInputKind] = &[];
+    /// True when the controller draws random numbers: it is given a seeded stream of its own
+    /// (`CongestionControl::seed`, stream `flows/<name>/cc/<end>`; default false).
+    const DRAWS: bool = false;
 }
 
 /// Call `$m! { …tokens… controllers { … } }` with the list of built-in controllers, one per
@@ -96,6 +99,9 @@ macro_rules! with_controllers {
                 /// H-TCP as Linux `tcp_htcp.c`: α growing with the time since the last loss,
                 /// β = minRTT/maxRTT.
                 Htcp, htcp, "htcp", $crate::tcp::cc::htcp::Htcp;
+                /// BBR v1 as Linux `tcp_bbr.c` (4.9–5.x): a model of the path's bottleneck rate
+                /// and round-trip time, paced at pacing_gain × BtlBw.
+                Bbr, bbr, "bbr", $crate::tcp::cc::bbr::Bbr;
             }
         }
     };

@@ -59,6 +59,7 @@ impl Connection {
     pub(super) fn on_ack(&mut self, now: SimTime, seg: &TcpHeader, out: &mut Output) {
         // SACKed bytes before this ACK's blocks: what it newly delivers is counted against it.
         let sacked_before = self.sb.sacked().bytes();
+        let (una_before, prior_in_flight) = (self.snd_una, if self.rate.on { self.inflight() } else { 0 });
         let mut sack_news = false;
         let undo_pre = self.cfg.undo.then(|| self.undo_pre());
         if self.sack_ok {
@@ -68,10 +69,13 @@ impl Connection {
                 let s = s.max(self.snd_una);
                 if e > s && e <= self.snd_max && self.sb.insert(s, e) > 0 {
                     sack_news = true;
+                    if self.rate.on {
+                        self.rate_sacked(s, e);
+                    }
                 }
             }
         }
-        if sack_news && matches!(self.recovery, Some(Recovery::RateHalving { .. }) | Some(Recovery::Prr { .. })) {
+        if sack_news && self.logs_retransmissions() {
             self.sb.detect_lost_retransmissions();
         }
         let pre = self.linux_after_ack_rules().then(|| self.pre_ack(seg, sack_news));
@@ -101,6 +105,21 @@ impl Connection {
         if let Some(pre) = pre {
             self.after_ack(now, seg, pre);
         }
+        if self.rate.on && seg.ack >= una_before {
+            // What the ACK newly delivered: the cumulative path's count, else what its blocks
+            // newly SACKed (without SACK, a duplicate ACK stands for one segment, as Linux's
+            // `tcp_add_reno_sack`).
+            let acked_sacked = if seg.ack > una_before {
+                self.rate.ack.acked_sacked
+            } else if self.sack_ok {
+                self.sb.sacked().bytes().saturating_sub(sacked_before)
+            } else if self.dupacks > 0 && seg.len == 0 {
+                self.smss as u64
+            } else {
+                0
+            };
+            self.rate_finish_ack(now, prior_in_flight, acked_sacked);
+        }
     }
 
     /// Forget the segments the cumulative ACK (now `snd_una`, before it `prior_una`) fully
@@ -114,18 +133,22 @@ impl Connection {
     /// its estimator (`first_ackt`) and the newest for its controller (`last_ackt`); this
     /// connection keeps one sample for both, the newest, as before.
     fn time_acked_segments(&mut self, now: SimTime, prior_una: u64) -> (Option<SimDuration>, u32) {
-        let sacked = self.sb.sacked();
         let (mut sample, mut packets_acked, mut retransmitted, mut start) = (None, 0u32, false, prior_una);
         while let Some(r) = self.sent.front() {
             if r.end > self.snd_una {
                 break;
             }
+            let sacked = self.sb.sacked();
             if r.retransmitted {
                 retransmitted = true;
             } else if sacked.is_empty() || sacked.covered_in(start, r.end) < r.end - start {
                 sample = Some(now.since(r.at));
             }
             start = r.end;
+            if self.rate.on {
+                let stamp = r.rate;
+                self.rate_delivered(&stamp);
+            }
             self.sent.pop_front();
             packets_acked += 1;
         }
@@ -177,6 +200,10 @@ impl Connection {
             self.rtt.sample(r, &self.cfg.rto, self.snd_una, self.snd_nxt);
             self.backoffs = 0;
         }
+        if self.rate.on {
+            self.rate.ack.acked_sacked = delivered;
+            self.rate.ack.rtt = sample;
+        }
         self.syn_retries = 0;
         if self.state == State::FinWait1 && fin_acked {
             self.state = State::FinWait2;
@@ -205,6 +232,14 @@ impl Connection {
                     self.rate_halve();
                 }
             }
+            Some(Recovery::Controller) => {
+                // The controller keeps the window (`rate_finish_ack` gives it this ACK).
+                if self.snd_una >= self.recover {
+                    self.exit_recovery(now, out);
+                } else if !self.use_sack() {
+                    self.retransmit_range(now, self.snd_una, out); // RFC 6582's partial ACK.
+                }
+            }
             Some(Recovery::NewReno { cwnd, partial_seen }) => {
                 if self.snd_una >= self.recover || self.recovery_kind == RecoveryKind::Reno {
                     self.exit_recovery(now, out);
@@ -225,7 +260,7 @@ impl Connection {
             None => {
                 // No growth in CWR (Linux `tcp_may_raise_cwnd`), nor on an ACK whose
                 // ECN-Echo reduces the window.
-                if data_acked > 0 && self.cwr.is_none() && !self.ecn_echo_reduces(seg) {
+                if data_acked > 0 && self.cwr.is_none() && !self.ecn_echo_reduces(seg) && !self.rate.on {
                     let ack = AckSample {
                         now,
                         bytes_acked: data_acked,

@@ -88,6 +88,9 @@ impl Connection {
         for input in &self.inputs {
             self.cc.attach(input);
         }
+        if let Some(rng) = &self.cc_rng {
+            self.cc.seed(rng.clone());
+        }
     }
 
     /// TSval for `now`: ticks of the timestamp clock, offset by one so that it is never 0

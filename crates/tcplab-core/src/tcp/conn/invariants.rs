@@ -27,6 +27,9 @@
 //!   `prior_ssthresh`; the growth and recovery-window checks give way to it on that call;
 //! - SACK blocks above the cumulative ACK, except a D-SACK first block (RFC 2883, `tcp.dsack`)
 //!   below it or inside the second block;
+//! - a controller that owns its window on every ACK (BBR, `Recovery::Controller`) keeps its
+//!   own rules instead of the recovery-window and exit rules (`Controller::owned_window_violation`:
+//!   BBR's floor of 4 packets, its gains, and its cwnd within what its gain allows);
 //! - new data never goes beyond the peer's window (SND.UNA + SND.WND);
 //! - the RTO between its floor and its ceiling.
 
@@ -169,6 +172,11 @@ impl Connection {
         }
         // An undo: its own bound, in place of the growth and recovery-window checks.
         let undone = self.stats.undos > b.undos;
+        // A controller that owns its window (BBR) keeps its own rules on every call; an undo
+        // (`tcp.undo`, Linux 2.4's) may raise its window past them, within the undo's bound.
+        if !undone {
+            self.cc.owned_window_violation(&b.cc)?;
+        }
         if undone {
             let grown = self.inv_sample.as_ref().map_or(0, |a| b.cc.growth_bound(a));
             let most = (b.cwnd.max(cwnd0) + grown).max(b.cc.ssthresh().saturating_mul(2));
@@ -219,7 +227,10 @@ impl Connection {
             if !(lo..=hi).contains(&ssthresh) {
                 return Err(format!("fast recovery set ssthresh {ssthresh}, the controller's rule gives {lo}..={hi}"));
             }
-        } else if self.stats.ecn_reductions > b.ecn_reductions && cwnd1 > cwnd0.max(if b.recovery.is_some() && self.recovery.is_none() { b.cc.ssthresh() } else { 0 }) {
+        } else if self.stats.ecn_reductions > b.ecn_reductions
+            && !self.rate.on
+            && cwnd1 > cwnd0.max(if b.recovery.is_some() && self.recovery.is_none() { b.cc.ssthresh() } else { 0 })
+        {
             // On the ACK that ends a recovery the window first becomes the recovery's exit
             // window (at most its ssthresh), which the echo may then cut, never raise.
             return Err("an ECN-Echo grew the window".into());
@@ -244,12 +255,12 @@ impl Connection {
             (Some(Recovery::Sack { cwnd: w0 }), Some(Recovery::Sack { cwnd: w1 })) if !entered && w1 != w0 => {
                 return Err(format!("RFC 6675 recovery moved its window from {w0} to {w1}"));
             }
-            (Some(_), None) if !timeout && self.cwr.is_none() && cwnd1 > self.cc.ssthresh().max(mss) => {
+            (Some(_), None) if !timeout && !self.rate.on && self.cwr.is_none() && cwnd1 > self.cc.ssthresh().max(mss) => {
                 return Err(format!("leaving recovery left a window of {cwnd1} above ssthresh {}", self.cc.ssthresh()));
             }
             // An ECN-Echo on the ACK that ends recovery enters CWR at once (Linux: tcp_try_to_open
             // → tcp_enter_cwr), from the window recovery left: at most the ssthresh it had.
-            (Some(_), None) if !timeout && !undone && cwnd1 > b.cc.ssthresh().max(mss) => {
+            (Some(_), None) if !timeout && !undone && !self.rate.on && cwnd1 > b.cc.ssthresh().max(mss) => {
                 return Err(format!("leaving recovery into CWR left a window of {cwnd1} above the ssthresh of the recovery, {}", b.cc.ssthresh()));
             }
             _ => {}
@@ -262,7 +273,8 @@ impl Connection {
                 Some(Recovery::RateHalving { cwnd, .. }) => cwnd <= b.cwnd.max(mss),
                 // PRR's first window: the pipe plus at least the fast retransmit.
                 Some(Recovery::Prr { cwnd, .. }) => cwnd <= b.cwnd.max(self.prr_below_flight_bound(b)) + mss,
-                None => true, // Recovery ended within the same call (Reno's first new ACK).
+                Some(Recovery::Controller) => true, // The controller's own rules (below).
+                None => true,                       // Recovery ended within the same call (Reno's first new ACK).
             };
             if !ok {
                 return Err(format!("fast recovery began with window {} (ssthresh {ssthresh})", self.cwnd()));

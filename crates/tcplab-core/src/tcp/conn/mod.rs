@@ -33,6 +33,7 @@ mod input;
 mod invariants;
 mod local;
 mod moderate;
+mod rate;
 mod receive;
 mod recovery;
 mod rfc2861;
@@ -93,6 +94,8 @@ struct SentRecord {
     end: u64,
     at: SimTime,
     retransmitted: bool,
+    /// The delivery-rate sampler's stamp (`rate`; unstamped when the sampler is off).
+    rate: rate::RateStamp,
 }
 
 /// One TCP endpoint.
@@ -183,6 +186,11 @@ pub struct Connection {
     /// Event inputs fed during fast recovery (`feed_controller`), handed to the controller
     /// when recovery ends.
     pending_inputs: Vec<crate::tcp::cc::CcInput>,
+    /// The delivery-rate sampler and the pacing gate (`rate`).
+    rate: rate::RateState,
+    /// The controller's own seeded stream (`seed_cc`), kept to hand to the controller rebuilt
+    /// once the MSS is known.
+    cc_rng: Option<Rng>,
     /// The sample the controller was given on the current call (invariant checks only).
     #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
     inv_sample: Option<crate::tcp::cc::AckSample>,
@@ -194,6 +202,7 @@ impl Connection {
         let smss = payload_room(&cfg, cfg.timestamps);
         let iw = initial_window(&cfg, smss);
         let cc = Controller::new(&cfg.cc, iw, cfg.initial_ssthresh, smss);
+        let rate = rate::RateState::new(cc.owns_window());
         let rtt = RttEstimator::new(cfg.rtt_estimator);
         let rcv_wscale = if cfg.window_scaling { wscale_for(cfg.rcvbuf) } else { 0 };
         Connection {
@@ -253,6 +262,8 @@ impl Connection {
             stats: ConnStats::default(),
             inputs: Vec::new(),
             pending_inputs: Vec::new(),
+            rate,
+            cc_rng: None,
             #[cfg(all(debug_assertions, not(tcplab_no_invariants)))]
             inv_sample: None,
             cfg,
@@ -270,7 +281,7 @@ impl Connection {
     pub fn cwnd(&self) -> u64 {
         match self.recovery {
             Some(Recovery::NewReno { cwnd, .. }) | Some(Recovery::Sack { cwnd }) | Some(Recovery::RateHalving { cwnd, .. }) | Some(Recovery::Prr { cwnd, .. }) => cwnd,
-            None => self.cc.cwnd(),
+            Some(Recovery::Controller) | None => self.cc.cwnd(),
         }
     }
 
@@ -358,6 +369,18 @@ impl Connection {
     /// different connections are not drawn alike).
     pub fn seed_rto(&mut self, rng: Rng) {
         self.rto_rng = rng;
+    }
+
+    /// Give the controller its own seeded stream (`CongestionControl::seed`; BBR's gain-cycle
+    /// phase draws from it), kept for the controller rebuilt once the MSS is known.
+    pub fn seed_cc(&mut self, rng: Rng) {
+        self.cc.seed(rng.clone());
+        self.cc_rng = Some(rng);
+    }
+
+    /// When the pacing gate next lets a segment go (`None` without a pacing rate).
+    pub fn pacing_next(&self) -> Option<SimTime> {
+        self.cc.pacing_rate().map(|_| self.rate.pacing_next)
     }
 
     /// Window-scale shift applied to the windows this endpoint advertises (0 if not negotiated).
@@ -563,7 +586,7 @@ impl Connection {
         let syn = self.syn_segment(now, flags::SYN);
         out.segments.push(syn);
         self.arm_rto(now);
-        self.sent.push_back(SentRecord { end: 1, at: now, retransmitted: false });
+        self.sent.push_back(SentRecord { end: 1, at: now, retransmitted: false, rate: rate::RateStamp::default() });
     }
 
     /// Queue up to `bytes` application bytes; returns how many fit in the send buffer.
@@ -579,6 +602,9 @@ impl Connection {
 
     fn write_unchecked(&mut self, now: SimTime, bytes: u64, out: &mut Output) -> u64 {
         let n = bytes.min(self.send_space());
+        if self.rate.on && n > 0 {
+            self.rate_check_app_limited();
+        }
         if n > 0 {
             self.stats.first_write.get_or_insert(now);
             let quiet = self.writes_are_quiet();
@@ -689,7 +715,7 @@ impl Connection {
                     self.update_rcv_adv();
                     let synack = self.syn_segment(now, flags::SYN | flags::ACK);
                     out.segments.push(synack);
-                    self.sent.push_back(SentRecord { end: 1, at: now, retransmitted: false });
+                    self.sent.push_back(SentRecord { end: 1, at: now, retransmitted: false, rate: rate::RateStamp::default() });
                     self.arm_rto(now);
                 }
             }
@@ -797,6 +823,9 @@ impl Connection {
         }
         if self.timers.take_expired(TimerKind::Persist, now) {
             self.on_persist(now, out);
+        }
+        if self.timers.take_expired(TimerKind::Pacing, now) {
+            self.try_send(now, out); // The pacing gate opens.
         }
     }
 }

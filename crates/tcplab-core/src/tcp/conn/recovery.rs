@@ -23,6 +23,10 @@ pub(super) enum Recovery {
     /// recovery began (`prr_delivered`), and the connection's `bytes_sent` when it began
     /// (what was sent since is `prr_out`).
     Prr { cwnd: u64, prior_cwnd: u64, delivered: u64, sent_at_entry: u64 },
+    /// The controller owns the window through recovery (`CongestionControl::owns_window`,
+    /// Linux's `cong_control`: BBR), on every ACK; the connection keeps only the recovery
+    /// point and which segments go.
+    Controller,
 }
 
 impl Connection {
@@ -39,7 +43,7 @@ impl Connection {
                 // RFC 6582 §3.2 step 4: inflate by one SMSS per further duplicate ACK.
                 self.recovery = Some(Recovery::NewReno { cwnd: cwnd + self.smss as u64, partial_seen });
             }
-            Some(Recovery::Sack { .. }) => {}
+            Some(Recovery::Sack { .. }) | Some(Recovery::Controller) => {}
             Some(Recovery::RateHalving { .. }) => self.rate_halve(),
             Some(Recovery::Prr { .. }) => self.prr_reduce(newly_sacked, false),
             None => {
@@ -99,6 +103,7 @@ impl Connection {
         out.events.push(TcpEvent { kind: TcpEventKind::FastRetransmit, seq: self.snd_una });
         if self.use_sack() {
             self.recovery = Some(match self.recovery_kind {
+                _ if self.rate.on => Recovery::Controller,
                 // Rate-halving starts from the current window (tcp_cwnd_down shrinks it).
                 RecoveryKind::LinuxSack => Recovery::RateHalving { cwnd: self.cc.cwnd(), acks: 0 },
                 // tcp_init_cwnd_reduction: prior_cwnd, prr_delivered = prr_out = 0.
@@ -109,8 +114,8 @@ impl Connection {
             self.sb.clear_rxt_logs();
             self.sb.sacked().next_uncovered(self.snd_una)
         } else {
-            let cwnd = ssthresh + self.cfg.dupthresh as u64 * self.smss as u64;
-            self.recovery = Some(Recovery::NewReno { cwnd, partial_seen: false });
+            self.recovery =
+                Some(if self.rate.on { Recovery::Controller } else { Recovery::NewReno { cwnd: ssthresh + self.cfg.dupthresh as u64 * self.smss as u64, partial_seen: false } });
             self.snd_una
         }
     }
@@ -205,6 +210,9 @@ impl Connection {
         self.recover = self.snd_max;
         self.ecn_reduced();
         self.sb.set_loss_point(Some(self.snd_max));
+        if self.rate.on {
+            self.rate_on_timeout();
+        }
         for r in self.sent.iter_mut() {
             r.retransmitted = true;
         }
@@ -216,6 +224,17 @@ impl Connection {
             // Go-back-N from the first unacknowledged byte.
             self.snd_nxt = self.snd_una;
             Some(self.snd_una)
+        }
+    }
+
+    /// True when the recovery keeps Linux's retransmission log, for its lost-retransmission
+    /// detection: rate-halving and PRR, and a controller's own recovery window
+    /// (`Recovery::Controller`) with Linux's SACK recovery.
+    pub(super) fn logs_retransmissions(&self) -> bool {
+        match self.recovery {
+            Some(Recovery::RateHalving { .. }) | Some(Recovery::Prr { .. }) => true,
+            Some(Recovery::Controller) => matches!(self.recovery_kind, RecoveryKind::LinuxSack | RecoveryKind::LinuxPrr),
+            _ => false,
         }
     }
 

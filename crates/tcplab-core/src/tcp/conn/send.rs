@@ -8,7 +8,6 @@ use crate::tcp::config::{CwndLimitedRule, RecoveryKind};
 use crate::tcp::timers::TimerKind;
 use crate::units::{SimDuration, SimTime};
 
-use super::recovery::Recovery;
 use super::{Connection, Output, SentRecord, State, TcpEvent, TcpEventKind};
 
 impl Connection {
@@ -165,7 +164,12 @@ impl Connection {
         self.maybe_send_fin(now, out);
         // Persist: data waiting, nothing in flight, yet nothing could be sent — the peer's
         // window is closed or too small to pass sender SWS avoidance (RFC 1122 §4.2.2.17).
-        if self.snd_una == self.snd_max && self.has_unsent() && !self.timers.is_set(TimerKind::Retransmit) && !self.timers.is_set(TimerKind::Persist) {
+        if self.snd_una == self.snd_max
+            && self.has_unsent()
+            && !self.timers.is_set(TimerKind::Retransmit)
+            && !self.timers.is_set(TimerKind::Persist)
+            && !self.timers.is_set(TimerKind::Pacing)
+        {
             self.arm_persist(now);
         }
     }
@@ -189,7 +193,12 @@ impl Connection {
             while self.send_one(now, out) {}
         }
         self.maybe_send_fin(now, out);
-        if self.snd_una == self.snd_max && self.has_unsent() && !self.timers.is_set(TimerKind::Retransmit) && !self.timers.is_set(TimerKind::Persist) {
+        if self.snd_una == self.snd_max
+            && self.has_unsent()
+            && !self.timers.is_set(TimerKind::Retransmit)
+            && !self.timers.is_set(TimerKind::Persist)
+            && !self.timers.is_set(TimerKind::Pacing)
+        {
             self.arm_persist(now);
         }
     }
@@ -211,6 +220,9 @@ impl Connection {
         if self.use_sack() {
             let pipe = self.pipe();
             if pipe + mss.min(self.pending_len()) > cwnd || pipe >= cwnd {
+                return false;
+            }
+            if self.pacing_holds(now) {
                 return false;
             }
             let repairing = self.recovery.is_some() || self.sb.loss_point().is_some();
@@ -267,7 +279,7 @@ impl Connection {
             // Non-SACK: flight = snd_nxt − snd_una (after a timeout snd_nxt restarts at snd_una).
             let flight = self.snd_nxt - self.snd_una;
             let allowance = self.non_sack_allowance(cwnd);
-            if flight >= allowance {
+            if flight >= allowance || self.pacing_holds(now) {
                 return false;
             }
             if self.snd_nxt < self.snd_max {
@@ -327,7 +339,7 @@ impl Connection {
 
     pub(super) fn send_new_inner(&mut self, now: SimTime, out: &mut Output, room: u64, force: bool) -> bool {
         let (start, len) = self.next_new_segment(force);
-        if len == 0 || len > room {
+        if len == 0 || len > room || self.pacing_holds(now) {
             return false;
         }
         self.rfc2861.lsndtime = now;
@@ -336,9 +348,11 @@ impl Connection {
         if start + len == self.stream_end {
             h.flags |= flags::PSH;
         }
+        let rate = self.rate_stamp(now, self.snd_una == self.snd_max);
+        self.pacing_sent(now, len);
         self.snd_nxt = start + len;
         self.snd_max = self.snd_max.max(self.snd_nxt);
-        self.sent.push_back(SentRecord { end: self.snd_nxt, at: now, retransmitted: false });
+        self.sent.push_back(SentRecord { end: self.snd_nxt, at: now, retransmitted: false, rate });
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len;
         out.segments.push(h);
@@ -380,7 +394,11 @@ impl Connection {
         }
         let len = e - s;
         self.rfc2861.lsndtime = now;
-        if matches!(self.recovery, Some(Recovery::RateHalving { .. }) | Some(Recovery::Prr { .. })) {
+        self.pacing_sent(now, len);
+        if self.rate.on {
+            self.rate_restamp(now, s, e);
+        }
+        if self.logs_retransmissions() {
             self.sb.log_rxt(s, e, self.snd_max);
         }
         let mut h = self.base_segment(now, s, len as u32);
@@ -438,7 +456,7 @@ impl Connection {
         self.cc.on_sender_done();
         self.snd_nxt = self.stream_end + 1;
         self.snd_max = self.snd_nxt;
-        self.sent.push_back(SentRecord { end: self.snd_nxt, at: now, retransmitted: false });
+        self.sent.push_back(SentRecord { end: self.snd_nxt, at: now, retransmitted: false, rate: super::rate::RateStamp::default() });
         self.state = match self.state {
             State::Established => State::FinWait1,
             State::CloseWait => State::LastAck,

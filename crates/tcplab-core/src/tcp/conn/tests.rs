@@ -943,3 +943,6 @@ mod dsack_undo;
 
 #[path = "tests_karn.rs"]
 mod karn;
+
+#[path = "tests_rate.rs"]
+mod rate_pacing;
