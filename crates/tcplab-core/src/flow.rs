@@ -74,6 +74,46 @@ pub enum FlowEngine {
     Tcp(Box<TcpFlow>),
     /// A UDP stream.
     Udp(UdpFlow),
+    /// A finished TCP flow whose connections were released (a flow made at run time, once
+    /// both ends closed): what its summary reads.
+    Retired(Box<RetiredTcp>),
+}
+
+/// What a retired TCP flow keeps of its connections: the data sender's counters and last
+/// estimates, the receiver's counters.
+#[derive(Clone, Debug)]
+pub struct RetiredTcp {
+    /// The data sender's counters.
+    pub sender: crate::tcp::ConnStats,
+    /// The data receiver's counters.
+    pub receiver: crate::tcp::ConnStats,
+    /// The sender's smoothed RTT at the end.
+    pub srtt: Option<SimDuration>,
+    /// The sender's window at the end, bytes.
+    pub cwnd: u64,
+    /// ECN was negotiated.
+    pub ecn: bool,
+    /// The receiver's variant's actions.
+    pub requests: u64,
+    /// The names of the sender's controller's `cc_state` values.
+    pub probe_names: &'static [&'static str],
+}
+
+impl RetiredTcp {
+    /// Keep what the summary reads of `t` (its data sent by end `sender`).
+    pub fn of(t: &TcpFlow, sender: usize) -> RetiredTcp {
+        use crate::tcp::cc::CongestionControl;
+        let (tx, rx) = (&t.ends[sender], &t.ends[1 - sender]);
+        RetiredTcp {
+            sender: tx.stats,
+            receiver: rx.stats,
+            srtt: tx.srtt(),
+            cwnd: tx.cwnd(),
+            ecn: tx.ecn_negotiated(),
+            requests: rx.variant_actions(),
+            probe_names: tx.controller().probe_names(),
+        }
+    }
 }
 
 /// A flow in the simulation.
@@ -99,6 +139,12 @@ pub struct Flow {
     pub(crate) local_cwr: [bool; 2],
     /// One-way delays of the packets that reached the data's receiver.
     pub delay: OneWayDelay,
+    /// The least time its transfer could take on an empty network (a transfer of known size;
+    /// `scenario::build::workload::ideal_fct`): the flow-completion time's yardstick.
+    pub ideal_fct: Option<SimDuration>,
+    /// Release the connections once the flow has finished and both ends are closed (flows
+    /// made at run time).
+    pub retirable: bool,
 }
 
 /// One-way delays of a flow's packets in one direction, as ns-3's FlowMonitor keeps them:
@@ -154,9 +200,21 @@ impl Flow {
     pub fn new(info: FlowInfo, routes: [RouteId; 2], class: u8, engine: FlowEngine) -> Self {
         let local_cwr = match &engine {
             FlowEngine::Tcp(t) => [0, 1].map(|e| t.ends[e].config().local_congestion == LocalCongestion::Cwr && !t.ends[e].has_variant()),
-            FlowEngine::Udp(_) => [false; 2],
+            FlowEngine::Udp(_) | FlowEngine::Retired(_) => [false; 2],
         };
-        Flow { info, routes, class, engine, finish: None, owners: [(NO_APP, Interest::Nothing); 2], last_sample_bytes: 0, local_cwr, delay: OneWayDelay::default() }
+        Flow {
+            info,
+            routes,
+            class,
+            engine,
+            finish: None,
+            owners: [(NO_APP, Interest::Nothing); 2],
+            last_sample_bytes: 0,
+            local_cwr,
+            delay: OneWayDelay::default(),
+            ideal_fct: None,
+            retirable: false,
+        }
     }
 
     /// The end whose payload the flow's results count (0 normally, 1 for a download).
@@ -170,6 +228,7 @@ impl Flow {
         match &self.engine {
             FlowEngine::Tcp(t) => t.ends[1 - self.data_sender()].stats.bytes_delivered,
             FlowEngine::Udp(u) => u.bytes_received,
+            FlowEngine::Retired(r) => r.receiver.bytes_delivered,
         }
     }
 }

@@ -102,6 +102,7 @@ impl AhtcpMonitor {
             let d = match &flows[f].engine {
                 FlowEngine::Tcp(t) => t.ends[e].stats.bytes_delivered,
                 FlowEngine::Udp(_) => 0,
+                FlowEngine::Retired(_) => unreachable!("AHTCP connections are declared flows, never retired"),
             };
             total += d - self.last[i];
             self.quiet[i] = if d > self.last[i] { 0 } else { self.quiet[i].saturating_add(1) };

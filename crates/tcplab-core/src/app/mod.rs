@@ -11,6 +11,7 @@ pub mod cbr;
 pub mod fs_copy;
 pub mod sink;
 pub mod storage;
+pub mod workload;
 
 use crate::engine::order::Rank;
 use crate::units::SimTime;

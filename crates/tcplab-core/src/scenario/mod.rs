@@ -259,3 +259,5 @@ mod tests_local_congestion;
 mod tests_reservoir;
 #[cfg(test)]
 mod tests_rtt_trace;
+#[cfg(test)]
+mod tests_workload;

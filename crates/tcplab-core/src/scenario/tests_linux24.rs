@@ -95,7 +95,7 @@ fn the_profile_through_a_short_host_queue_loses_nothing_and_repeats_itself() {
             .iter()
             .map(|f| match &f.engine {
                 FlowEngine::Tcp(t) => t.ends[f.data_sender()].stats.local_reductions,
-                FlowEngine::Udp(_) => 0,
+                FlowEngine::Udp(_) | FlowEngine::Retired(_) => 0,
             })
             .sum();
         let mut s = serde_json::to_value(r.sim.summary()).unwrap();

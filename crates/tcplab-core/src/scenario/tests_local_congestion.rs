@@ -53,7 +53,7 @@ fn senders(text: &str, seed: u64) -> (Vec<ConnStats>, crate::sim::RunSummary) {
         .iter()
         .filter_map(|f| match &f.engine {
             FlowEngine::Tcp(t) => Some(t.ends[f.data_sender()].stats),
-            FlowEngine::Udp(_) => None,
+            FlowEngine::Udp(_) | FlowEngine::Retired(_) => None,
         })
         .collect();
     (stats, r.sim.summary())

@@ -85,6 +85,7 @@ impl SocketCtx<'_> {
         match &self.flows[s.flow()].engine {
             FlowEngine::Tcp(t) => t.ends[s.end()].conn(),
             FlowEngine::Udp(_) => panic!("{s:?} belongs to a UDP flow; TCP calls need a TCP flow"),
+            FlowEngine::Retired(_) => panic!("{s:?} belongs to a flow whose connections were released"),
         }
     }
 }
@@ -95,6 +96,7 @@ fn tcp_end(flows: &mut [Flow], s: Socket) -> &mut Endpoint {
     match &mut flows[s.flow()].engine {
         FlowEngine::Tcp(t) => &mut t.ends[s.end()],
         FlowEngine::Udp(_) => panic!("{s:?} belongs to a UDP flow; TCP calls need a TCP flow"),
+        FlowEngine::Retired(_) => panic!("{s:?} belongs to a flow whose connections were released"),
     }
 }
 

@@ -8,11 +8,13 @@
 
 mod apps;
 mod observe;
+mod spawn;
 mod summary;
 mod usage;
 
 pub use apps::{AppSlot, Apps};
 pub use observe::{Observers, Tap};
+pub use spawn::{FlowSource, MadeFlow};
 pub use summary::{event_codes, milestone_codes, summarize, FlowSummary, QueueSummary, RunSummary};
 pub use usage::{LinkUsage, LinkUsageInfo, WatchedPipe};
 
@@ -95,6 +97,10 @@ enum Event {
     Sample,
     /// The end of a `link_usage` interval.
     UsageSample,
+    /// A flow source's next flow arrives (`spawn`).
+    Spawn {
+        source: u32,
+    },
     /// An agent's instant (`rank` and `source`: its kind's place and its index among its kind).
     Agent {
         agent: u32,
@@ -123,6 +129,7 @@ impl Event {
             Event::Sample => (Rank::Sample, 0),
             Event::UsageSample => (Rank::Sample, 1),
             Event::Agent { source, rank, .. } => (rank, source),
+            Event::Spawn { source } => Simulation::spawn_key(source),
         };
         order.key(t, rank, id)
     }
@@ -157,6 +164,11 @@ pub struct Simulation {
     pub agents: Vec<Agent>,
     /// The applications and their last effects.
     apps: Apps,
+    /// Flow sources (workloads) making flows at run time.
+    sources: Vec<spawn::Source>,
+    /// Release the connections of finished flows made at run time (`keep_connections` turns
+    /// it off; results are the same either way).
+    retire: bool,
 }
 
 impl Simulation {
@@ -181,6 +193,8 @@ impl Simulation {
             observers: Observers::default(),
             agents: Vec::new(),
             apps: Apps::default(),
+            sources: Vec::new(),
+            retire: true,
         }
     }
 
@@ -309,8 +323,10 @@ impl Simulation {
         use crate::tcp::cc::CongestionControl;
         let mut out = Vec::new();
         for (f, flow) in self.flows.iter().enumerate() {
-            if let FlowEngine::Tcp(t) = &flow.engine {
-                out.push((f, t.ends[flow.data_sender()].controller().probe_names()));
+            match &flow.engine {
+                FlowEngine::Tcp(t) => out.push((f, t.ends[flow.data_sender()].controller().probe_names())),
+                FlowEngine::Retired(r) => out.push((f, r.probe_names)),
+                FlowEngine::Udp(_) => {}
             }
         }
         out
@@ -460,6 +476,7 @@ impl Simulation {
             Event::Sample => self.sample(now),
             Event::UsageSample => self.usage_sample(now),
             Event::Agent { agent, source, rank } => self.agent(now, agent, source, rank),
+            Event::Spawn { source } => self.spawn(now, source),
         }
     }
 
@@ -638,7 +655,12 @@ impl Simulation {
                 let e = if pkt.to == End::Dst { 1 } else { 0 };
                 t.ends[e].on_segment(now, &h, &mut self.out);
                 self.after_conn(now, f, e);
+                if self.retire && self.flows[f].retirable && self.flows[f].finish.is_some() {
+                    self.retire_if_closed(f);
+                }
             }
+            // A late segment of a flow whose connections are gone.
+            (FlowEngine::Retired(_), _) => {}
             (FlowEngine::Udp(u), Body::Udp { len, .. }) => {
                 u.received += 1;
                 u.bytes_received += len as u64;

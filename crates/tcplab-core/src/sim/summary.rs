@@ -35,6 +35,7 @@ pub fn summarize(sim: &Simulation) -> RunSummary {
                 owd_min_s: (f.delay.packets > 0).then(|| f.delay.min.as_secs_f64()),
                 owd_max_s: (f.delay.packets > 0).then(|| f.delay.max.as_secs_f64()),
                 jitter_s: f.delay.jitter().map(|d| d.as_secs_f64()),
+                ideal_fct_s: f.ideal_fct.map(|d| d.as_secs_f64()),
                 ..FlowSummary::default()
             };
             match &f.engine {
@@ -53,6 +54,21 @@ pub fn summarize(sim: &Simulation) -> RunSummary {
                     s.ecn = c.ecn_negotiated();
                     s.ecn_reductions = c.stats.ecn_reductions;
                     s.ce_received = t.ends[1 - f.data_sender()].stats.ce_received;
+                }
+                FlowEngine::Retired(r) => {
+                    s.segments_sent = r.sender.segments_sent;
+                    s.bytes_sent = r.sender.bytes_sent;
+                    s.retransmits = r.sender.retransmits;
+                    s.timeouts = r.sender.timeouts;
+                    s.fast_retransmits = r.sender.fast_retransmits;
+                    s.dupacks_received = r.sender.dupacks_received;
+                    s.srtt_s = r.srtt.map(|d| d.as_secs_f64());
+                    s.data_start_s = r.sender.first_write.map(|t| t.as_secs_f64());
+                    s.requests = r.requests;
+                    s.cwnd_bytes = r.cwnd;
+                    s.ecn = r.ecn;
+                    s.ecn_reductions = r.sender.ecn_reductions;
+                    s.ce_received = r.receiver.ce_received;
                 }
                 FlowEngine::Udp(u) => {
                     s.segments_sent = u.sent;
@@ -169,6 +185,10 @@ pub struct FlowSummary {
     /// Mean absolute difference between consecutive arrivals' delays, s (FlowMonitor's
     /// jitterSum / (rxPackets − 1); null before two arrived).
     pub jitter_s: Option<f64>,
+    /// The least time the transfer could take on an empty network, s (a flow of known size:
+    /// the handshake, then every segment back to back; null otherwise). Its flow-completion
+    /// time over this is its slowdown.
+    pub ideal_fct_s: Option<f64>,
     /// Data segments the data's receiver got marked CE.
     pub ce_received: u64,
     /// Window reductions the data's sender made in answer to ECN-Echo.

@@ -42,11 +42,22 @@ impl Builder<'_> {
 
     /// Flow `id`'s addresses, ports and ISNs in capture files.
     pub(super) fn wire(&self, id: u32, name: &str, src: &str, dst: &str) -> WireIdentity {
-        let (sip, smac) = host_address(self.host_index[src]);
-        let (dip, dmac) = host_address(self.host_index[dst]);
-        let mut isn = self.seeds.stream(&format!("flows/{name}/isn"));
-        WireIdentity { ip: [sip, dip], mac: [smac, dmac], port: [32_768 + (id % 28_000) as u16, 5001], isn: [isn.next_u64() as u32, isn.next_u64() as u32], wscale: [0, 0] }
+        wire_identity(self.seeds, id, name, [self.host_index[src], self.host_index[dst]])
     }
+
+    /// Host `name`'s number (its place among the hosts: its address).
+    pub(super) fn host_index(&self, name: &str) -> u32 {
+        self.host_index[name]
+    }
+}
+
+/// Flow `id`'s addresses (of hosts number `hosts`), ports and ISNs (stream `flows/<name>/isn`)
+/// in capture files.
+pub(super) fn wire_identity(seeds: &SeedTree, id: u32, name: &str, hosts: [u32; 2]) -> WireIdentity {
+    let (sip, smac) = host_address(hosts[0]);
+    let (dip, dmac) = host_address(hosts[1]);
+    let mut isn = seeds.stream(&format!("flows/{name}/isn"));
+    WireIdentity { ip: [sip, dip], mac: [smac, dmac], port: [32_768 + (id % 28_000) as u16, 5001], isn: [isn.next_u64() as u32, isn.next_u64() as u32], wscale: [0, 0] }
 }
 
 /// Build every flow of the scenario.
@@ -61,6 +72,7 @@ pub(super) fn build(r: &ResolvedScenario, net: &Network, seeds: &SeedTree, sim: 
             Traffic::UdpCbr(t) => udp_cbr(&mut b, sim, i, f, t)?,
             Traffic::Reservoir(t) => super::reservoir::reservoir(&mut b, sim, i, f, t)?,
             Traffic::FsCopy(t) => super::fs_copy::fs_copy(&mut b, sim, i, f, t)?,
+            Traffic::Workload(t) => super::workload::workload(&mut b, sim, i, f, t)?,
         }
     }
     Ok(())
@@ -156,6 +168,7 @@ fn bulk(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t: &T
     let first = t.bulk.bytes.map_or(t.tcp.settings.mss as u64, |b| b.0.min(t.tcp.settings.mss as u64));
     check_lone_frames(sim, fwd, first as u32 + 40, format!("flows[{i}].tcp.mss"))?;
     let cc = t.tcp.config().cc.name();
+    let times = super::workload::PathTimesRef::of(sim, fwd, rev);
     for k in 0..f.count {
         let name = if f.count > 1 { format!("{}.{k}", f.name) } else { f.name.clone() };
         let start = SimTime::ZERO + f.start.0 + b.late(&f.src);
@@ -165,7 +178,9 @@ fn bulk(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t: &T
         let engine = FlowEngine::Tcp(Box::new(tcp_flow(&t.tcp, 0, b.seeds, &name, [&f.src, &f.dst])));
         let w = b.wire(id, &name, &f.src, &f.dst);
         let info = FlowInfo { name, src: f.src.clone(), dst: f.dst.clone(), kind: "tcp", cc, start, download: false, background: f.background };
-        sim.add_flow(Flow::new(info, [fwd, rev], f.class, engine), w);
+        let mut flow = Flow::new(info, [fwd, rev], f.class, engine);
+        flow.ideal_fct = t.bulk.bytes.map(|bytes| super::workload::ideal_fct(&times, bytes.0, &t.tcp));
+        sim.add_flow(flow, w);
         let app = BulkSender::new(src, t.bulk.write_size.0, t.bulk.bytes.map(|b| b.0), f.stop.map(|d| SimTime::ZERO + d.0));
         // The sender opens the flow at its start; the sink waits for it.
         sim.add_app(Application::Bulk(app), &[src], Some(start));

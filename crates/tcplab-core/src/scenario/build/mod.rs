@@ -15,6 +15,7 @@ mod network;
 mod observe;
 mod reservoir;
 mod variant;
+mod workload;
 
 use std::path::Path;
 

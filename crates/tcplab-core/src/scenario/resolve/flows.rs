@@ -12,6 +12,7 @@ use super::nodes::{Names, NodeKind};
 use super::reservoir::ReservoirTraffic;
 use super::run::ResolvedRun;
 use super::tcp::{resolve_tcp, ResolvedTcp};
+use super::workload::WorkloadTraffic;
 use super::{err, Res, MAX_FLOWS};
 use crate::scenario::spec::{Dur, FlowKind, FlowPattern, FlowSpec, Rate, Size, StopSpec, TcpSpec};
 use crate::units::SimDuration;
@@ -50,6 +51,7 @@ impl ResolvedFlow {
             Traffic::BlockRead(b) => Some(&b.tcp),
             Traffic::Reservoir(r) => Some(&r.tcp),
             Traffic::FsCopy(c) => Some(&c.tcp),
+            Traffic::Workload(w) => Some(&w.tcp),
             Traffic::UdpCbr(_) => None,
         }
     }
@@ -69,6 +71,8 @@ pub enum Traffic {
     Reservoir(ReservoirTraffic),
     /// netcat copying a file through both hosts' page caches (study 002's conventional copy).
     FsCopy(FsCopyTraffic),
+    /// TCP transfers arriving during the run.
+    Workload(WorkloadTraffic),
 }
 
 /// The most blocks a block-read flow reads (a TOML integer, and far beyond any run).
@@ -136,13 +140,14 @@ pub struct UdpCbrTraffic {
 
 /// The table of each kind (`[flows.bulk]`, `[flows.cbr]`, `[flows.block_read]`): a table
 /// given for another kind is an error naming it.
-fn kind_tables(f: &FlowSpec) -> [(&'static str, FlowKind, bool); 5] {
+fn kind_tables(f: &FlowSpec) -> [(&'static str, FlowKind, bool); 6] {
     [
         ("bulk", FlowKind::Tcp, f.bulk.is_some()),
         ("cbr", FlowKind::UdpCbr, f.cbr.is_some()),
         ("block_read", FlowKind::BlockRead, f.block_read.is_some()),
         ("reservoir", FlowKind::Reservoir, f.reservoir.is_some()),
         ("fs_copy", FlowKind::FsCopy, f.fs_copy.is_some()),
+        ("workload", FlowKind::Workload, f.workload.is_some()),
     ]
 }
 
@@ -153,6 +158,7 @@ fn kind_name(k: FlowKind) -> &'static str {
         FlowKind::BlockRead => "block-read",
         FlowKind::Reservoir => "reservoir",
         FlowKind::FsCopy => "fs-copy",
+        FlowKind::Workload => "workload",
     }
 }
 
@@ -178,12 +184,12 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         for (field, n) in [("src", &f.src), ("dst", &f.dst)] {
             match names.get(n) {
                 Some(NodeKind::Host) => {}
-                Some(NodeKind::Group(_)) if matches!(f.kind, FlowKind::BlockRead | FlowKind::Reservoir | FlowKind::Tcp | FlowKind::UdpCbr) => {}
+                Some(NodeKind::Group(_)) if matches!(f.kind, FlowKind::BlockRead | FlowKind::Reservoir | FlowKind::Tcp | FlowKind::UdpCbr | FlowKind::Workload) => {}
                 Some(NodeKind::Group(_)) => {
                     return err(
                         p(field),
                         format!(
-                            "'{n}' is a host group; name one member ('{n}.0') or use kind = \"tcp\", \"udp-cbr\", \"block-read\" or \"reservoir\", which use a group's members"
+                            "'{n}' is a host group; name one member ('{n}.0') or use kind = \"tcp\", \"udp-cbr\", \"block-read\", \"reservoir\" or \"workload\", which use a group's members"
                         ),
                     )
                 }
@@ -191,7 +197,8 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
                 None => return err(p(field), format!("no host is named '{n}'")),
             }
         }
-        if f.src == f.dst && !(f.pattern == Some(FlowPattern::AllToAll) && matches!(names.get(&f.src), Some(NodeKind::Group(_)))) {
+        let one_group = matches!(names.get(&f.src), Some(NodeKind::Group(_)));
+        if f.src == f.dst && !((f.pattern == Some(FlowPattern::AllToAll) || f.kind == FlowKind::Workload) && one_group) {
             return err(p("dst"), "source and destination are the same host");
         }
         let ends = super::flow_matrix::endpoints(f, names).or_else(|e| err(p(e.0), e.1))?;
@@ -214,7 +221,13 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         let servers = br.servers.unwrap_or(dst_members);
         let reservoir = if f.kind == FlowKind::Reservoir { Some(super::reservoir::resolve_reservoir(i, f, names)?) } else { None };
         let fs_copy = if f.kind == FlowKind::FsCopy { Some(super::fs_copy::resolve_fs_copy(i, f)?) } else { None };
-        let (count, made) = if let Some(r) = &reservoir {
+        let workload = if f.kind == FlowKind::Workload { Some(super::workload::resolve_workload(i, f)?) } else { None };
+        if workload.is_some() && count > 1 {
+            return err(p("count"), "a workload makes workload.flows flows; set that instead");
+        }
+        let (count, made) = if let Some(w) = &workload {
+            (1, w.flows)
+        } else if let Some(r) = &reservoir {
             (1, r.servers as u64)
         } else if f.kind == FlowKind::BlockRead {
             if servers == 0 || servers > dst_members {
@@ -233,7 +246,9 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         }
         // The names the flows get (`name.k` for k < count; a block read's per connection),
         // unique across all flows.
-        let made_names: Vec<String> = if let Some(r) = &reservoir {
+        let made_names: Vec<String> = if let Some(w) = &workload {
+            (0..w.flows).map(|k| format!("{}.{k}", f.name)).collect()
+        } else if let Some(r) = &reservoir {
             super::reservoir::reservoir_names(&f.name, r.servers)
         } else if f.kind == FlowKind::BlockRead {
             let client_is_group = matches!(names.get(&f.src), Some(NodeKind::Group(_)));
@@ -304,6 +319,13 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
             FlowKind::FsCopy => {
                 let tcp = if f.tcp == TcpSpec::default() { resolved_tcp.clone() } else { resolve_tcp(defaults_tcp, &f.tcp, &p("tcp"))? };
                 Traffic::FsCopy(FsCopyTraffic { fs_copy: fs_copy.expect("resolved above for this kind"), tcp })
+            }
+            FlowKind::Workload => {
+                let tcp = if f.tcp == TcpSpec::default() { resolved_tcp.clone() } else { resolve_tcp(defaults_tcp, &f.tcp, &p("tcp"))? };
+                if tcp.variant != super::ResolvedVariant::None {
+                    return err(p("tcp.variant"), "a workload's flows are plain TCP (a variant's monitors and stages are set up per declared flow)");
+                }
+                Traffic::Workload(WorkloadTraffic { workload: workload.expect("resolved above for this kind"), tcp })
             }
         };
         let start = f.start.map_or(SimDuration::ZERO, |d| d.0);

@@ -19,6 +19,7 @@ mod reservoir;
 mod run;
 mod tcp;
 mod variant;
+mod workload;
 
 use serde::Serialize;
 
@@ -35,6 +36,7 @@ pub use reservoir::{reservoir_names, ReservoirTraffic, ResolvedDisk, ResolvedIsc
 pub use run::ResolvedRun;
 pub use tcp::{hz_tick, profile_tcp, resolve_tcp, ResolvedTcp};
 pub use variant::{MonitorKey, ResolvedAhtcp, ResolvedImtcp, ResolvedTrend, ResolvedVariant};
+pub use workload::{ResolvedWorkload, WorkloadTraffic};
 
 use crate::scenario::spec::{QueueSpec, Scenario, StopSpec, SwitchSpec, TcpSpec};
 use crate::scenario::ScenarioError;

@@ -11,9 +11,11 @@ use crate::units;
 
 mod storage;
 mod tcp;
+mod workload;
 pub use crate::quantity::{Dur, QLimit, Rate, RateOrZero, Size, Threshold};
 pub use storage::*;
 pub use tcp::*;
+pub use workload::*;
 
 /// A queue: one drop-tail limit (`"40pkts"`), or a table: a `limit` or strict-priority
 /// `classes` with a limit each, and optionally ECN marking by threshold.
@@ -513,6 +515,9 @@ pub enum FlowKind {
     /// netcat copying a file from `src`'s disk to `dst`'s through both page caches (study 002's
     /// conventional copy, Fig. 3): one TCP stream.
     FsCopy,
+    /// TCP transfers arriving during the run (`[flows.workload]`): sizes drawn from a
+    /// distribution, hosts drawn from `src` and `dst`, each flow made when it arrives.
+    Workload,
 }
 
 /// `[[flows]]`.
@@ -563,6 +568,9 @@ pub struct FlowSpec {
     /// `kind = "fs-copy"`: the file copy's table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fs_copy: Option<FsCopySpec>,
+    /// `kind = "workload"`: the arrivals, sizes and pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<WorkloadSpec>,
     /// Per-flow TCP settings.
     #[serde(default, skip_serializing_if = "is_default_tcp")]
     pub tcp: TcpSpec,
