@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import polars as pl
 import pytest
 
 import tcplab
-from tcplab.analysis import fct, fct_stats
+from tcplab.analysis import fct, fct_by_size, fct_stats
 from tcplab.sweeps.metrics import MetricError, parse_metric, percentile
 
 # Ten flows of 10 KB to 1 MB on a 100 Mb/s path with a 20 ms RTT, started 0.5 s apart, so
@@ -73,3 +74,62 @@ def test_sweep_metrics_read_fct_and_percentiles(result):
         parse_metric("p95(flows.fct_s)")
     with pytest.raises(MetricError, match="no field 'fct'"):
         parse_metric("p99(flows.fct)").check(summary)
+
+
+def test_default_ideal_is_the_runs_own_and_slowdown_reads_it(result):
+    t = fct(result.flows)
+    # Every flow has a size, so every one has the run's ideal; alone on the path each takes
+    # at least it and no more than the handshake and slow start add (under 15 RTTs of 20 ms).
+    assert t["ideal_s"].null_count() == 0
+    assert (t["slowdown"] >= 1.0).all()
+    ideal = dict(zip(t["name"], t["ideal_s"]))
+    # 10 KB: one RTT of handshake, then 7 segments at 100 Mb/s and 10 ms more: ≈ 30.9 ms.
+    assert 0.030 < ideal["f0"] < 0.0312, ideal["f0"]
+    summary = result.summary
+    m = parse_metric("max(flows.slowdown)")
+    m.check(summary)
+    assert math.isclose(m.evaluate(summary), float(t["slowdown"].max()))
+
+
+def test_fct_by_size_bins_and_refuses_bad_edges(result):
+    t = fct(result.flows)
+    b = fct_by_size(t, [0, 50_000, 2_000_000], column="fct_s", percentiles=(50,))
+    assert b["count"].to_list() == [4.0, 6.0]
+    small = t.filter(pl.col("size_bytes") <= 50_000)["fct_s"].to_numpy()
+    assert math.isclose(b["p50"][0], float(np.median(small)))
+    assert fct_by_size(t, [2e6, 3e6])["count"].to_list() == [0.0]
+    with pytest.raises(ValueError, match="increasing"):
+        fct_by_size(t, [10, 5])
+
+
+# A workload: 120 web-search flows among 6 hosts on one 1 Gb/s switch at 30 % load.
+WORKLOAD = {
+    "name": "wl",
+    "run": {"stop": "flows-done"},
+    "hosts": [{"name": "h", "count": 6}],
+    "switches": [{"name": "s"}],
+    "links": [{"between": ["h", "s"], "rate": "1Gbps", "delay": "10us", "queue": "100pkts"}],
+    "flows": [
+        {
+            "name": "w",
+            "kind": "workload",
+            "src": "h",
+            "dst": "h",
+            "workload": {"flows": 120, "load": 0.3, "sizes": {"dist": "cdf", "cdf": "web-search"}},
+        }
+    ],
+}
+
+
+def test_a_workload_run_gives_an_fct_table():
+    r = tcplab.run(WORKLOAD, seed=2)
+    t = fct(r.flows)
+    assert t.height == 120 and t["fct_s"].null_count() == 0
+    assert (t["slowdown"] >= 1.0).all()
+    assert r.flows["name"].to_list() == [f"w.{k}" for k in range(120)]
+    # The sizes follow the web-search CDF: about 15 % of flows at most 10 KB, 30 % of flows
+    # above 1 MB (loose: 120 draws).
+    sizes = t["size_bytes"].to_numpy()
+    assert 0.05 < (sizes <= 10_000).mean() < 0.3
+    assert 0.15 < (sizes > 1_000_000).mean() < 0.45
+    assert r.summary["stop_reason"] == "flows-done"

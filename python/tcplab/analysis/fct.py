@@ -15,7 +15,7 @@ import polars as pl
 
 from tcplab.analysis._frames import require
 
-__all__ = ["fct", "fct_stats"]
+__all__ = ["fct", "fct_by_size", "fct_stats"]
 
 
 def fct(
@@ -26,11 +26,15 @@ def fct(
     kind: str | None = "tcp",
 ) -> pl.DataFrame:
     """One row per flow: `name`, `size_bytes` (payload delivered), `fct_s` (finish_s −
-    start_s; null while running) and, given the path's bottleneck `line_bps` and
-    propagation `base_rtt_s`, `ideal_s` = base_rtt_s + size·8/line_bps (the convention of
-    pFabric and its successors: one RTT plus the serialization of the bytes) and
-    `slowdown` = fct_s / ideal_s (≥ 1 up to the handshake and slow start a real transfer
-    adds). `kind` keeps only flows of that kind (None: all).
+    start_s; null while running), `ideal_s` and `slowdown` = fct_s / ideal_s.
+
+    By default `ideal_s` is the run's own `ideal_fct_s` for each flow of known size (a bulk
+    flow with `bytes`, every flow of a workload): the least time the transfer could take on
+    its own path when empty — the handshake, then every segment back to back through the
+    path's hops at their rates (null for a flow of unknown size). Given the bottleneck
+    `line_bps` and a `base_rtt_s` instead, `ideal_s` = base_rtt_s + size·8/line_bps, the
+    convention of pFabric and its successors (one RTT plus the serialization of the bytes,
+    no handshake, no headers). `kind` keeps only flows of that kind (None: all).
     """
     require(flows, ("name", "start_s", "finish_s", "bytes_delivered"), "flow table")
     if (line_bps is None) != (base_rtt_s is None):
@@ -47,11 +51,34 @@ def fct(
         pl.col("name"),
         pl.col("bytes_delivered").alias("size_bytes"),
         (pl.col("finish_s").cast(pl.Float64) - pl.col("start_s")).alias("fct_s"),
+        (pl.col("ideal_fct_s").cast(pl.Float64) if "ideal_fct_s" in rows.columns else pl.lit(None, dtype=pl.Float64)).alias("ideal_s"),
     )
     if line_bps is not None:
         out = out.with_columns((base_rtt_s + pl.col("size_bytes") * 8.0 / line_bps).alias("ideal_s"))
-        out = out.with_columns((pl.col("fct_s") / pl.col("ideal_s")).alias("slowdown"))
-    return out
+    return out.with_columns((pl.col("fct_s") / pl.col("ideal_s")).alias("slowdown"))
+
+
+def fct_by_size(table: pl.DataFrame, edges: Sequence[float], column: str = "slowdown", percentiles: Sequence[float] = (50, 99)) -> pl.DataFrame:
+    """`fct`'s table in size bins (`edges` in bytes, increasing: bin i holds edges[i] <
+    size ≤ edges[i+1]), one row per bin: `lo_bytes`, `hi_bytes`, `count` (finished flows),
+    `unfinished`, `mean` and `p<q>` of `column` — the usual FCT-by-size figure of data-centre
+    papers (e.g. small flows ≤ 100 KB, large ≥ 10 MB). An empty bin has count 0 and nulls.
+    """
+    require(table, ("size_bytes", column), "FCT table")
+    if len(edges) < 2 or any(b <= a for a, b in zip(edges, edges[1:])):
+        raise ValueError(f"edges must be at least two increasing sizes, got {list(edges)}")
+    rows = []
+    for lo, hi in zip(edges, edges[1:]):
+        part = table.filter((pl.col("size_bytes") > lo) & (pl.col("size_bytes") <= hi))[column]
+        values = part.drop_nulls().to_numpy().astype(float)
+        row: dict[str, float | None] = {"lo_bytes": float(lo), "hi_bytes": float(hi), "count": float(len(values)), "unfinished": float(part.null_count())}
+        row["mean"] = float(values.mean()) if len(values) else None
+        for q in percentiles:
+            if not 0 <= q <= 100:
+                raise ValueError(f"percentile {q} outside [0, 100]")
+            row[f"p{q:g}"] = float(np.percentile(values, q)) if len(values) else None
+        rows.append(row)
+    return pl.DataFrame(rows)
 
 
 def fct_stats(table: pl.DataFrame, column: str = "fct_s", percentiles: Sequence[float] = (50, 99)) -> dict[str, float]:

@@ -12,9 +12,10 @@ A metric is one of:
   (linear interpolation between order statistics, as numpy's default). A filter `[FIELD=VALUE]` restricts the flows or queues:
   `sum(flows[kind=tcp].goodput_bps)`, `jain(flows[cc=newreno].goodput_bps)`.
 
-Flows have one derived field beside the summary's: `fct_s`, the flow-completion time
+Flows have two derived fields beside the summary's: `fct_s`, the flow-completion time
 `finish_s − start_s` (null while the flow runs), so `p99(flows.fct_s)` is the 99th-percentile
-FCT.
+FCT, and `slowdown`, `fct_s / ideal_fct_s` (null for a flow of unknown size or still
+running), so `p99(flows.slowdown)` is the 99th-percentile slowdown.
 
 Aggregates skip null values (`finish_s` of an unfinished flow, `srtt_s` of a UDP flow) and are
 null when nothing is left. A flow or queue that does not exist at some sweep point (index or
@@ -57,7 +58,15 @@ def _fct(flow: dict[str, Any]) -> Any:
     return finish - start
 
 
-_DERIVED = {"flows": {"fct_s": _fct}}
+def _slowdown(flow: dict[str, Any]) -> Any:
+    """A flow's FCT over its ideal (`ideal_fct_s`), None without one or while it runs."""
+    fct, ideal = _fct(flow), flow.get("ideal_fct_s")
+    if fct is None or not ideal:
+        return None
+    return fct / ideal
+
+
+_DERIVED = {"flows": {"fct_s": _fct, "slowdown": _slowdown}}
 """Fields computed from a flow's summary values, readable as any other field."""
 
 

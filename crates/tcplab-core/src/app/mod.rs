@@ -9,6 +9,7 @@ pub mod block_read;
 pub mod bulk;
 pub mod cbr;
 pub mod fs_copy;
+pub mod onoff;
 pub mod sink;
 pub mod storage;
 pub mod workload;
@@ -20,6 +21,7 @@ pub use block_read::{BlockReader, BlockServer};
 pub use bulk::BulkSender;
 pub use cbr::{CbrPiece, CbrSource};
 pub use fs_copy::{FsCopySink, FsCopySource};
+pub use onoff::{OnOffSource, Period};
 pub use sink::Sink;
 
 /// A socket: one end of a flow (end 0: the flow's source, the active opener; 1: its
@@ -185,6 +187,8 @@ pub enum Application {
     Sink(Sink),
     /// A constant-bit-rate UDP source.
     Cbr(CbrSource),
+    /// An on/off UDP source: constant-rate bursts and silences of random lengths.
+    OnOff(OnOffSource),
     /// The client of barrier-synchronised block reads (one socket per server).
     BlockReader(BlockReader),
     /// A server of block reads.
@@ -207,6 +211,7 @@ impl Application {
             Application::Bulk(a) => a.on(notice, io),
             Application::Sink(a) => a.on(notice, io),
             Application::Cbr(a) => a.on(notice, io),
+            Application::OnOff(a) => a.on(notice, io),
             Application::BlockReader(a) => a.on(notice, io),
             Application::BlockServer(a) => a.on(notice, io),
             Application::DiskTarget(a) => a.on(notice, io),
@@ -228,7 +233,7 @@ impl Application {
             | Application::FsCopySink(_) => Interest::Every,
             Application::Sink(s) if s.is_paced() => Interest::Every,
             Application::Sink(_) => Interest::PeerClosed,
-            Application::Cbr(_) => Interest::Nothing,
+            Application::Cbr(_) | Application::OnOff(_) => Interest::Nothing,
         }
     }
 
@@ -250,7 +255,7 @@ impl Application {
             | Application::BlockInitiator(_)
             | Application::FsCopySource(_)
             | Application::FsCopySink(_) => (Rank::AppStop, false),
-            Application::Cbr(_) => (Rank::Cbr, true),
+            Application::Cbr(_) | Application::OnOff(_) => (Rank::Cbr, true),
         }
     }
 }

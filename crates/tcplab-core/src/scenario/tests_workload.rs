@@ -198,3 +198,36 @@ fn finished_flows_release_their_connections_and_results_do_not_change() {
     assert_eq!(r.summary_json(), kept.summary_json());
     eprintln!("TcpFlow {} bytes inline (+ its buffers), RetiredTcp {} bytes", std::mem::size_of::<crate::flow::TcpFlow>(), std::mem::size_of::<crate::flow::RetiredTcp>());
 }
+
+/// An on/off UDP flow (`cbr.on_off`) from h.0 to h.1.
+fn on_off(table: &str) -> String {
+    text(r#"flows = 1, rate = 1.0, sizes = { dist = "fixed", bytes = "1KB" }"#, r#"duration = "2s""#).replace(
+        "[[flows]]",
+        &format!("[[flows]]\nname = \"u\"\nkind = \"udp-cbr\"\nsrc = \"h.0\"\ndst = \"h.1\"\ncbr = {{ rate = \"12Mbps\", packet_size = \"1500B\", on_off = {{ {table} }} }}\n\n[[flows]]"),
+    )
+}
+
+#[test]
+fn on_off_sources_send_in_bursts() {
+    // Fixed 10 ms on, 30 ms off at one datagram per ms: 10 per 40 ms, 500 in 2 s, and the
+    // first of the next burst at 2 s itself (events at the stop time still happen).
+    let r = run(&on_off(r#"on = "10ms", off = "30ms", periods = "fixed""#), 1);
+    let u = &flows(&r)[0];
+    assert_eq!(u["name"], "u");
+    assert_eq!(u["segments_sent"], 501);
+    // Exponential periods of the same means: a quarter of the time on, loosely (2 s: 50
+    // cycles), and the draws follow the seed.
+    let e = |seed| flows(&run(&on_off(r#"on = "10ms", off = "30ms""#), seed))[0]["segments_sent"].as_u64().unwrap();
+    let (a, b) = (e(1), e(2));
+    assert!((200..=900).contains(&a) && a != b, "{a} {b}");
+    assert_eq!(a, e(1));
+    for (table, want) in [
+        (r#"on = "10ms", off = "30ms", shape = 2.0"#, "flows[0].cbr.on_off.shape: only for periods = \"pareto\""),
+        (r#"on = "10ms", off = "30ms", periods = "pareto""#, "flows[0].cbr.on_off.shape: periods = \"pareto\" needs shape"),
+        (r#"on = "0s", off = "30ms""#, "flows[0].cbr.on_off.on: must be longer than 0s"),
+        (r#"on = "10ms""#, "off"),
+    ] {
+        let e = error_of(&on_off(table));
+        assert!(e.contains(want), "{table}: {e}");
+    }
+}

@@ -26,7 +26,7 @@ pub struct MadeFlow {
 }
 
 /// A maker of flows at run time.
-pub trait FlowSource: std::fmt::Debug {
+pub trait FlowSource: std::fmt::Debug + Send {
     /// How many flows it makes at most.
     fn planned(&self) -> u64;
     /// When its first flow arrives (none: never).

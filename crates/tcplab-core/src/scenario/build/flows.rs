@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use super::agents::Agents;
 use super::network::{Network, Routes};
 use super::variant::tcp_flow;
-use crate::app::{Application, BlockReader, BlockServer, BulkSender, CbrPiece, CbrSource, Sink, Socket};
+use crate::app::{Application, BlockReader, BlockServer, BulkSender, CbrPiece, CbrSource, OnOffSource, Sink, Socket};
 use crate::engine::{Rng, SeedTree};
 use crate::flow::{Flow, FlowEngine, FlowInfo, UdpFlow};
 use crate::net::link_layer::LinkLayer;
@@ -221,8 +221,21 @@ fn udp_cbr(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t:
         let info = FlowInfo { name, src: f.src.clone(), dst: f.dst.clone(), kind: "udp-cbr", cc: "none", start, download: false, background: f.background };
         sim.add_flow(Flow::new(info, [fwd, rev], f.class, FlowEngine::Udp(UdpFlow::default())), w);
         let stop_at = f.stop.map(|d| SimTime::ZERO + d.0);
-        let app = CbrSource::new(src, pieces.clone(), t.cbr.packet_size.0 as u32, start, stop_at);
-        sim.add_app(Application::Cbr(app), &[src], Some(start));
+        let app = match t.cbr.periods() {
+            // Each on/off source draws its periods from a stream of its own.
+            Some((on, off)) => Application::OnOff(OnOffSource::new(
+                src,
+                pieces[0].rate,
+                t.cbr.packet_size.0 as u32,
+                on,
+                off,
+                b.seeds.stream(&format!("flows/{}/on_off", sim.flows[id as usize].info.name)),
+                start,
+                stop_at,
+            )),
+            None => Application::Cbr(CbrSource::new(src, pieces.clone(), t.cbr.packet_size.0 as u32, start, stop_at)),
+        };
+        sim.add_app(app, &[src], Some(start));
     }
     Ok(())
 }

@@ -4,9 +4,9 @@
 use serde::Serialize;
 
 use super::{err, Res};
-use crate::app::CbrPiece;
+use crate::app::{CbrPiece, Period};
 use crate::net::packet::{IPV4_HEADER, UDP_HEADER};
-use crate::scenario::spec::{CbrPieceSpec, CbrSpec, Rate, Size, MAX_CBR_PIECES};
+use crate::scenario::spec::{CbrPieceSpec, CbrSpec, OnOffSpec, PeriodsName, Rate, Size, MAX_CBR_PIECES};
 use crate::units::{format_duration, SimDuration};
 
 /// A constant-bit-rate source, resolved: exactly one of `rate` and `schedule` is set.
@@ -22,6 +22,9 @@ pub struct Cbr {
     pub schedule: Option<Vec<CbrPieceSpec>>,
     /// IP packet size, 29..=65535 bytes (default 1500B).
     pub packet_size: Size,
+    /// On/off periods (with `rate` only), `periods` written out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_off: Option<OnOffSpec>,
 }
 
 impl Cbr {
@@ -46,7 +49,18 @@ impl Cbr {
     /// True when the source sends nothing after its last piece begins (its rate is 0): it
     /// ends by itself, without a `stop`.
     pub fn ends_silent(&self) -> bool {
-        self.pieces().last().is_some_and(|p| p.rate.0 == 0)
+        self.on_off.is_none() && self.pieces().last().is_some_and(|p| p.rate.0 == 0)
+    }
+
+    /// The on and off periods of an on/off source.
+    pub fn periods(&self) -> Option<(Period, Period)> {
+        let o = self.on_off.as_ref()?;
+        let make = |mean: SimDuration| match o.periods.unwrap_or_default() {
+            PeriodsName::Exponential => Period::Exponential(mean),
+            PeriodsName::Fixed => Period::Fixed(mean),
+            PeriodsName::Pareto => Period::Pareto { mean, shape: o.shape.expect("checked when resolving") },
+        };
+        Some((make(o.on.0), make(o.off.0)))
     }
 }
 
@@ -63,7 +77,31 @@ pub(super) fn resolve_cbr(i: usize, spec: &CbrSpec) -> Res<Cbr> {
     if packet_size.0 <= (IPV4_HEADER + UDP_HEADER) as u64 || packet_size.0 > 65_535 {
         return err(p("packet_size"), format!("{} bytes is out of range (29..=65535 IP bytes)", packet_size.0));
     }
-    Ok(Cbr { rate: spec.rate, schedule: spec.schedule.clone(), packet_size })
+    let on_off = match &spec.on_off {
+        None => None,
+        Some(o) => {
+            let q = |x: &str| format!("flows[{i}].cbr.on_off.{x}");
+            if spec.rate.is_none_or(|r| r.0 .0 == 0) {
+                return err(q("on"), "an on/off source needs one positive rate (cbr.rate), not a schedule");
+            }
+            for (key, d) in [("on", o.on.0), ("off", o.off.0)] {
+                if d == SimDuration::ZERO {
+                    return err(q(key), "must be longer than 0s");
+                }
+            }
+            let periods = o.periods.unwrap_or_default();
+            match (periods, o.shape) {
+                (PeriodsName::Pareto, None) => return err(q("shape"), "periods = \"pareto\" needs shape (the tail index, above 1)"),
+                (PeriodsName::Pareto, Some(a)) if !(a.is_finite() && a > 1.0 && a <= 100.0) => {
+                    return err(q("shape"), format!("{a} is out of range (1, 100]: the mean is finite only above 1"))
+                }
+                (PeriodsName::Exponential | PeriodsName::Fixed, Some(_)) => return err(q("shape"), "only for periods = \"pareto\""),
+                _ => {}
+            }
+            Some(OnOffSpec { on: o.on, off: o.off, periods: Some(periods), shape: o.shape })
+        }
+    };
+    Ok(Cbr { rate: spec.rate, schedule: spec.schedule.clone(), packet_size, on_off })
 }
 
 /// A schedule's pieces: at least one, at most `MAX_CBR_PIECES`, the first at 0s (the

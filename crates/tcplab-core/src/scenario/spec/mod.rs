@@ -612,6 +612,9 @@ pub struct CbrSpec {
     /// IP packet size, 29..=65535 bytes (default 1500B).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packet_size: Option<Size>,
+    /// On/off instead of always on (with `rate` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_off: Option<OnOffSpec>,
 }
 
 /// The most pieces a `cbr.schedule` may have.

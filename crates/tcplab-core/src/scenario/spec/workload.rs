@@ -109,3 +109,32 @@ pub struct WorkloadSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_size: Option<Size>,
 }
+
+/// How an on/off source's periods are drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PeriodsName {
+    /// Exponential: an on/off Markov source.
+    #[default]
+    Exponential,
+    /// Pareto with tail index `shape`: heavy-tailed bursts and silences.
+    Pareto,
+    /// Always the mean.
+    Fixed,
+}
+
+/// `[flows.cbr.on_off]`: the source alternates on periods at `rate` with silent off periods.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnOffSpec {
+    /// Mean on period.
+    pub on: super::Dur,
+    /// Mean off period.
+    pub off: super::Dur,
+    /// `"exponential"` (default), `"pareto"` or `"fixed"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub periods: Option<PeriodsName>,
+    /// `pareto`: the tail index, above 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<f64>,
+}
