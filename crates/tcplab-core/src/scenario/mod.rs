@@ -259,3 +259,6 @@ mod tests_local_congestion;
 mod tests_reservoir;
 #[cfg(test)]
 mod tests_rtt_trace;
+#[cfg(test)]
+#[path = "tests_topology.rs"]
+mod tests_topology;
