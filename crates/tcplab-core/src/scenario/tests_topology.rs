@@ -169,7 +169,7 @@ fn generator_errors_name_the_field() {
     let cases: Vec<(String, &str)> = vec![
         (base("leaf-spine", &format!("leaves = 2\nspines = 0\nhosts_per_leaf = 1\n{fabric}")), "topologies[0].spines: must be at least 1"),
         (base("leaf-spine", &format!("leaves = 2\nhosts_per_leaf = 1\n{fabric}")), "topologies[0].spines: required"),
-        (base("leaf-spine", &format!("leaves = 2\nspines = 1\nhosts_per_leaf = 1")), "topologies[0].fabric_link: required"),
+        (base("leaf-spine", "leaves = 2\nspines = 1\nhosts_per_leaf = 1"), "topologies[0].fabric_link: required"),
         (base("leaf-spine", &format!("leaves = 2\nspines = 2000\nhosts_per_leaf = 1\n{fabric}")), "topologies[0].spines: 2000 is more than 1024"),
         (base("leaf-spine", &format!("leaves = 1024\nspines = 1024\nhosts_per_leaf = 1\n{fabric}")), "topologies[0].spines: 1024 leaves × 1024 spines"),
         (base("leaf-spine", &format!("leaves = 2\nspine = 2\nhosts_per_leaf = 1\n{fabric}")), "topologies[0].spine: unknown field `spine`"),
