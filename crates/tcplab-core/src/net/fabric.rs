@@ -152,6 +152,19 @@ impl Fabric {
         RouteId(self.routes.len() as u32 - 1)
     }
 
+    /// How many routes there are.
+    pub fn route_count(&self) -> usize {
+        self.routes.len()
+    }
+
+    /// Replace a route's pipes (equal-cost multipath re-routes a flow once its 5-tuple is
+    /// known); only before the fabric is planned, which reads every route.
+    pub fn set_route(&mut self, r: RouteId, pipes: Vec<PipeId>) {
+        assert!(!self.planned, "routes are fixed once the fabric is planned");
+        assert!(!pipes.is_empty() && pipes.len() < u16::MAX as usize, "a route has 1..65535 pipes");
+        self.routes[r.0 as usize] = pipes;
+    }
+
     /// The pipes of a route, from its source host.
     pub fn route_pipes(&self, r: RouteId) -> &[PipeId] {
         &self.routes[r.0 as usize]

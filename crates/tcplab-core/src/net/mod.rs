@@ -7,6 +7,7 @@
 pub mod atm_port;
 pub mod counters;
 pub mod discipline;
+pub mod ecmp;
 pub mod egress;
 pub mod fabric;
 pub mod harmonizer;

@@ -1,6 +1,8 @@
 //! Route computation over the topology graph: shortest path in hops (breadth-first, ties broken
 //! by link declaration order, so routes are deterministic), hosts never used as transit, and
-//! each emulator's internal pipe spliced in where the path crosses it.
+//! each emulator's internal pipe spliced in where the path crosses it. With equal-cost
+//! multipath (`route_by`) a path is chosen hop by hop among all the shortest ones, each node
+//! with several next hops asking a chooser (`net::ecmp::pick` hashes the flow's 5-tuple).
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -141,6 +143,12 @@ impl Graph {
             nodes.push(sr.prev[last.0 as usize]);
         }
         nodes.reverse();
+        Some(self.pipes_along(&nodes))
+    }
+
+    /// The pipes along a path of nodes (each consecutive pair linked), with each emulator's
+    /// internal pipe spliced in for the direction the path crosses it.
+    fn pipes_along(&self, nodes: &[NodeId]) -> Vec<PipeId> {
         let mut pipes = Vec::with_capacity(nodes.len() * 2);
         for (i, w) in nodes.windows(2).enumerate() {
             let (u, v) = (w[0], w[1]);
@@ -152,7 +160,64 @@ impl Graph {
             }
             pipes.push(self.first_link[&(u, v)]);
         }
-        Some(pipes)
+        pipes
+    }
+
+    /// Every node's distance in hops to `to` along paths that only hosts end (`u32::MAX`: no
+    /// such path): breadth-first from `to`, never expanding past a host other than `to`.
+    pub fn distances_to(&self, to: NodeId) -> Vec<u32> {
+        let mut dist = vec![u32::MAX; self.roles.len()];
+        let mut queue = VecDeque::new();
+        dist[to.0 as usize] = 0;
+        queue.push_back(to);
+        while let Some(v) = queue.pop_front() {
+            if v != to && self.roles[v.0 as usize] == NodeRole::Host {
+                continue; // hosts do not forward
+            }
+            let d = dist[v.0 as usize] + 1;
+            for &(u, _) in &self.adj[v.0 as usize] {
+                if dist[u.0 as usize] == u32::MAX {
+                    dist[u.0 as usize] = d;
+                    queue.push_back(u);
+                }
+            }
+        }
+        dist
+    }
+
+    /// The next hops from `u` on shortest paths to `to` (`dist` from `distances_to(to)`): the
+    /// neighbours one hop nearer, each once, in link declaration order.
+    pub fn next_hops(&self, u: NodeId, to: NodeId, dist: &[u32]) -> Vec<NodeId> {
+        let d = dist[u.0 as usize];
+        let mut out: Vec<NodeId> = Vec::new();
+        for &(v, _) in &self.adj[u.0 as usize] {
+            let on_path = d != u32::MAX && dist[v.0 as usize] == d - 1 && (v == to || self.roles[v.0 as usize] != NodeRole::Host);
+            if on_path && !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    /// A shortest path from host `from` to host `to` chosen hop by hop (equal-cost multipath):
+    /// at every node with several next hops on shortest paths (`next_hops`), `choose(node,
+    /// choices)` says which, by index in declaration order. `dist` is `distances_to(to)`.
+    /// `None` if `to` is unreachable (or `from == to`). Every path it can return has as many
+    /// hops as `route`'s, and with `choose` always 0 it returns the path whose hops are each
+    /// the first declared of their choices.
+    pub fn route_by(&self, from: NodeId, to: NodeId, dist: &[u32], mut choose: impl FnMut(NodeId, usize) -> usize) -> Option<Vec<PipeId>> {
+        if from == to || dist[from.0 as usize] == u32::MAX {
+            return None;
+        }
+        let mut nodes = vec![from];
+        let mut u = from;
+        while u != to {
+            let hops = self.next_hops(u, to, dist);
+            let k = if hops.len() == 1 { 0 } else { choose(u, hops.len()) };
+            u = hops[k];
+            nodes.push(u);
+        }
+        Some(self.pipes_along(&nodes))
     }
 }
 
@@ -187,5 +252,96 @@ mod tests {
         g.add_link(h, b, PipeId(2), PipeId(3));
         assert!(g.route(a, b).is_none());
         assert!(g.route(a, h).is_some());
+    }
+
+    /// a - s1 - {m1, m2, m3} - s2 - b, where m3 reaches s2 only through an extra switch x: two
+    /// equal-cost paths (through m1, m2) and a longer one (m3, x).
+    fn diamond() -> (Graph, [NodeId; 4]) {
+        let mut g = Graph::new();
+        let a = g.add_node(NodeRole::Host);
+        let s1 = g.add_node(NodeRole::Switch);
+        let m1 = g.add_node(NodeRole::Switch);
+        let m2 = g.add_node(NodeRole::Switch);
+        let m3 = g.add_node(NodeRole::Switch);
+        let x = g.add_node(NodeRole::Switch);
+        let s2 = g.add_node(NodeRole::Switch);
+        let b = g.add_node(NodeRole::Host);
+        let mut p = 0;
+        let mut link = |g: &mut Graph, u, v| {
+            g.add_link(u, v, PipeId(p), PipeId(p + 1));
+            p += 2;
+        };
+        link(&mut g, a, s1); // 0, 1
+        link(&mut g, s1, m3); // 2, 3 (declared first: the longer way)
+        link(&mut g, s1, m1); // 4, 5
+        link(&mut g, s1, m2); // 6, 7
+        link(&mut g, m3, x); // 8, 9
+        link(&mut g, x, s2); // 10, 11
+        link(&mut g, m1, s2); // 12, 13
+        link(&mut g, m2, s2); // 14, 15
+        link(&mut g, s2, b); // 16, 17
+        (g, [a, s1, s2, b])
+    }
+
+    #[test]
+    fn equal_cost_paths_are_the_shortest_ones_only() {
+        let (g, [a, s1, s2, b]) = diamond();
+        let dist = g.distances_to(b);
+        assert_eq!(dist[a.0 as usize], 4);
+        // At s1: m1 and m2 (declaration order), never m3.
+        assert_eq!(g.next_hops(s1, b, &dist).len(), 2);
+        let mut asked = Vec::new();
+        let via_m1 = g
+            .route_by(a, b, &dist, |n, c| {
+                asked.push((n, c));
+                0
+            })
+            .unwrap();
+        assert_eq!(asked, vec![(s1, 2)], "only s1 has a choice");
+        assert_eq!(via_m1, vec![PipeId(0), PipeId(4), PipeId(12), PipeId(16)]);
+        let via_m2 = g.route_by(a, b, &dist, |_, _| 1).unwrap();
+        assert_eq!(via_m2, vec![PipeId(0), PipeId(6), PipeId(14), PipeId(16)]);
+        // BFS's route is one of them, as long as every path route_by gives.
+        let bfs = g.route(a, b).unwrap();
+        assert!(bfs == via_m1 || bfs == via_m2);
+        // Back: the choice is s2's.
+        let back = g.distances_to(a);
+        let mut at = Vec::new();
+        let rev = g.route_by(b, a, &back, |n, c| {
+            at.push((n, c));
+            1
+        });
+        assert_eq!(at, vec![(s2, 2)]);
+        assert_eq!(rev.unwrap(), vec![PipeId(17), PipeId(15), PipeId(7), PipeId(1)]);
+    }
+
+    #[test]
+    fn equal_cost_routes_never_cross_a_host_and_fail_where_bfs_does() {
+        let mut g = Graph::new();
+        let a = g.add_node(NodeRole::Host);
+        let h = g.add_node(NodeRole::Host);
+        let b = g.add_node(NodeRole::Host);
+        g.add_link(a, h, PipeId(0), PipeId(1));
+        g.add_link(h, b, PipeId(2), PipeId(3));
+        assert!(g.route_by(a, b, &g.distances_to(b), |_, _| 0).is_none());
+        assert_eq!(g.route_by(a, h, &g.distances_to(h), |_, _| 0).unwrap(), vec![PipeId(0)]);
+        assert!(g.route_by(a, a, &g.distances_to(a), |_, _| 0).is_none());
+    }
+
+    #[test]
+    fn equal_cost_routes_splice_emulators() {
+        // The first test's line: one path, so route_by is route.
+        let mut g = Graph::new();
+        let a = g.add_node(NodeRole::Host);
+        let s1 = g.add_node(NodeRole::Switch);
+        let e = g.add_node(NodeRole::Emulator { pipes: [PipeId(100), PipeId(101)] });
+        let s2 = g.add_node(NodeRole::Switch);
+        let b = g.add_node(NodeRole::Host);
+        g.add_link(a, s1, PipeId(0), PipeId(1));
+        g.add_link(s1, e, PipeId(2), PipeId(3));
+        g.add_link(e, s2, PipeId(4), PipeId(5));
+        g.add_link(s2, b, PipeId(6), PipeId(7));
+        assert_eq!(g.route_by(a, b, &g.distances_to(b), |_, _| unreachable!()), g.route(a, b));
+        assert_eq!(g.route_by(b, a, &g.distances_to(a), |_, _| unreachable!()), g.route(b, a));
     }
 }

@@ -260,4 +260,7 @@ mod tests_reservoir;
 #[cfg(test)]
 mod tests_rtt_trace;
 #[cfg(test)]
+#[path = "tests_topology.rs"]
+mod tests_topology;
+#[cfg(test)]
 mod tests_workload;

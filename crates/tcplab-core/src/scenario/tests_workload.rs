@@ -231,3 +231,50 @@ fn on_off_sources_send_in_bursts() {
         assert!(e.contains(want), "{table}: {e}");
     }
 }
+
+/// With ECMP a made flow takes the route its 5-tuple hashes to: 400 flows from one leaf's
+/// hosts to another's spread over the 4 spines, each direction on its own (Binomial(400, ¼)
+/// per spine: 100 ± 6σ, σ ≈ 8.7).
+#[test]
+fn workload_flows_hash_over_ecmp_routes() {
+    let t = r#"
+name = "ls"
+[run]
+stop = "flows-done"
+[routing]
+ecmp = true
+[[topologies]]
+kind = "leaf-spine"
+name = "ls"
+leaves = 2
+spines = 4
+hosts_per_leaf = 4
+host_link = { rate = "10Gbps", delay = "1us" }
+fabric_link = { rate = "40Gbps", delay = "1us" }
+[[flows]]
+name = "w"
+kind = "workload"
+src = "ls.h0"
+dst = "ls.h1"
+workload = { flows = 400, rate = 20000.0, sizes = { dist = "fixed", bytes = "20KB" } }
+"#;
+    let mut r = Run::from_toml(t, Some(8)).unwrap();
+    r.sim.keep_connections();
+    r.sim.run();
+    assert_eq!(flows(&r).iter().filter(|f| f["finish_s"].is_number()).count(), 400);
+    let spine = |route| {
+        let names: Vec<String> = r.sim.route_pipes(route).iter().map(|p| r.sim.fabric.pipes[p.0 as usize].name.clone()).collect();
+        (0..4).find(|k| names.iter().any(|n| n.contains(&format!("spine{k}")))).expect("every cross-leaf route crosses a spine")
+    };
+    let mut up = [0u32; 4];
+    let mut same = 0;
+    for f in &r.sim.flows {
+        let (a, b) = (spine(f.routes[0]), spine(f.routes[1]));
+        up[a] += 1;
+        same += u32::from(a == b);
+    }
+    for n in up {
+        assert!((48..=152).contains(&n), "{up:?}");
+    }
+    assert!((48..=152).contains(&same), "the reverse direction hashes on its own: {same}");
+}

@@ -5,7 +5,8 @@
 //! The order of construction is `build`'s, and it fixes every pipe's, route's and flow's
 //! index: the network (`network`: nodes, links, emulators), the instruments (`observe`:
 //! traces, taps), the hosts' processing stages, the flows (`flows`: one builder per traffic
-//! kind; TCP endpoints from `variant`, the variant factory), the ATM ports' inputs, and the
+//! kind; TCP endpoints from `variant`, the variant factory), with `routing.ecmp` each flow
+//! direction routed again by its 5-tuple (`network::ecmp_routes`), the ATM ports' inputs, and the
 //! agents (`agents`: AHTCP monitors, DECP coordinators).
 
 mod agents;
@@ -41,6 +42,7 @@ pub fn build(r: &ResolvedScenario, seed: u64, capture_dir: Option<&Path>) -> Res
     network::host_stages(&seeds, &mut sim, &mut net);
     let mut agents = agents::Agents::default();
     flows::build(r, &net, &seeds, &mut sim, &mut agents)?;
+    network::ecmp_routes(&net, &mut sim)?;
     flows::check_local_congestion(&mut sim)?;
     network::atm_inputs(&net, &mut sim)?;
     agents.install(r, &mut sim);

@@ -4,9 +4,12 @@
 
 use std::collections::BTreeMap;
 
+use crate::engine::rng::fnv1a64;
 use crate::engine::SeedTree;
+use crate::flow::FlowEngine;
 use crate::net::atm_port::{AtmPortConfig, CbrUnit, Discard};
 use crate::net::discipline::{Codel, CodelRule, DropTail, EcnMarking, FqCodel, Pie, QueueDiscipline, Red, StrictPriority};
+use crate::net::ecmp::{self, FiveTuple};
 use crate::net::harmonizer::{Harmonizer, HarmonizerConfig};
 use crate::net::impair::ImpairConfig;
 use crate::net::link_layer::LinkLayer;
@@ -16,6 +19,7 @@ use crate::net::{PipeId, RouteId};
 use crate::scenario::resolve::{aqm, err, member_name, Res, ResolvedHost, ResolvedScenario};
 use crate::scenario::spec::{AqmName, CbrUnitName, DiscardName, LinkLayerSpec, QueueSpec, UnmarkableName};
 use crate::sim::Simulation;
+use crate::trace::pcap::WireIdentity;
 use crate::units::{BitRate, QueueLimit, SimDuration};
 
 /// The built network: what observers, flows and routes look pipes and nodes up in.
@@ -36,6 +40,9 @@ pub(super) struct Network<'r> {
     pub atm_ports: Vec<(PipeId, String)>,
     /// Hosts' processing stages (jitter), spliced in front of every route leaving the host.
     pub host_stage: BTreeMap<NodeId, PipeId>,
+    /// With equal-cost multipath, the seed every switch's hash is keyed with (drawn from the
+    /// stream `routing/ecmp`).
+    pub ecmp: Option<u64>,
 }
 
 impl Network<'_> {
@@ -110,6 +117,7 @@ pub(super) fn build<'r>(r: &'r ResolvedScenario, seeds: &SeedTree, sim: &mut Sim
         link_pipes: BTreeMap::new(),
         atm_ports: Vec::new(),
         host_stage: BTreeMap::new(),
+        ecmp: r.routing.ecmp.then(|| seeds.stream("routing/ecmp").next_u64()),
     };
     for (n, _) in &net.host_names {
         net.node_of.insert(n.clone(), net.graph.add_node(NodeRole::Host));
@@ -239,15 +247,26 @@ pub(super) fn atm_inputs(net: &Network, sim: &mut Simulation) -> Res<()> {
     Ok(())
 }
 
-/// Routes between hosts, each computed once (with the source's processing stage in front).
+/// Routes between hosts. `get` computes one per ordered pair of hosts, once (BFS, ties by
+/// link declaration order); `get_for` one per flow direction by its 5-tuple, hop by hop among
+/// the equal-cost shortest paths when the scenario turns `routing.ecmp` on. Either has the
+/// source's processing stage in front.
 pub(super) struct Routes<'a> {
     net: &'a Network<'a>,
     cache: BTreeMap<(NodeId, NodeId), RouteId>,
+    /// Routes made by `get_for`, by their pipes (flows whose hashes agree share one).
+    by_pipes: BTreeMap<Vec<PipeId>, RouteId>,
+    /// Hop distances to recent destinations (`Graph::distances_to`), at most
+    /// `DISTANCE_CACHE` entries in all.
+    distances: BTreeMap<NodeId, Vec<u32>>,
 }
+
+/// How many node distances `Routes` keeps for its destinations (4 M: 16 MB).
+const DISTANCE_CACHE: usize = 1 << 22;
 
 impl<'a> Routes<'a> {
     pub fn new(net: &'a Network<'a>) -> Self {
-        Routes { net, cache: BTreeMap::new() }
+        Routes { net, cache: BTreeMap::new(), by_pipes: BTreeMap::new(), distances: BTreeMap::new() }
     }
 
     /// The route from host `a` to host `b` (for `flows[flow]`'s messages).
@@ -265,5 +284,256 @@ impl<'a> Routes<'a> {
         let id = sim.add_route(pipes);
         self.cache.insert((a, b), id);
         Ok(id)
+    }
+
+    /// The pipes from host `a` to host `b` for the packets of 5-tuple `t` (for `flows[flow]`'s
+    /// messages): with ECMP, at every node with several next hops on shortest paths, the one
+    /// `ecmp::pick` gives for the run's seed, the node's salt (FNV-1a of its name) and `t`;
+    /// without it, `get`'s path.
+    pub fn pipes_for(&mut self, a: &str, b: &str, t: &FiveTuple, flow: usize) -> Res<Vec<PipeId>> {
+        let net = self.net;
+        let (a, b) = (net.node_of[a], net.node_of[b]);
+        let found = match net.ecmp {
+            None => net.graph.route(a, b),
+            Some(seed) => {
+                if !self.distances.contains_key(&b) {
+                    if self.distances.len() * net.names_by_node.len() >= DISTANCE_CACHE {
+                        self.distances.clear();
+                    }
+                    self.distances.insert(b, net.graph.distances_to(b));
+                }
+                let dist = &self.distances[&b];
+                net.graph.route_by(a, b, dist, |node, choices| ecmp::pick(seed, t, fnv1a64(net.names_by_node[&node].as_bytes()), choices))
+            }
+        };
+        let Some(mut pipes) = found else {
+            return err(format!("flows[{flow}]"), format!("no path from '{}' to '{}'", net.names_by_node[&a], net.names_by_node[&b]));
+        };
+        if let Some(&stage) = net.host_stage.get(&a) {
+            pipes.insert(0, stage);
+        }
+        Ok(pipes)
+    }
+
+    /// The route from host `a` to host `b` for the packets of 5-tuple `t` (`pipes_for`), made
+    /// once per distinct path. For a flow added while the simulation runs (before the fabric
+    /// is planned): give each direction its own tuple (the reverse direction `t.reversed()`).
+    #[cfg_attr(not(test), allow(dead_code))] // today's flows are all routed by `ecmp_routes`
+    pub fn get_for(&mut self, a: &str, b: &str, sim: &mut Simulation, flow: usize, t: &FiveTuple) -> Res<RouteId> {
+        self.route_for(a, b, sim, flow, t, None)
+    }
+
+    /// `get_for`, writing a new path into route `reuse` (if given) rather than adding one.
+    fn route_for(&mut self, a: &str, b: &str, sim: &mut Simulation, flow: usize, t: &FiveTuple, reuse: Option<RouteId>) -> Res<RouteId> {
+        let pipes = self.pipes_for(a, b, t, flow)?;
+        if let Some(&id) = self.by_pipes.get(&pipes) {
+            return Ok(id);
+        }
+        let id = match reuse {
+            Some(old) => {
+                sim.fabric.set_route(old, pipes.clone());
+                old
+            }
+            None => sim.add_route(pipes.clone()),
+        };
+        self.by_pipes.insert(pipes, id);
+        Ok(id)
+    }
+}
+
+/// Every route ECMP may give the packets from one host to another, as the tree of the
+/// choices on the way: made when the network is built (so every route exists before the run),
+/// walked by a flow made at run time with its 5-tuple (`pick`), which gives the route
+/// `Routes::pipes_for` would.
+#[derive(Clone, Debug)]
+pub(super) enum RouteTree {
+    /// The path is decided.
+    Route(RouteId),
+    /// A node with several next hops on shortest paths: its salt and each choice's subtree.
+    Choice { salt: u64, branches: Vec<RouteTree> },
+}
+
+impl RouteTree {
+    /// The route of the packets of `t` (`seed`: the run's ECMP seed).
+    pub(super) fn pick(&self, seed: u64, t: &FiveTuple) -> RouteId {
+        let mut node = self;
+        loop {
+            match node {
+                RouteTree::Route(r) => return *r,
+                RouteTree::Choice { salt, branches } => node = &branches[ecmp::pick(seed, t, *salt, branches.len())],
+            }
+        }
+    }
+}
+
+impl Routes<'_> {
+    /// The tree of every route from host `a` to host `b` (one route without ECMP).
+    pub(super) fn tree(&mut self, a: &str, b: &str, sim: &mut Simulation, flow: usize) -> Res<RouteTree> {
+        if self.net.ecmp.is_none() {
+            return Ok(RouteTree::Route(self.get(a, b, sim, flow)?));
+        }
+        let (na, nb) = (self.net.node_of[a], self.net.node_of[b]);
+        if !self.distances.contains_key(&nb) {
+            if self.distances.len() * self.net.names_by_node.len() >= DISTANCE_CACHE {
+                self.distances.clear();
+            }
+            self.distances.insert(nb, self.net.graph.distances_to(nb));
+        }
+        let dist = self.distances[&nb].clone();
+        self.explore(na, nb, &dist, &mut Vec::new(), sim, flow)
+    }
+
+    /// The subtree after the choices `prefix` (by index, in the order the walk meets them).
+    fn explore(&mut self, a: NodeId, b: NodeId, dist: &[u32], prefix: &mut Vec<usize>, sim: &mut Simulation, flow: usize) -> Res<RouteTree> {
+        let net = self.net;
+        let mut next: Option<(NodeId, usize)> = None;
+        let mut i = 0;
+        let found = net.graph.route_by(a, b, dist, |node, choices| {
+            let k = prefix.get(i).copied().unwrap_or(0);
+            if i == prefix.len() {
+                next = Some((node, choices));
+            }
+            i += 1;
+            k
+        });
+        let Some(mut pipes) = found else {
+            return err(format!("flows[{flow}]"), format!("no path from '{}' to '{}'", net.names_by_node[&a], net.names_by_node[&b]));
+        };
+        match next {
+            Some((node, choices)) => {
+                let salt = fnv1a64(net.names_by_node[&node].as_bytes());
+                let mut branches = Vec::with_capacity(choices);
+                for c in 0..choices {
+                    prefix.push(c);
+                    branches.push(self.explore(a, b, dist, prefix, sim, flow)?);
+                    prefix.pop();
+                }
+                Ok(RouteTree::Choice { salt, branches })
+            }
+            None => {
+                if let Some(&stage) = net.host_stage.get(&a) {
+                    pipes.insert(0, stage);
+                }
+                if let Some(&id) = self.by_pipes.get(&pipes) {
+                    return Ok(RouteTree::Route(id));
+                }
+                let id = sim.add_route(pipes.clone());
+                self.by_pipes.insert(pipes, id);
+                Ok(RouteTree::Route(id))
+            }
+        }
+    }
+}
+
+/// A flow end's 5-tuple: its wire identity's addresses and ports, sent by `end` (0: the
+/// flow's source).
+pub(super) fn five_tuple(w: &WireIdentity, end: usize, proto: u8) -> FiveTuple {
+    let t = FiveTuple { src: w.ip[0], dst: w.ip[1], sport: w.port[0], dport: w.port[1], proto };
+    if end == 0 {
+        t
+    } else {
+        t.reversed()
+    }
+}
+
+/// With `routing.ecmp`, give every flow direction the route its 5-tuple hashes to. The flow
+/// builders route by pair of hosts before a flow's ports exist; once every flow is built (and
+/// before anything reads the routes) each direction is routed again by its own tuple (from
+/// the flow's wire identity; protocol UDP for a CBR flow, TCP otherwise). A pair's route is
+/// rewritten in place for the first direction that used it, so none is left unused.
+pub(super) fn ecmp_routes(net: &Network, sim: &mut Simulation) -> Res<()> {
+    if net.ecmp.is_none() {
+        return Ok(());
+    }
+    let mut routes = Routes::new(net);
+    let mut claimed = vec![false; sim.fabric.route_count()];
+    for f in 0..sim.flows.len() {
+        let flow = &sim.flows[f];
+        let proto = if matches!(flow.engine, FlowEngine::Udp(_)) { FiveTuple::UDP } else { FiveTuple::TCP };
+        let hosts = [flow.info.src.clone(), flow.info.dst.clone()];
+        let wire = sim.observers.wire_ids[f];
+        for e in 0..2 {
+            let old = sim.flows[f].routes[e];
+            let reuse = (!claimed[old.0 as usize]).then_some(old);
+            let id = routes.route_for(&hosts[e], &hosts[1 - e], sim, f, &five_tuple(&wire, e, proto), reuse)?;
+            claimed[old.0 as usize] |= id == old;
+            sim.flows[f].routes[e] = id;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::StopRule;
+    use crate::Run;
+
+    /// `Routes::get_for`, the call for a flow made while the simulation runs, gives each
+    /// tuple the route the build gave the flow that has it (both directions), once per path.
+    #[test]
+    fn get_for_routes_a_tuple_as_the_build_routes_its_flow() {
+        let text = r#"
+name = "ls"
+[run]
+duration = "1s"
+[routing]
+ecmp = true
+[[topologies]]
+kind = "leaf-spine"
+name = "ls"
+leaves = 2
+spines = 4
+hosts_per_leaf = 2
+host_link = { rate = "10Gbps" }
+fabric_link = { rate = "40Gbps" }
+[[hosts]]
+name = "j"
+jitter = "1us"
+[[links]]
+between = ["j", "ls.leaf1"]
+rate = "10Gbps"
+[[flows]]
+name = "f"
+src = "ls.h0.1"
+dst = "j"
+count = 24
+[[flows]]
+name = "u"
+kind = "udp-cbr"
+src = "ls.h0"
+dst = "ls.h1"
+cbr = { rate = "1Mbps" }
+"#;
+        let built = Run::from_toml(text, Some(5)).unwrap();
+        let seeds = SeedTree::new(5);
+        let mut sim = Simulation::new(StopRule::Duration, None, 0);
+        let mut net = build(&built.resolved, &seeds, &mut sim);
+        host_stages(&seeds, &mut sim, &mut net);
+        let mut routes = Routes::new(&net);
+        let names = |s: &Simulation, r: RouteId| s.route_pipes(r).iter().map(|p| s.fabric.pipes[p.0 as usize].name.clone()).collect::<Vec<_>>();
+        for (f, flow) in built.sim.flows.iter().enumerate() {
+            let proto = if flow.info.kind == "udp-cbr" { FiveTuple::UDP } else { FiveTuple::TCP };
+            let t = five_tuple(&built.sim.observers.wire_ids[f], 0, proto);
+            let fwd = routes.get_for(&flow.info.src, &flow.info.dst, &mut sim, f, &t).unwrap();
+            let rev = routes.get_for(&flow.info.dst, &flow.info.src, &mut sim, f, &t.reversed()).unwrap();
+            assert_eq!(names(&sim, fwd), names(&built.sim, flow.routes[0]), "{}", flow.info.name);
+            assert_eq!(names(&sim, rev), names(&built.sim, flow.routes[1]), "{}", flow.info.name);
+            assert_eq!(routes.get_for(&flow.info.src, &flow.info.dst, &mut sim, f, &t).unwrap(), fwd);
+        }
+        // The jittered host's processing stage leads its routes.
+        let j = built.sim.flows[0].routes[1];
+        assert_eq!(names(&built.sim, j)[0], "j:processing");
+        assert_eq!(sim.fabric.route_count(), built.sim.fabric.route_count());
+        // (After the count above: the trees add every route.) A route tree walked with a tuple gives what `get_for` gives.
+        for (f, flow) in built.sim.flows.iter().enumerate() {
+            let t = five_tuple(&built.sim.observers.wire_ids[f], 0, FiveTuple::TCP);
+            let tree = routes.tree(&flow.info.src, &flow.info.dst, &mut sim, f).unwrap();
+            let picked = tree.pick(net.ecmp.unwrap(), &t);
+            let direct = routes.get_for(&flow.info.src, &flow.info.dst, &mut sim, f, &t).unwrap();
+            assert_eq!(names(&sim, picked), names(&sim, direct));
+        }
+        let tree = routes.tree("ls.h0.0", "ls.h1.1", &mut sim, 0).unwrap();
+        assert!(matches!(&tree, RouteTree::Choice { branches, .. } if branches.len() == 4), "four spines: {tree:?}");
     }
 }

@@ -2,15 +2,19 @@
 //! routes are known: every host pair the workload may join gets its routes (and its path's
 //! ideal transfer times) up front; each arrival then draws a pair and a size and makes a flow
 //! named `<workload>.<k>` — a bulk sender writing that many bytes, started at once, and a sink.
-//! Draws come from three named streams, `flows/<name>/arrivals`, `…/sizes` and `…/pairs`, so
+//! With ECMP each direction of each flow takes the route its 5-tuple hashes to, walked down
+//! the pair's `RouteTree` (every route exists before the run). Draws come from three named
+//! streams, `flows/<name>/arrivals`, `…/sizes` and `…/pairs`, so
 //! the arrivals do not move when the sizes' distribution changes.
 
 use super::flows::{check_frames, Builder};
+use super::network::{five_tuple, RouteTree};
 use super::variant::tcp_flow;
 use crate::app::workload::{Arrivals, SizeDist};
 use crate::app::{Application, BulkSender, Sink, Socket};
 use crate::engine::{Rng, SeedTree};
 use crate::flow::{Flow, FlowEngine, FlowInfo};
+use crate::net::ecmp::FiveTuple;
 use crate::net::packet::{RouteId, IPV4_HEADER, IPV6_HEADER, TCP_HEADER};
 use crate::scenario::resolve::{err, Res, ResolvedFlow, ResolvedTcp, WorkloadTraffic};
 use crate::scenario::spec::PairsName;
@@ -86,20 +90,32 @@ pub(super) fn ideal_fct(fwd: &PathTimesRef, bytes: u64, tcp: &ResolvedTcp) -> Si
 #[derive(Clone, Debug)]
 pub(super) struct PathTimesRef(PathTimes, PathTimes);
 
+/// Every route of a tree (`RouteTree`), each once.
+fn leaves(t: &RouteTree, out: &mut Vec<RouteId>) {
+    match t {
+        RouteTree::Route(r) => {
+            if !out.contains(r) {
+                out.push(*r)
+            }
+        }
+        RouteTree::Choice { branches, .. } => branches.iter().for_each(|b| leaves(b, out)),
+    }
+}
+
 impl PathTimesRef {
     pub(super) fn of(sim: &Simulation, fwd: RouteId, rev: RouteId) -> Self {
         PathTimesRef(PathTimes::of(sim, fwd), PathTimes::of(sim, rev))
     }
 }
 
-/// One host pair a workload may join.
+/// One host pair a workload may join: its routes each way (with ECMP, every route a flow's
+/// 5-tuple may hash to) and their times.
 #[derive(Debug)]
 struct Pair {
     src: String,
     dst: String,
-    routes: [RouteId; 2],
+    routes: [RouteTree; 2],
     hosts: [u32; 2],
-    times: PathTimesRef,
 }
 
 /// The flow source of one workload.
@@ -111,7 +127,11 @@ struct WorkloadSource {
     tcp: ResolvedTcp,
     cc: &'static str,
     seeds: SeedTree,
+    /// The run's ECMP seed (none: one route per direction).
+    ecmp: Option<u64>,
     pairs: Vec<Pair>,
+    /// Each route's propagation and line times.
+    times: std::collections::BTreeMap<u32, PathTimes>,
     /// Per source member, the indices of the pairs it may use.
     choices: Vec<Vec<u32>>,
     sizes: SizeDist,
@@ -148,10 +168,15 @@ impl FlowSource for WorkloadSource {
         let engine = FlowEngine::Tcp(Box::new(tcp_flow(&self.tcp, 0, &self.seeds, &name, [&pair.src, &pair.dst])));
         let info =
             FlowInfo { name: name.clone(), src: pair.src.clone(), dst: pair.dst.clone(), kind: "tcp", cc: self.cc, start: now, download: false, background: self.background };
-        let mut flow = Flow::new(info, pair.routes, self.class, engine);
-        flow.ideal_fct = Some(ideal_fct(&pair.times, bytes, &self.tcp));
-        flow.retirable = true;
         let wire = super::flows::wire_identity(&self.seeds, id, &name, pair.hosts);
+        let routes = match self.ecmp {
+            None => pair.routes.clone().map(|t| t.pick(0, &five_tuple(&wire, 0, FiveTuple::TCP))),
+            Some(seed) => [0, 1].map(|e| pair.routes[e].pick(seed, &five_tuple(&wire, e, FiveTuple::TCP))),
+        };
+        let mut flow = Flow::new(info, routes, self.class, engine);
+        let times = PathTimesRef(self.times[&routes[0].0].clone(), self.times[&routes[1].0].clone());
+        flow.ideal_fct = Some(ideal_fct(&times, bytes, &self.tcp));
+        flow.retirable = true;
         let (src, dst) = (Socket::new(id, 0), Socket::new(id, 1));
         let apps = vec![(Application::Bulk(BulkSender::new(src, self.write_size, Some(bytes), None)), vec![src], true), (Application::Sink(Sink::new(dst)), vec![dst], false)];
         let next = (self.made < self.planned).then(|| now + self.arrivals.gap(&mut self.rng_arrivals)).filter(|&t| self.stop.is_none_or(|s| t < s));
@@ -168,11 +193,20 @@ pub(super) fn workload(b: &mut Builder, sim: &mut Simulation, i: usize, f: &Reso
     let name = &f.name;
     let mut pairs = Vec::new();
     let mut choices = Vec::with_capacity(srcs.len());
+    let mut times = std::collections::BTreeMap::new();
     let mut pair = |b: &mut Builder, sim: &mut Simulation, s: &String, d: &String| -> Res<u32> {
-        let fwd = b.routes.get(s, d, sim, i)?;
-        let rev = b.routes.get(d, s, sim, i)?;
-        check_frames(sim, fwd, t.tcp.settings.mss + 40, format!("flows[{i}].tcp.mss"))?;
-        pairs.push(Pair { src: s.clone(), dst: d.clone(), routes: [fwd, rev], hosts: [b.host_index(s), b.host_index(d)], times: PathTimesRef::of(sim, fwd, rev) });
+        let fwd = b.routes.tree(s, d, sim, i)?;
+        let rev = b.routes.tree(d, s, sim, i)?;
+        let mut all = Vec::new();
+        leaves(&fwd, &mut all);
+        for &r in &all {
+            check_frames(sim, r, t.tcp.settings.mss + 40, format!("flows[{i}].tcp.mss"))?;
+        }
+        leaves(&rev, &mut all);
+        for r in all {
+            times.entry(r.0).or_insert_with(|| PathTimes::of(sim, r));
+        }
+        pairs.push(Pair { src: s.clone(), dst: d.clone(), routes: [fwd, rev], hosts: [b.host_index(s), b.host_index(d)] });
         Ok(pairs.len() as u32 - 1)
     };
     match w.pairs {
@@ -217,7 +251,9 @@ pub(super) fn workload(b: &mut Builder, sim: &mut Simulation, i: usize, f: &Reso
         (None, Some(load)) => {
             let mut capacity = 0.0;
             for s in &srcs {
-                let route = pairs[choices[srcs.iter().position(|x| x == s).expect("a member")][0] as usize].routes[0];
+                let mut first = Vec::new();
+                leaves(&pairs[choices[srcs.iter().position(|x| x == s).expect("a member")][0] as usize].routes[0], &mut first);
+                let route = first[0];
                 let Some(nic) = sim.route_pipes(route).iter().find_map(|&q| sim.fabric.pipes[q.0 as usize].egress().rate()) else {
                     return err(p("load"), format!("'{s}' has no rated link to send on, so a load has no rate to be a fraction of; give rate (flows per second)"));
                 };
@@ -235,7 +271,9 @@ pub(super) fn workload(b: &mut Builder, sim: &mut Simulation, i: usize, f: &Reso
         tcp: t.tcp.clone(),
         cc: t.tcp.config().cc.name(),
         seeds,
+        ecmp: b.net.ecmp,
         pairs,
+        times,
         choices,
         sizes: w.size_dist(),
         arrivals: w.arrivals(rate),

@@ -18,6 +18,7 @@ mod observe;
 mod reservoir;
 mod run;
 mod tcp;
+mod topology;
 mod variant;
 mod workload;
 
@@ -35,6 +36,7 @@ pub use observe::{ResolvedTap, ResolvedTrace, TracedQueues};
 pub use reservoir::{reservoir_names, ReservoirTraffic, ResolvedDisk, ResolvedIscsi, ResolvedReservoir, SECTOR_BYTES};
 pub use run::ResolvedRun;
 pub use tcp::{hz_tick, profile_tcp, resolve_tcp, ResolvedTcp};
+pub use topology::ResolvedRouting;
 pub use variant::{MonitorKey, ResolvedAhtcp, ResolvedImtcp, ResolvedTrend, ResolvedVariant};
 pub use workload::{ResolvedWorkload, WorkloadTraffic};
 
@@ -94,6 +96,9 @@ pub struct ResolvedScenario {
     pub emulators: Vec<ResolvedEmulator>,
     /// Links.
     pub links: Vec<ResolvedLink>,
+    /// How routes are chosen (written only when equal-cost multipath is on).
+    #[serde(skip_serializing_if = "ResolvedRouting::is_default")]
+    pub routing: ResolvedRouting,
     /// Observation points (header capture).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub taps: Vec<ResolvedTap>,
@@ -115,8 +120,17 @@ pub struct ResolvedDefaults {
     pub tcp: ResolvedTcp,
 }
 
-/// Fill every default and check every value and reference.
+/// Fill every default and check every value and reference. Topology generators are
+/// expanded first (`topology`), and an error about what they generated names their key.
 pub fn resolve(sc: &Scenario) -> Res<ResolvedScenario> {
+    match topology::expand(sc)? {
+        None => resolve_expanded(sc),
+        Some((expanded, origins)) => resolve_expanded(&expanded).map_err(|e| origins.blame(e)),
+    }
+}
+
+/// `resolve` for a scenario without topology generators.
+fn resolve_expanded(sc: &Scenario) -> Res<ResolvedScenario> {
     if sc.name.trim().is_empty() {
         return err("name", "must not be empty");
     }
@@ -131,6 +145,7 @@ pub fn resolve(sc: &Scenario) -> Res<ResolvedScenario> {
     let links = links::resolve_links(&sc.links, &defaults.queue, &names)?;
     links::check_total_delay(&links, &emulators)?;
     emulators::check_degree(&emulators, &sc.links)?;
+    let routing = topology::resolve_routing(&sc.routing, &links)?;
     let (flows, total_flows) = flows::resolve_flows(&sc.flows, &names, &sc.defaults.tcp, &defaults.tcp, &run)?;
     let taps = observe::resolve_taps(&sc.taps, &links, &names)?;
     let coordinators = coordinators::resolve_coordinators(&sc.coordinators, &flows)?;
@@ -179,7 +194,7 @@ pub fn resolve(sc: &Scenario) -> Res<ResolvedScenario> {
             return err("run.stop", "\"idle\" with no run.duration never ends while a coordinator acts; set run.duration");
         }
     }
-    Ok(ResolvedScenario { name: sc.name.clone(), description: sc.description.clone(), run, defaults, hosts, switches, emulators, links, taps, flows, coordinators, trace })
+    Ok(ResolvedScenario { name: sc.name.clone(), description: sc.description.clone(), run, defaults, hosts, switches, emulators, links, routing, taps, flows, coordinators, trace })
 }
 
 #[cfg(test)]

@@ -11,10 +11,12 @@ use crate::units;
 
 mod storage;
 mod tcp;
+mod topology;
 mod workload;
 pub use crate::quantity::{Dur, QLimit, Rate, RateOrZero, Size, Threshold};
 pub use storage::*;
 pub use tcp::*;
+pub use topology::*;
 pub use workload::*;
 
 /// A queue: one drop-tail limit (`"40pkts"`), or a table: a `limit` or strict-priority
@@ -223,6 +225,13 @@ pub struct Scenario {
     /// Links.
     #[serde(default)]
     pub links: Vec<LinkSpec>,
+    /// Topology generators, expanded at resolve time into hosts, switches and links
+    /// (`spec::topology`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topologies: Vec<TopologySpec>,
+    /// How routes are chosen (equal-cost multipath).
+    #[serde(default, skip_serializing_if = "RoutingSpec::is_default")]
+    pub routing: RoutingSpec,
     /// Observation points (header capture).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub taps: Vec<TapSpec>,
