@@ -16,7 +16,7 @@ use tcplab_core::Run;
 
 mod seeded;
 
-const CCS: [&str; 11] = ["reno", "newreno", "bic", "cubic", "dctcp", "highspeed", "tcp-lp", "ledbat", "vegas", "htcp", "bbr"];
+const CCS: [&str; 12] = ["reno", "newreno", "bic", "cubic", "dctcp", "highspeed", "tcp-lp", "ledbat", "vegas", "htcp", "bbr", "westwood"];
 /// The controllers of the mixed random run: all but LEDBAT, Vegas and H-TCP, which have runs of
 /// their own.
 const MIXED: std::ops::Range<usize> = 0..7;
@@ -25,8 +25,10 @@ const LEDBAT: std::ops::Range<usize> = 7..8;
 /// Vegas's and H-TCP's own random run (last in `CCS`, so the other runs draw the cases they drew
 /// before these two were added).
 const VEGAS_HTCP: std::ops::Range<usize> = 8..10;
-/// BBR's own random run (last in `CCS`).
+/// BBR's own random run.
 const BBR: std::ops::Range<usize> = 10..11;
+/// Westwood+'s own random run (last in `CCS`).
+const WESTWOOD: std::ops::Range<usize> = 11..12;
 const PROFILES: [&str; 6] = ["rfc", "linux-2.6.16", "linux-modern", "freebsd-3.2", "linux-2.4.18", "freebsd-4.10"];
 /// The profiles of the mixed and LEDBAT random runs (the cases they draw stay those drawn
 /// before freebsd-4.10 was added).
@@ -145,9 +147,9 @@ rate = "{rate}Mbps"
         ts = c.timestamps || CCS[c.cc] == "ledbat",
         mss = c.mss,
         delack = if c.delack { 2 } else { 1 },
-        // Linux 2.4 counts ACKs (abc_limit 0), which CUBIC, Vegas and H-TCP do not take: they
+        // Linux 2.4 counts ACKs (abc_limit 0), which CUBIC, Vegas, H-TCP and Westwood+ do not take: they
         // run with byte counting there, as a user combining them must write.
-        abc = if PROFILES[c.profile] == "linux-2.4.18" && ["cubic", "vegas", "htcp"].contains(&CCS[c.cc]) { "abc_limit = 1" } else { "" },
+        abc = if PROFILES[c.profile] == "linux-2.4.18" && ["cubic", "vegas", "htcp", "westwood"].contains(&CCS[c.cc]) { "abc_limit = 1" } else { "" },
         d = c.one_way_us,
         rate = c.rate_mbps,
     ));
@@ -211,6 +213,16 @@ fn every_ack_of_random_multi_flow_bbr_runs_keeps_the_rules() {
     // PROBE_RTT and, once the pipe is full, within what its cwnd gain allows.
     let default = if cfg!(tcplab_unoptimized) { 8 } else { 400 };
     random_runs(BBR, 0..PROFILES.len(), default);
+}
+
+#[test]
+fn every_ack_of_random_multi_flow_westwood_runs_keeps_the_rules() {
+    // Westwood+ (Reno's growth; Reno's ssthresh for fast recovery and bw·RTTmin when it
+    // completes, bw·RTTmin at a first timeout) over the same random dumbbells and every
+    // profile: every ACK held to slow start's share plus Reno's counter, every loss to its
+    // ssthresh rule, every recovery exit to at most the bw·RTTmin it sets.
+    let default = if cfg!(tcplab_unoptimized) { 8 } else { 400 };
+    random_runs(WESTWOOD, 0..PROFILES.len(), default);
 }
 
 /// `default` random cases (or `TCPLAB_INVARIANT_CASES`) with the controllers `ccs` of `CCS`.

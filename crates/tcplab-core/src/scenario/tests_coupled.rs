@@ -114,6 +114,7 @@ fn only_reno_family_controllers_take_a_coupled_group() {
         CcConfig::ImtcpBg(Default::default()),
         CcConfig::Vegas(Default::default()),
         CcConfig::Htcp(Default::default()),
+        CcConfig::Westwood(Default::default()),
     ] {
         assert!(!Controller::new(&cfg, 14_600, u64::MAX, 1460).attach(&ControllerInput::Coupled(CoupledGroup::join(&g))), "{}", cfg.name());
     }

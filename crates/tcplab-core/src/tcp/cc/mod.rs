@@ -19,6 +19,7 @@ pub mod registry;
 pub mod reno;
 pub mod tcp_lp;
 pub mod vegas;
+pub mod westwood;
 pub mod window;
 
 use crate::engine::Rng;
@@ -40,6 +41,7 @@ pub use registry::{CcContext, Registered};
 pub use reno::{NewReno, Reno, RenoConfig};
 pub use tcp_lp::{LpVersion, TcpLp, TcpLpConfig};
 pub use vegas::{Vegas, VegasConfig, VegasDiff};
+pub use westwood::{RecoverySsthresh, Westwood, WestwoodConfig};
 pub use window::{PacketWindow, WindowState};
 
 /// An ACK that acknowledged new data, delivered to the controller outside fast recovery.
@@ -392,6 +394,17 @@ impl Controller {
             _ => Ok(()),
         }
     }
+
+    /// The most the window may be once a recovery that ends now has ended, as the controller
+    /// is before the call: its ssthresh, but for a controller that sets ssthresh anew on
+    /// leaving recovery (Westwood+: bw·RTTmin, Linux `CA_EVENT_COMPLETE_CWR`), the ssthresh it
+    /// will set. The invariant checker holds every recovery exit to it.
+    pub fn recovery_exit_ssthresh(&self) -> u64 {
+        match self {
+            Controller::Westwood(w) => w.exit_ssthresh() as u64 * w.mss(),
+            c => c.ssthresh(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -414,6 +427,7 @@ mod tests {
             CcConfig::Vegas(VegasConfig::default()),
             CcConfig::Htcp(HtcpConfig::default()),
             CcConfig::Bbr(BbrConfig::default()),
+            CcConfig::Westwood(WestwoodConfig::default()),
         ] {
             let c = Controller::new(&cfg, 14_600, u64::MAX, 1460);
             assert_eq!(c.name(), cfg.name());
@@ -437,6 +451,7 @@ mod tests {
             CcConfig::Vegas(VegasConfig::default()),
             CcConfig::Htcp(HtcpConfig::default()),
             CcConfig::Bbr(BbrConfig::default()),
+            CcConfig::Westwood(WestwoodConfig::default()),
         ] {
             assert_eq!(cfg.recovery_without_sack(), RecoveryKind::NewReno, "{}", cfg.name());
         }

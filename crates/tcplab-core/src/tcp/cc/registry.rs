@@ -102,6 +102,9 @@ macro_rules! with_controllers {
                 /// BBR v1 as Linux `tcp_bbr.c` (4.9–5.x): a model of the path's bottleneck rate
                 /// and round-trip time, paced at pacing_gain × BtlBw.
                 Bbr, bbr, "bbr", $crate::tcp::cc::bbr::Bbr;
+                /// TCP Westwood+ as Linux `tcp_westwood.c`: Reno's growth; after a loss the
+                /// window of the bandwidth it measured once per RTT, bw·RTTmin.
+                Westwood, westwood, "westwood", $crate::tcp::cc::westwood::Westwood;
             }
         }
     };

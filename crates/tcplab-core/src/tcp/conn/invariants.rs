@@ -13,7 +13,8 @@
 //!   (`CongestionControl::loss_ssthresh`) and the recovery's window (RFC 6675: ssthresh;
 //!   RFC 6582: ssthresh + DupThresh·SMSS; rate-halving: no more than before); a repeated
 //!   timeout keeps ssthresh; a timeout leaves the loss window of one segment; leaving recovery
-//!   leaves at most ssthresh; an ECN-Echo never grows the window (on the ACK that ends a
+//!   leaves at most ssthresh (for Westwood+, which sets it anew on leaving, at most the ssthresh
+//!   it sets: `Controller::recovery_exit_ssthresh`); an ECN-Echo never grows the window (on the ACK that ends a
 //!   recovery, never beyond the window the recovery leaves, at most its ssthresh);
 //! - Linux's CWR state (`cwr_reduction = RateHalving`): no growth while in it, at most
 //!   ssthresh on leaving it, a recovery begun in it keeps its ssthresh, and one entered on the
@@ -183,7 +184,10 @@ impl Connection {
             if self.cwnd() > most {
                 return Err(format!("an undo raised the window to {}, above {most} (the window before, or twice ssthresh {})", self.cwnd(), b.cc.ssthresh()));
             }
-            if self.cc.ssthresh() > b.cc.ssthresh().max(b.prior_ssthresh) {
+            // On the ACK that also ends a recovery, ssthresh may first be what the exit sets
+            // (Westwood+: bw·RTTmin; for the others the ssthresh before).
+            let exit = if b.recovery.is_some() && self.recovery.is_none() { b.cc.recovery_exit_ssthresh() } else { 0 };
+            if self.cc.ssthresh() > b.cc.ssthresh().max(b.prior_ssthresh).max(exit) {
                 return Err(format!("an undo raised ssthresh to {}, above the prior ssthresh {}", self.cc.ssthresh(), b.prior_ssthresh));
             }
         }
@@ -229,7 +233,7 @@ impl Connection {
             }
         } else if self.stats.ecn_reductions > b.ecn_reductions
             && !self.rate.on
-            && cwnd1 > cwnd0.max(if b.recovery.is_some() && self.recovery.is_none() { b.cc.ssthresh() } else { 0 })
+            && cwnd1 > cwnd0.max(if b.recovery.is_some() && self.recovery.is_none() { b.cc.recovery_exit_ssthresh() } else { 0 })
         {
             // On the ACK that ends a recovery the window first becomes the recovery's exit
             // window (at most its ssthresh), which the echo may then cut, never raise.
@@ -260,8 +264,9 @@ impl Connection {
             }
             // An ECN-Echo on the ACK that ends recovery enters CWR at once (Linux: tcp_try_to_open
             // → tcp_enter_cwr), from the window recovery left: at most the ssthresh it had.
-            (Some(_), None) if !timeout && !undone && !self.rate.on && cwnd1 > b.cc.ssthresh().max(mss) => {
-                return Err(format!("leaving recovery into CWR left a window of {cwnd1} above the ssthresh of the recovery, {}", b.cc.ssthresh()));
+            // A controller that sets ssthresh on leaving (Westwood+) may leave up to that.
+            (Some(_), None) if !timeout && !undone && !self.rate.on && cwnd1 > b.cc.recovery_exit_ssthresh().max(mss) => {
+                return Err(format!("leaving recovery into CWR left a window of {cwnd1} above the ssthresh of the recovery, {}", b.cc.recovery_exit_ssthresh()));
             }
             _ => {}
         }

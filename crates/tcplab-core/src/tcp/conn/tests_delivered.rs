@@ -45,6 +45,7 @@ fn a_hole_filling_ack_after_a_timeout_grows_the_window_by_what_it_delivered() {
         CcConfig::ImtcpBg(ImtcpBgConfig { reno: reno2, ..ImtcpBgConfig::default() }),
         CcConfig::Vegas(crate::tcp::cc::VegasConfig::default()),
         CcConfig::Htcp(crate::tcp::cc::HtcpConfig::default()),
+        CcConfig::Westwood(crate::tcp::cc::WestwoodConfig::default()),
     ] {
         let c = TcpConfig { cc, initial_cwnd: 40, recovery: RecoveryKind::Sack, ..cfg() };
         let mut w = after_timeout(c);
