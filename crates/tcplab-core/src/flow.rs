@@ -99,6 +99,8 @@ pub struct Flow {
     pub(crate) local_cwr: [bool; 2],
     /// One-way delays of the packets that reached the data's receiver.
     pub delay: OneWayDelay,
+    /// Packets each end has sent, mod 2¹⁶ (`Packet::ip_id`).
+    pub(crate) ip_ids: [u16; 2],
 }
 
 /// One-way delays of a flow's packets in one direction, as ns-3's FlowMonitor keeps them:
@@ -156,7 +158,15 @@ impl Flow {
             FlowEngine::Tcp(t) => [0, 1].map(|e| t.ends[e].config().local_congestion == LocalCongestion::Cwr && !t.ends[e].has_variant()),
             FlowEngine::Udp(_) => [false; 2],
         };
-        Flow { info, routes, class, engine, finish: None, owners: [(NO_APP, Interest::Nothing); 2], last_sample_bytes: 0, local_cwr, delay: OneWayDelay::default() }
+        Flow { info, routes, class, engine, finish: None, owners: [(NO_APP, Interest::Nothing); 2], last_sample_bytes: 0, local_cwr, delay: OneWayDelay::default(), ip_ids: [0; 2] }
+    }
+
+    /// The IP identification count for end `e`'s next packet (`Packet::ip_id`).
+    #[inline(always)]
+    pub(crate) fn next_ip_id(&mut self, e: usize) -> u16 {
+        let id = self.ip_ids[e];
+        self.ip_ids[e] = id.wrapping_add(1);
+        id
     }
 
     /// The end whose payload the flow's results count (0 normally, 1 for a download).

@@ -45,7 +45,10 @@ impl Builder<'_> {
         let (sip, smac) = host_address(self.host_index[src]);
         let (dip, dmac) = host_address(self.host_index[dst]);
         let mut isn = self.seeds.stream(&format!("flows/{name}/isn"));
-        WireIdentity { ip: [sip, dip], mac: [smac, dmac], port: [32_768 + (id % 28_000) as u16, 5001], isn: [isn.next_u64() as u32, isn.next_u64() as u32], wscale: [0, 0] }
+        let isns = [isn.next_u64() as u32, isn.next_u64() as u32];
+        // Drawn after the ISNs, so the ISNs stay what they were.
+        let ip_id = [isn.next_u64() as u16, isn.next_u64() as u16];
+        WireIdentity { ip: [sip, dip], mac: [smac, dmac], port: [32_768 + (id % 28_000) as u16, 5001], isn: isns, wscale: [0, 0], ip_id }
     }
 }
 
