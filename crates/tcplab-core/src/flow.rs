@@ -145,6 +145,8 @@ pub struct Flow {
     /// Release the connections once the flow has finished and both ends are closed (flows
     /// made at run time).
     pub retirable: bool,
+    /// Packets each end has sent, mod 2¹⁶ (`Packet::ip_id`).
+    pub(crate) ip_ids: [u16; 2],
 }
 
 /// One-way delays of a flow's packets in one direction, as ns-3's FlowMonitor keeps them:
@@ -214,7 +216,16 @@ impl Flow {
             delay: OneWayDelay::default(),
             ideal_fct: None,
             retirable: false,
+            ip_ids: [0; 2],
         }
+    }
+
+    /// The IP identification count for end `e`'s next packet (`Packet::ip_id`).
+    #[inline(always)]
+    pub(crate) fn next_ip_id(&mut self, e: usize) -> u16 {
+        let id = self.ip_ids[e];
+        self.ip_ids[e] = id.wrapping_add(1);
+        id
     }
 
     /// The end whose payload the flow's results count (0 normally, 1 for a download).

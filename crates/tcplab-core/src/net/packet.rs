@@ -231,6 +231,10 @@ pub struct Packet {
     pub size: u32,
     /// When the packet left its host (for traces).
     pub created: SimTime,
+    /// The sending end's count of packets before this one (mod 2¹⁶): the IPv4 Identification
+    /// field less the end's random start (`trace::pcap::WireIdentity::ip_id`), as Linux numbers
+    /// a connected socket's packets.
+    pub ip_id: u16,
     /// Header model.
     pub body: Body,
 }
@@ -276,6 +280,7 @@ pub(crate) fn test_udp(flow: u32, class: u8, size: u32, seq: u64) -> Packet {
         link: LinkMark::INTACT,
         size,
         created: SimTime::ZERO,
+        ip_id: 0,
         body: Body::Udp { seq, len: size.saturating_sub(IPV4_HEADER + UDP_HEADER) },
     }
 }

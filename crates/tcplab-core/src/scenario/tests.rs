@@ -512,6 +512,7 @@ fn taps_write_pcapng_and_the_capture_trace() {
     assert!(shb.iter().any(|o| matches!(o, Shb::UserApplication(a) if a.starts_with("tcplab "))), "{shb:?}");
     assert!(shb.iter().any(|o| matches!(o, Shb::Comment(c) if c.contains("scenario 'smoke'") && c.contains("seed 1") && c.contains("tap 'bottleneck'"))), "{shb:?}");
     let (mut ifaces, mut epbs, mut named) = (0, 0u64, Vec::new());
+    let (mut last_id, mut id_steps) = (std::collections::BTreeMap::new(), 0u64);
     let mut last_ts = epoch;
     while let Some(block) = reader.next_block() {
         match block.unwrap() {
@@ -525,6 +526,24 @@ fn taps_write_pcapng_and_the_capture_trace() {
             }
             pcap_file::pcapng::Block::EnhancedPacket(p) => {
                 epbs += 1;
+                // IP IDs: each socket (flow end) counts its packets (gaps where a packet was
+                // lost before the tap), so consecutive IDs from one socket step forward by
+                // less than half the 16-bit space.
+                if let Ok(pk) = etherparse::LaxSlicedPacket::from_ethernet(&p.data) {
+                    let ports = match &pk.transport {
+                        Some(etherparse::TransportSlice::Tcp(t)) => (t.source_port(), t.destination_port()),
+                        Some(etherparse::TransportSlice::Udp(u)) => (u.source_port(), u.destination_port()),
+                        _ => (0, 0),
+                    };
+                    if let Some(etherparse::LaxNetSlice::Ipv4(ip)) = pk.net {
+                        let (src, dst, id) = (ip.header().source(), ip.header().destination(), ip.header().identification());
+                        if let Some(prev) = last_id.insert((src, dst, ports), id) {
+                            let step = id.wrapping_sub(prev);
+                            assert!((1..1 << 15).contains(&step), "{src:?}->{dst:?}: id {prev} then {id}");
+                            id_steps += 1;
+                        }
+                    }
+                }
                 // Simulated time 0 is the epoch.
                 assert!(p.timestamp >= last_ts && p.timestamp <= epoch + end, "{:?}", p.timestamp);
                 assert_eq!(p.timestamp.as_nanos() % 100, 0, "100 ns resolution");
@@ -536,6 +555,7 @@ fn taps_write_pcapng_and_the_capture_trace() {
     }
     assert_eq!(ifaces, 2);
     assert_eq!(epbs, n);
+    assert!(id_steps + 8 >= n, "{id_steps} ID steps checked of {n} packets");
     // Every host is named at its address (10.0.0.1 is the first host, "a").
     let hosts: Vec<&str> = sc.hosts.iter().map(|h| h.name.as_str()).collect();
     assert_eq!(named.len(), hosts.len(), "{named:?}");

@@ -630,8 +630,19 @@ impl Simulation {
         u.sent += 1;
         u.bytes_sent += len as u64;
         let to = if s.end() == 0 { End::Dst } else { End::Src };
-        let pkt =
-            Packet { flow: FlowId(f as u32), to, route: flow.routes[s.end()], hop: 0, class: flow.class, link: LinkMark::INTACT, size, created: now, body: Body::Udp { seq, len } };
+        let ip_id = flow.next_ip_id(s.end());
+        let pkt = Packet {
+            flow: FlowId(f as u32),
+            to,
+            route: flow.routes[s.end()],
+            hop: 0,
+            class: flow.class,
+            link: LinkMark::INTACT,
+            size,
+            created: now,
+            ip_id,
+            body: Body::Udp { seq, len },
+        };
         let touched = self.fabric.inject(now, pkt, &mut self.q);
         self.tell_observers(touched);
     }
@@ -698,7 +709,8 @@ impl Simulation {
             return;
         }
         for h in segs.drain(..) {
-            let pkt = Packet { flow: FlowId(f as u32), to, route, hop: 0, class, link: LinkMark::INTACT, size: h.ip_len(), created: now, body: Body::Tcp(h) };
+            let ip_id = self.flows[f].next_ip_id(e);
+            let pkt = Packet { flow: FlowId(f as u32), to, route, hop: 0, class, link: LinkMark::INTACT, size: h.ip_len(), created: now, ip_id, body: Body::Tcp(h) };
             let touched = self.fabric.inject(now, pkt, &mut self.q);
             self.tell_observers(touched);
         }
@@ -722,7 +734,8 @@ impl Simulation {
                 refused.push(h);
                 continue;
             }
-            let pkt = Packet { flow: FlowId(f as u32), to, route, hop: 0, class, link: LinkMark::INTACT, size: h.ip_len(), created: now, body: Body::Tcp(h) };
+            let ip_id = self.flows[f].next_ip_id(e);
+            let pkt = Packet { flow: FlowId(f as u32), to, route, hop: 0, class, link: LinkMark::INTACT, size: h.ip_len(), created: now, ip_id, body: Body::Tcp(h) };
             let touched = self.fabric.inject(now, pkt, &mut self.q);
             self.tell_observers(touched);
         }

@@ -44,6 +44,9 @@ pub struct WireIdentity {
     pub isn: [u32; 2],
     /// Window-scale shift each end applies to the windows it advertises.
     pub wscale: [u8; 2],
+    /// Each end's first IPv4 Identification (Linux starts a connected socket's at a random
+    /// value and adds one per packet); a packet's field is this plus its `Packet::ip_id`.
+    pub ip_id: [u16; 2],
 }
 
 /// The wire address of host number `i` (10.x.y.z, from 10.0.0.1) and its MAC address.
@@ -79,6 +82,7 @@ pub fn encode(pkt: &Packet, from: usize, id: &WireIdentity, buf: &mut Vec<u8>) -
         }
         Body::Tcp(h) => {
             let mut ip = Ipv4Header::new(ip_payload, 64, IpNumber::TCP, id.ip[from], id.ip[to]).expect("IP payload fits 16 bits");
+            ip.identification = id.ip_id[from].wrapping_add(pkt.ip_id);
             ip.ecn = match h.ecn {
                 Ecn::NotEct => IpEcn::NotEct,
                 Ecn::Ect1 => IpEcn::Ect1,
@@ -94,6 +98,7 @@ pub fn encode(pkt: &Packet, from: usize, id: &WireIdentity, buf: &mut Vec<u8>) -
         }
         Body::Udp { len, .. } => {
             let mut ip = Ipv4Header::new(ip_payload, 64, IpNumber::UDP, id.ip[from], id.ip[to]).expect("IP payload fits 16 bits");
+            ip.identification = id.ip_id[from].wrapping_add(pkt.ip_id);
             ip.header_checksum = ip.calc_header_checksum();
             let udp = UdpHeader::without_ipv4_checksum(id.port[from], id.port[to], *len as usize).expect("UDP length fits");
             eth.write(buf).expect("Vec write");
@@ -246,7 +251,7 @@ mod tests {
     fn ident() -> WireIdentity {
         let (a, ma) = host_address(0);
         let (b, mb) = host_address(1);
-        WireIdentity { ip: [a, b], mac: [ma, mb], port: [40000, 5001], isn: [u32::MAX - 10, 7], wscale: [7, 9] }
+        WireIdentity { ip: [a, b], mac: [ma, mb], port: [40000, 5001], isn: [u32::MAX - 10, 7], wscale: [7, 9], ip_id: [65_530, 0] }
     }
 
     fn tcp_pkt(h: TcpHeader) -> Packet {
@@ -259,6 +264,7 @@ mod tests {
             link: crate::net::link_layer::LinkMark::INTACT,
             size: h.ip_len(),
             created: SimTime::ZERO,
+            ip_id: 0,
             body: Body::Tcp(h),
         }
     }
@@ -267,7 +273,7 @@ mod tests {
     fn frames_parse_back_with_the_model_values() {
         let mut h = TcpHeader { seq: 100, ack: 5, len: 1000, flags: flags::ACK | flags::PSH, window: 1 << 20, timestamps: Some((11, 22)), ..TcpHeader::default() };
         h.set_sack_blocks(&[(200, 300), (400, 500)]);
-        let p = tcp_pkt(h);
+        let p = Packet { ip_id: 10, ..tcp_pkt(h) };
         let mut buf = Vec::new();
         let orig = encode(&p, 0, &ident(), &mut buf);
         assert_eq!(orig, 14 + h.ip_len());
@@ -275,6 +281,9 @@ mod tests {
         let parsed = etherparse::LaxSlicedPacket::from_ethernet(&buf).expect("parses");
         let Some(etherparse::LaxNetSlice::Ipv4(ip)) = parsed.net else { panic!("IPv4") };
         assert_eq!(ip.header().total_len() as u32, h.ip_len(), "IP length is the real packet's");
+        // The end's start (65,530) plus its count (10), wrapping at 2^16; don't-fragment set.
+        assert_eq!(ip.header().identification(), 4);
+        assert!(ip.header().dont_fragment());
         let Some(etherparse::TransportSlice::Tcp(t)) = parsed.transport else { panic!("TCP") };
         // Sequence numbers wrap past 2^32 from the ISN.
         assert_eq!(t.sequence_number(), (u32::MAX - 10).wrapping_add(100));

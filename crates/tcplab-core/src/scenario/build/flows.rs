@@ -51,13 +51,16 @@ impl Builder<'_> {
     }
 }
 
-/// Flow `id`'s addresses (of hosts number `hosts`), ports and ISNs (stream `flows/<name>/isn`)
-/// in capture files.
+/// Flow `id`'s addresses (of hosts number `hosts`), ports, ISNs and IP ID starts (stream
+/// `flows/<name>/isn`) in capture files.
 pub(super) fn wire_identity(seeds: &SeedTree, id: u32, name: &str, hosts: [u32; 2]) -> WireIdentity {
     let (sip, smac) = host_address(hosts[0]);
     let (dip, dmac) = host_address(hosts[1]);
     let mut isn = seeds.stream(&format!("flows/{name}/isn"));
-    WireIdentity { ip: [sip, dip], mac: [smac, dmac], port: [32_768 + (id % 28_000) as u16, 5001], isn: [isn.next_u64() as u32, isn.next_u64() as u32], wscale: [0, 0] }
+    let isns = [isn.next_u64() as u32, isn.next_u64() as u32];
+    // Drawn after the ISNs, so the ISNs stay what they were.
+    let ip_id = [isn.next_u64() as u16, isn.next_u64() as u16];
+    WireIdentity { ip: [sip, dip], mac: [smac, dmac], port: [32_768 + (id % 28_000) as u16, 5001], isn: isns, wscale: [0, 0], ip_id }
 }
 
 /// Build every flow of the scenario.
