@@ -62,8 +62,8 @@ pub struct OnOffSource {
 
 impl OnOffSource {
     /// A source sending at `rate` during on periods from `start` (its first on period), its
-    /// periods drawn from `rng`.
-    pub fn new(socket: Socket, rate: BitRate, packet_size: u32, on: Period, off: Period, rng: Rng, start: SimTime, stop_at: Option<SimTime>) -> Self {
+    /// `(on, off)` periods drawn from `rng`.
+    pub fn new(socket: Socket, rate: BitRate, packet_size: u32, (on, off): (Period, Period), rng: Rng, start: SimTime, stop_at: Option<SimTime>) -> Self {
         assert!(rate.0 > 0, "an on/off source sends at a positive rate");
         let mut s = OnOffSource { socket, rate, packet_size, on, off, rng, stop_at, sent: 0, on_from: start, on_until: start, in_period: 0 };
         s.on_until = start + s.on.draw(&mut s.rng);
@@ -132,8 +132,7 @@ mod tests {
             Socket::new(0, 0),
             BitRate(10_000_000),
             1250,
-            Period::Fixed(SimDuration(2_500_000_000)),
-            Period::Fixed(SimDuration(1_500_000_000)),
+            (Period::Fixed(SimDuration(2_500_000_000)), Period::Fixed(SimDuration(1_500_000_000))),
             Rng::from_seed(1),
             SimTime(0),
             Some(SimTime(10 * MS)),
@@ -149,8 +148,7 @@ mod tests {
             Socket::new(0, 0),
             BitRate(12_000_000),
             1500,
-            Period::Exponential(SimDuration(10 * MS)),
-            Period::Exponential(SimDuration(30 * MS)),
+            (Period::Exponential(SimDuration(10 * MS)), Period::Exponential(SimDuration(30 * MS))),
             Rng::from_seed(7),
             SimTime(0),
             Some(SimTime(400_000 * MS)),

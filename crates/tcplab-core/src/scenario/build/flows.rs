@@ -226,12 +226,11 @@ fn udp_cbr(b: &mut Builder, sim: &mut Simulation, i: usize, f: &ResolvedFlow, t:
         let stop_at = f.stop.map(|d| SimTime::ZERO + d.0);
         let app = match t.cbr.periods() {
             // Each on/off source draws its periods from a stream of its own.
-            Some((on, off)) => Application::OnOff(OnOffSource::new(
+            Some(periods) => Application::OnOff(OnOffSource::new(
                 src,
                 pieces[0].rate,
                 t.cbr.packet_size.0 as u32,
-                on,
-                off,
+                periods,
                 b.seeds.stream(&format!("flows/{}/on_off", sim.flows[id as usize].info.name)),
                 start,
                 stop_at,
