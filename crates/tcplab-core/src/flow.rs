@@ -97,6 +97,31 @@ pub struct RetiredTcp {
     pub requests: u64,
     /// The names of the sender's controller's `cc_state` values.
     pub probe_names: &'static [&'static str],
+    /// The sender's RTT samples, summarised.
+    pub rtt: RttFigures,
+}
+
+/// A data sender's RTT samples summarised (the run summary's `rtt_*` fields), seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RttFigures {
+    /// Samples taken.
+    pub samples: u64,
+    /// The smallest sample (exact).
+    pub min_s: Option<f64>,
+    /// The median, nearest rank, within 0.8 % (`histogram::LogHistogram`).
+    pub p50_s: Option<f64>,
+    /// The 99th percentile, nearest rank, within 0.8 %.
+    pub p99_s: Option<f64>,
+    /// The largest sample (exact).
+    pub max_s: Option<f64>,
+}
+
+impl RttFigures {
+    /// The figures of the samples in `h` (ps).
+    pub fn of(h: &crate::histogram::LogHistogram) -> RttFigures {
+        let s = |ps: f64| ps / crate::units::PS_PER_SEC as f64;
+        RttFigures { samples: h.len(), min_s: h.min().map(|v| s(v as f64)), p50_s: h.quantile(0.5).map(s), p99_s: h.quantile(0.99).map(s), max_s: h.max().map(|v| s(v as f64)) }
+    }
 }
 
 impl RetiredTcp {
@@ -112,6 +137,7 @@ impl RetiredTcp {
             ecn: tx.ecn_negotiated(),
             requests: rx.variant_actions(),
             probe_names: tx.controller().probe_names(),
+            rtt: RttFigures::of(tx.rtt_estimator().histogram()),
         }
     }
 }

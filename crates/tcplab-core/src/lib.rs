@@ -10,6 +10,7 @@ pub mod app;
 pub mod engine;
 pub mod epoch;
 pub mod flow;
+pub mod histogram;
 pub mod net;
 pub mod packetdrill;
 pub mod params;

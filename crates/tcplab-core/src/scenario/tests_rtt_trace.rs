@@ -72,3 +72,25 @@ fn rtt_trace_changes_no_result() {
     assert!(off.sim.traces.rtt.is_none());
     assert_eq!(serde_json::to_string(&on.sim.summary()).unwrap(), serde_json::to_string(&off.sim.summary()).unwrap());
 }
+
+#[test]
+fn summary_rtt_percentiles_match_the_trace_s_samples() {
+    // The summary's rtt_* figures come from a histogram; the trace has every sample exactly.
+    let r = run(&text(true), 2);
+    let t = r.sim.traces.rtt.as_ref().expect("rtt trace");
+    let summary = r.sim.summary();
+    for f in 0..3u32 {
+        let mut v: Vec<f64> = (0..t.time_s.len()).filter(|&i| t.flow[i] == f).map(|i| t.rtt_s[i]).collect();
+        v.sort_by(f64::total_cmp);
+        let s = &summary.flows[f as usize];
+        assert_eq!(s.rtt_samples, v.len() as u64, "flow {f}: one trace row per sample");
+        assert_eq!((s.rtt_min_s, s.rtt_max_s), (Some(v[0]), Some(v[v.len() - 1])), "flow {f}");
+        for (q, got) in [(0.5, s.rtt_p50_s.unwrap()), (0.99, s.rtt_p99_s.unwrap())] {
+            let exact = v[((q * v.len() as f64).ceil() as usize).max(1) - 1];
+            assert!((got - exact).abs() <= exact / 128.0, "flow {f} q {q}: {got} vs {exact}");
+        }
+        // Queueing spreads the samples: the tail sits above the median by more than the
+        // histogram's resolution.
+        assert!(s.rtt_p99_s.unwrap() > s.rtt_p50_s.unwrap() * 1.05, "flow {f}: {s:?}");
+    }
+}

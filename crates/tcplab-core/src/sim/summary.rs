@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::{PacketCounters, Simulation, StopReason};
-use crate::flow::FlowEngine;
+use crate::flow::{FlowEngine, RttFigures};
 use crate::tcp::TcpEventKind;
 use crate::units::SimTime;
 
@@ -48,6 +48,7 @@ pub fn summarize(sim: &Simulation) -> RunSummary {
                     s.fast_retransmits = c.stats.fast_retransmits;
                     s.dupacks_received = c.stats.dupacks_received;
                     s.srtt_s = c.srtt().map(|d| d.as_secs_f64());
+                    s.set_rtt(RttFigures::of(c.rtt_estimator().histogram()));
                     s.data_start_s = c.stats.first_write.map(|t| t.as_secs_f64());
                     s.requests = t.ends[1 - f.data_sender()].variant_actions();
                     s.cwnd_bytes = c.cwnd();
@@ -63,6 +64,7 @@ pub fn summarize(sim: &Simulation) -> RunSummary {
                     s.fast_retransmits = r.sender.fast_retransmits;
                     s.dupacks_received = r.sender.dupacks_received;
                     s.srtt_s = r.srtt.map(|d| d.as_secs_f64());
+                    s.set_rtt(r.rtt);
                     s.data_start_s = r.sender.first_write.map(|t| t.as_secs_f64());
                     s.requests = r.requests;
                     s.cwnd_bytes = r.cwnd;
@@ -119,6 +121,49 @@ pub fn summarize(sim: &Simulation) -> RunSummary {
         flows,
         queues,
         packets: sim.packet_counters(),
+        messages: sim.answered.as_deref().map(MessageSummary::of),
+    }
+}
+
+/// The answered requests of a run's request/response flows, all connections together: their
+/// completion times (request arrival to the response's last byte) and slowdowns (over the
+/// ideal time). Percentiles by nearest rank, exact.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct MessageSummary {
+    /// Requests answered.
+    pub count: u64,
+    /// Mean completion time, s (null before an answer, as every field below).
+    pub fct_mean_s: Option<f64>,
+    /// Median completion time, s.
+    pub fct_p50_s: Option<f64>,
+    /// 99th-percentile completion time, s.
+    pub fct_p99_s: Option<f64>,
+    /// Longest completion time, s.
+    pub fct_max_s: Option<f64>,
+    /// Mean slowdown.
+    pub slowdown_mean: Option<f64>,
+    /// Median slowdown.
+    pub slowdown_p50: Option<f64>,
+    /// 99th-percentile slowdown.
+    pub slowdown_p99: Option<f64>,
+    /// Largest slowdown.
+    pub slowdown_max: Option<f64>,
+}
+
+impl MessageSummary {
+    /// The figures of (completion time, slowdown) pairs.
+    pub fn of(answered: &[(f64, f64)]) -> MessageSummary {
+        let stats = |mut v: Vec<f64>| {
+            if v.is_empty() {
+                return [None; 4];
+            }
+            v.sort_by(f64::total_cmp);
+            let rank = |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+            [Some(v.iter().sum::<f64>() / v.len() as f64), Some(rank(0.5)), Some(rank(0.99)), v.last().copied()]
+        };
+        let [fct_mean_s, fct_p50_s, fct_p99_s, fct_max_s] = stats(answered.iter().map(|a| a.0).collect());
+        let [slowdown_mean, slowdown_p50, slowdown_p99, slowdown_max] = stats(answered.iter().map(|a| a.1).collect());
+        MessageSummary { count: answered.len() as u64, fct_mean_s, fct_p50_s, fct_p99_s, fct_max_s, slowdown_mean, slowdown_p50, slowdown_p99, slowdown_max }
     }
 }
 
@@ -166,6 +211,16 @@ pub struct FlowSummary {
     pub dupacks_received: u64,
     /// Final smoothed RTT, s.
     pub srtt_s: Option<f64>,
+    /// RTT samples the data's sender took (one per ACK that timed a segment).
+    pub rtt_samples: u64,
+    /// The smallest RTT sample, s (null before one).
+    pub rtt_min_s: Option<f64>,
+    /// The median RTT sample, s (nearest rank, within 0.8 %: a log-linear histogram).
+    pub rtt_p50_s: Option<f64>,
+    /// The 99th-percentile RTT sample, s (as `rtt_p50_s`).
+    pub rtt_p99_s: Option<f64>,
+    /// The largest RTT sample, s.
+    pub rtt_max_s: Option<f64>,
     /// Final congestion window, bytes.
     pub cwnd_bytes: u64,
     /// UDP datagrams received.
@@ -193,6 +248,13 @@ pub struct FlowSummary {
     pub ce_received: u64,
     /// Window reductions the data's sender made in answer to ECN-Echo.
     pub ecn_reductions: u64,
+}
+
+impl FlowSummary {
+    /// Fill the `rtt_*` fields.
+    fn set_rtt(&mut self, r: RttFigures) {
+        (self.rtt_samples, self.rtt_min_s, self.rtt_p50_s, self.rtt_p99_s, self.rtt_max_s) = (r.samples, r.min_s, r.p50_s, r.p99_s, r.max_s);
+    }
 }
 
 /// Per-queue results.
@@ -258,6 +320,9 @@ pub struct RunSummary {
     pub queues: Vec<QueueSummary>,
     /// Network-wide packet counters.
     pub packets: PacketCounters,
+    /// The answered requests (a run with request/response flows; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<MessageSummary>,
 }
 
 /// Names of the event codes used in the `events` trace.

@@ -12,6 +12,7 @@
 //! timer value: exponential (RFC 6298 §5.5), linear, or hybrid (exponential, then linear).
 //! FGTCP, LNRTCP and HYBTCP (study 001) are configurations of this policy, not forks.
 
+use crate::histogram::LogHistogram;
 use crate::units::SimDuration;
 
 /// Which estimator computes the base RTO.
@@ -154,6 +155,8 @@ pub struct RttEstimator {
     srtt32: i64,
     rttvar16: i64,
     bsd_rxtcur: i64,
+    /// Every sample, ps (the summary's RTT percentiles).
+    hist: LogHistogram,
 }
 
 impl RttEstimator {
@@ -174,6 +177,7 @@ impl RttEstimator {
             srtt32: 0,
             rttvar16: 0,
             bsd_rxtcur: 0,
+            hist: LogHistogram::new(),
         }
     }
 
@@ -202,10 +206,16 @@ impl RttEstimator {
         self.min_rtt
     }
 
+    /// Every sample so far, ps.
+    pub fn histogram(&self) -> &LogHistogram {
+        &self.hist
+    }
+
     /// Feed a sample. `snd_una`/`snd_nxt` drive the Linux per-RTT rttvar decay.
     pub fn sample(&mut self, rtt: SimDuration, policy: &RtoPolicy, snd_una: u64, snd_nxt: u64) {
         self.latest = rtt;
         self.samples += 1;
+        self.hist.record(rtt.as_ps());
         self.min_rtt = self.min_rtt.min(rtt);
         match self.kind {
             RttEstimatorKind::Rfc6298 => match self.srtt {
