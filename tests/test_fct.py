@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import tcplab
-from tcplab.analysis import fct, fct_by_size, fct_stats
+from tcplab.analysis import fct, fct_by_size, fct_stats, message_fct
 from tcplab.sweeps.metrics import MetricError, parse_metric, percentile
 
 # Ten flows of 10 KB to 1 MB on a 100 Mb/s path with a 20 ms RTT, started 0.5 s apart, so
@@ -133,3 +133,51 @@ def test_a_workload_run_gives_an_fct_table():
     assert 0.05 < (sizes <= 10_000).mean() < 0.3
     assert 0.15 < (sizes > 1_000_000).mean() < 0.45
     assert r.summary["stop_reason"] == "flows-done"
+
+
+# Four clients asking one server over a 200 Mb/s link for exponential 20 KB responses at
+# 250 requests/s each (≈ 160 Mb/s): queueing, but every request is answered.
+REQUESTS = {
+    "name": "rr",
+    "run": {"duration": "1s"},
+    "hosts": [{"name": "c", "count": 4}, {"name": "s"}],
+    "switches": [{"name": "sw"}],
+    "links": [
+        {"between": ["c", "sw"], "rate": "1Gbps", "delay": "20us"},
+        {"between": ["sw", "s"], "rate": "200Mbps", "delay": "20us", "queue": "200pkts"},
+    ],
+    "flows": [
+        {
+            "name": "rr",
+            "kind": "request-response",
+            "src": "c",
+            "dst": "s",
+            "request_response": {"rate": 250.0, "responses": {"dist": "exponential", "mean": "20KB"}},
+        }
+    ],
+}
+
+
+def test_request_response_messages_give_an_fct_table_and_sweep_metrics():
+    r = tcplab.run(REQUESTS, seed=3)
+    t = message_fct(r.trace("messages"))
+    # About 4 × 250 arrivals in 1 s (Poisson), less the last few still being answered.
+    assert 850 < t.height < 1100
+    assert set(t["flow_name"].unique()) == {"rr.0", "rr.1", "rr.2", "rr.3"}
+    assert (t["slowdown"] >= 1.0 - 1e-9).all() and t["slowdown"].max() > 2.0
+    assert (t["request_bytes"] == 100).all()
+    # Answers come in order on each connection.
+    for _, part in t.group_by("flow"):
+        assert part["id"].to_list() == list(range(part.height))
+    s = fct_stats(t, "slowdown")
+    assert 1.0 <= s["p50"] <= s["p99"]
+    binned = fct_by_size(t, [0, 10_000, 1e9])
+    assert binned["count"].sum() == t.height
+    # The summary's `messages` holds the same run's nearest-rank figures; sweeps read them.
+    m = r.summary["messages"]
+    assert m["count"] == t.height
+    assert m["fct_max_s"] == t["fct_s"].max()
+    assert parse_metric("messages.slowdown_p99").evaluate(r.summary) == m["slowdown_p99"]
+    assert "messages" not in tcplab.run(SCENARIO, seed=1).summary
+    with pytest.raises(ValueError, match="messages trace"):
+        message_fct(r.flows)

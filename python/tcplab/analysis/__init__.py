@@ -20,14 +20,14 @@ accept its id or its name (when the frame has `flow_name`); outputs keep `flow_n
 | timing | `send_order_per_rtt`, `send_gap_per_rtt`, `send_rounds`, `send_gap_per_round`, |
 |        | `data_spacing`, `ack_spacing`, `spacing_stats`, `outstanding_data` |
 | queues | `queue_occupancy`, `queue_series` |
-| flow completion | `fct`, `fct_stats`, `fct_by_size` |
+| flow completion | `fct`, `fct_stats`, `fct_by_size`; `message_fct` (request/response) |
 | statistics | `mean_ci`, `t_quantile`, `rank_agreement`, `nir`, `p_sru` |
 | available bandwidth | `available_bandwidth`, `link_capacity`, `rebin_truth`; `avail.truth` (from a Result) |
 """
 
 from tcplab.analysis.avail import available_bandwidth, link_capacity, rebin_truth
 from tcplab.analysis.fairness import JainOverTime, jain_index, jain_over_time
-from tcplab.analysis.fct import fct, fct_by_size, fct_stats
+from tcplab.analysis.fct import fct, fct_by_size, fct_stats, message_fct
 from tcplab.analysis.queues import queue_occupancy, queue_series
 from tcplab.analysis.stats import mean_ci, nir, p_sru, rank_agreement, t_quantile
 from tcplab.analysis.tcpevents import (
@@ -57,6 +57,7 @@ __all__ = [
     "fct",
     "fct_by_size",
     "fct_stats",
+    "message_fct",
     "first_occurrence_order",
     "goodput",
     "jain_index",

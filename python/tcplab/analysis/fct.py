@@ -15,7 +15,7 @@ import polars as pl
 
 from tcplab.analysis._frames import require
 
-__all__ = ["fct", "fct_by_size", "fct_stats"]
+__all__ = ["fct", "fct_by_size", "fct_stats", "message_fct"]
 
 
 def fct(
@@ -56,6 +56,29 @@ def fct(
     if line_bps is not None:
         out = out.with_columns((base_rtt_s + pl.col("size_bytes") * 8.0 / line_bps).alias("ideal_s"))
     return out.with_columns((pl.col("fct_s") / pl.col("ideal_s")).alias("slowdown"))
+
+
+def message_fct(messages: pl.DataFrame) -> pl.DataFrame:
+    """One row per answered request of request/response flows, from the `messages` trace
+    (`result.trace("messages")`, recorded whenever a scenario has such flows): `flow` (and
+    `flow_name` when present), `id`, `request_bytes`, `size_bytes` (the response's bytes),
+    `issued_s`, `fct_s` (request arrival to the response's last byte), `ideal_s` (the
+    request's and the response's segments back to back on the empty path) and `slowdown` =
+    fct_s / ideal_s. `fct_by_size` and `fct_stats` take the result as they take `fct`'s.
+    """
+    require(messages, ("flow", "id", "request_bytes", "response_bytes", "issued_s", "fct_s", "ideal_s"), "messages trace")
+    names = [pl.col("flow_name")] if "flow_name" in messages.columns else []
+    return messages.select(
+        pl.col("flow"),
+        *names,
+        pl.col("id"),
+        pl.col("request_bytes"),
+        pl.col("response_bytes").alias("size_bytes"),
+        pl.col("issued_s"),
+        pl.col("fct_s"),
+        pl.col("ideal_s"),
+        (pl.col("fct_s") / pl.col("ideal_s")).alias("slowdown"),
+    )
 
 
 def fct_by_size(table: pl.DataFrame, edges: Sequence[float], column: str = "slowdown", percentiles: Sequence[float] = (50, 99)) -> pl.DataFrame:

@@ -3,7 +3,10 @@
 A metric is one of:
 
 - a top-level summary value: `sim_time_s`, `events`;
-- a value of a summary table: `packets.delivered`, `packets.queue_drops`;
+- a value of a summary table: `packets.delivered`, `packets.queue_drops`; for runs with
+  request/response flows, `messages.fct_p99_s`, `messages.slowdown_p99` (and `count`,
+  `fct_mean_s`, `fct_p50_s`, `fct_max_s`, `slowdown_mean`, `slowdown_p50`, `slowdown_max`:
+  every answered request of the run, nearest-rank percentiles);
 - one flow's or queue's value: `flows[0].goodput_bps` (by index), `flows[bulk.0].goodput_bps`
   (by name), `queues[sw1->emu].dropped`;
 - an aggregate over flows or queues: `sum(flows.goodput_bps)`, `mean(flows.srtt_s)`,

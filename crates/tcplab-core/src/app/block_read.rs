@@ -244,6 +244,9 @@ mod tests {
         fn milestone(&mut self, s: Socket, kind: Milestone, bytes: u64) {
             self.milestones.push((s, kind, bytes));
         }
+        fn message(&mut self, _: Socket, _: crate::app::Message) {
+            unreachable!("a block reader reports blocks as milestones")
+        }
     }
 
     fn sockets(n: u32) -> Vec<Socket> {

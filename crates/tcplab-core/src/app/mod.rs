@@ -10,6 +10,7 @@ pub mod bulk;
 pub mod cbr;
 pub mod fs_copy;
 pub mod onoff;
+pub mod request_response;
 pub mod sink;
 pub mod storage;
 pub mod workload;
@@ -22,6 +23,7 @@ pub use bulk::BulkSender;
 pub use cbr::{CbrPiece, CbrSource};
 pub use fs_copy::{FsCopySink, FsCopySource};
 pub use onoff::{OnOffSource, Period};
+pub use request_response::{Message, RequestClient, RequestServer};
 pub use sink::Sink;
 
 /// A socket: one end of a flow (end 0: the flow's source, the active opener; 1: its
@@ -176,6 +178,8 @@ pub trait Sockets {
     fn finish_flow(&mut self, s: Socket);
     /// Report a milestone concerning socket `s` (recorded when the `milestones` trace is on).
     fn milestone(&mut self, s: Socket, kind: Milestone, bytes: u64);
+    /// Report an answered request on socket `s` (the `messages` trace).
+    fn message(&mut self, s: Socket, m: Message);
 }
 
 /// A built-in application.
@@ -201,6 +205,10 @@ pub enum Application {
     FsCopySource(Box<FsCopySource>),
     /// netcat receiving into a file through its host's page cache; reads its socket itself.
     FsCopySink(Box<FsCopySink>),
+    /// A request/response client on one connection.
+    RequestClient(Box<RequestClient>),
+    /// The server answering a request/response client.
+    RequestServer(RequestServer),
 }
 
 impl Application {
@@ -218,6 +226,8 @@ impl Application {
             Application::BlockInitiator(a) => a.on(notice, io),
             Application::FsCopySource(a) => a.on(notice, io),
             Application::FsCopySink(a) => a.on(notice, io),
+            Application::RequestClient(a) => a.on(notice, io),
+            Application::RequestServer(a) => a.on(notice, io),
         }
     }
 
@@ -230,7 +240,9 @@ impl Application {
             | Application::DiskTarget(_)
             | Application::BlockInitiator(_)
             | Application::FsCopySource(_)
-            | Application::FsCopySink(_) => Interest::Every,
+            | Application::FsCopySink(_)
+            | Application::RequestClient(_)
+            | Application::RequestServer(_) => Interest::Every,
             Application::Sink(s) if s.is_paced() => Interest::Every,
             Application::Sink(_) => Interest::PeerClosed,
             Application::Cbr(_) | Application::OnOff(_) => Interest::Nothing,
@@ -254,7 +266,9 @@ impl Application {
             | Application::DiskTarget(_)
             | Application::BlockInitiator(_)
             | Application::FsCopySource(_)
-            | Application::FsCopySink(_) => (Rank::AppStop, false),
+            | Application::FsCopySink(_)
+            | Application::RequestClient(_)
+            | Application::RequestServer(_) => (Rank::AppStop, false),
             Application::Cbr(_) | Application::OnOff(_) => (Rank::Cbr, true),
         }
     }
@@ -277,6 +291,7 @@ pub(crate) mod fake {
         Milestone(Socket, Milestone, u64),
         Read(Socket, u64),
         WriteRecord(Socket, u64, Record),
+        Message(Socket, Message),
     }
 
     /// Sockets with a fixed send space, peer state and received count.
@@ -355,6 +370,9 @@ pub(crate) mod fake {
         }
         fn milestone(&mut self, s: Socket, kind: Milestone, bytes: u64) {
             self.did.push(Did::Milestone(s, kind, bytes));
+        }
+        fn message(&mut self, s: Socket, m: Message) {
+            self.did.push(Did::Message(s, m));
         }
     }
 }

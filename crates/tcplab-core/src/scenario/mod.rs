@@ -255,6 +255,8 @@ mod tests_linux24;
 #[path = "tests_local_congestion.rs"]
 mod tests_local_congestion;
 #[cfg(test)]
+mod tests_request_response;
+#[cfg(test)]
 #[path = "tests_reservoir.rs"]
 mod tests_reservoir;
 #[cfg(test)]

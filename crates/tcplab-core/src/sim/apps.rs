@@ -7,7 +7,7 @@
 use super::Event;
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::app::{Application, Milestone, Notice, Record, Socket, Sockets};
+use crate::app::{Application, Message, Milestone, Notice, Record, Socket, Sockets};
 use crate::engine::queue::Lane;
 use crate::flow::FlowEngine;
 use crate::flow::NO_APP;
@@ -42,6 +42,8 @@ pub(super) struct Effects {
     pub finished: u32,
     /// Milestones reported: the socket, the kind, the bytes.
     pub milestones: Vec<(Socket, Milestone, u64)>,
+    /// Answered requests reported: the socket, the message.
+    pub messages: Vec<(Socket, Message)>,
     /// Set by anything beyond writing to the socket the notice was about (which is sent as
     /// usual afterwards): the slow path then carries the effects out.
     pub dirty: bool,
@@ -180,6 +182,10 @@ impl Sockets for SocketCtx<'_> {
     }
     fn milestone(&mut self, s: Socket, kind: Milestone, bytes: u64) {
         self.fx.milestones.push((s, kind, bytes));
+        self.fx.dirty = true;
+    }
+    fn message(&mut self, s: Socket, m: Message) {
+        self.fx.messages.push((s, m));
         self.fx.dirty = true;
     }
     fn finish_flow(&mut self, s: Socket) {

@@ -15,7 +15,7 @@ mod usage;
 pub use apps::{AppSlot, Apps};
 pub use observe::{Observers, Tap};
 pub use spawn::{FlowSource, MadeFlow};
-pub use summary::{event_codes, milestone_codes, summarize, FlowSummary, QueueSummary, RunSummary};
+pub use summary::{event_codes, milestone_codes, summarize, FlowSummary, MessageSummary, QueueSummary, RunSummary};
 pub use usage::{LinkUsage, LinkUsageInfo, WatchedPipe};
 
 pub use crate::net::counters::PacketCounters;
@@ -42,7 +42,7 @@ use crate::net::packet::{flags, Body, End, FlowId, Packet, RouteId, TcpHeader, I
 use crate::net::pipe::{Pipe, PipeId};
 use crate::tcp::{Output, Wake};
 use crate::trace::pcap::WireIdentity;
-use crate::trace::{EventRow, MilestoneRow, Traces};
+use crate::trace::{EventRow, MessageRow, MilestoneRow, Traces};
 use crate::units::{SimDuration, SimTime};
 
 /// Why a run ended.
@@ -169,6 +169,9 @@ pub struct Simulation {
     /// Release the connections of finished flows made at run time (`keep_connections` turns
     /// it off; results are the same either way).
     retire: bool,
+    /// Every answered request's (completion time, slowdown), when the run has
+    /// request/response flows (the summary's `messages`).
+    answered: Option<Vec<(f64, f64)>>,
 }
 
 impl Simulation {
@@ -195,6 +198,7 @@ impl Simulation {
             apps: Apps::default(),
             sources: Vec::new(),
             retire: true,
+            answered: None,
         }
     }
 
@@ -305,6 +309,17 @@ impl Simulation {
     /// Turn on the application milestone trace.
     pub fn trace_milestones(&mut self) {
         self.traces.milestones = Some(Default::default());
+    }
+
+    /// Keep every answered request's completion time and slowdown for the summary's
+    /// `messages` (a run with request/response flows).
+    pub fn summarise_messages(&mut self) {
+        self.answered.get_or_insert_with(Vec::new);
+    }
+
+    /// Turn on the `messages` trace (every answered request of the request/response clients).
+    pub fn trace_messages(&mut self) {
+        self.traces.messages = Some(Default::default());
     }
 
     /// Turn on the `rtt` trace (every RTT sample of each flow's data sender).
@@ -581,6 +596,21 @@ impl Simulation {
             }
         }
         self.apps.effects.milestones.clear();
+        if let Some(log) = self.answered.as_mut() {
+            for &(_, m) in &self.apps.effects.messages {
+                let fct = now.since(m.issued).as_secs_f64();
+                log.push((fct, fct / m.ideal.as_secs_f64()));
+            }
+        }
+        if let Some(tr) = self.traces.messages.as_mut() {
+            for &(s, m) in &self.apps.effects.messages {
+                let t = now.as_secs_f64();
+                let issued = m.issued.as_secs_f64();
+                #[rustfmt::skip]
+                tr.push(MessageRow { time_s: t, flow: s.flow() as u32, id: m.id, request_bytes: m.request, response_bytes: m.response, issued_s: issued, fct_s: now.since(m.issued).as_secs_f64(), ideal_s: m.ideal.as_secs_f64() });
+            }
+        }
+        self.apps.effects.messages.clear();
         if self.apps.effects.runs.is_empty() {
             if let Some(s) = about {
                 self.sent_by(now, s);

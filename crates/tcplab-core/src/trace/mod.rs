@@ -238,6 +238,30 @@ trace! {
 }
 
 trace! {
+    /// Answered requests of request/response clients (`kind = "request-response"` flows;
+    /// recorded whenever a scenario has one): one row per message, at its answer's last byte.
+    MessageTrace, MessageRow = "messages" {
+        /// When the response's last byte arrived in order at the client, seconds.
+        time_s: f64,
+        /// Flow (connection) id.
+        flow: u32,
+        /// The request's number on its connection, from 0.
+        id: u64,
+        /// Request payload bytes.
+        request_bytes: u64,
+        /// Response payload bytes.
+        response_bytes: u64,
+        /// When the request arrived at the client, seconds.
+        issued_s: f64,
+        /// time_s − issued_s: the message's completion time, seconds.
+        fct_s: f64,
+        /// The least time it could take on an empty network, seconds: the request's segments
+        /// back to back across the path, then the response's back (no handshake).
+        ideal_s: f64,
+    }
+}
+
+trace! {
     /// What watched pipes carried (`trace.link_usage`): per pipe and per flow, the IP bytes
     /// whose serialization on the pipe ended in each interval. One row per pipe and flow that
     /// had bytes in the interval; an interval with none has no row.
@@ -365,6 +389,8 @@ pub struct Traces {
     pub cc_state: Option<CcStateTrace>,
     /// RTT samples.
     pub rtt: Option<RttTrace>,
+    /// Answered requests.
+    pub messages: Option<MessageTrace>,
 }
 
 /// A named trace with its named columns.
@@ -383,6 +409,7 @@ impl Traces {
             + self.measurements.as_ref().map_or(0, |t| t.heap_bytes())
             + self.cc_state.as_ref().map_or(0, |t| t.heap_bytes())
             + self.rtt.as_ref().map_or(0, |t| t.heap_bytes())
+            + self.messages.as_ref().map_or(0, |t| t.heap_bytes())
     }
 
     /// Let each recorded trace hold at most `bytes` of rows (columns included): a trace that
@@ -394,7 +421,7 @@ impl Traces {
                 x.max_rows = (bytes / <$ty>::ROW_BYTES as u64).clamp(1, usize::MAX as u64) as usize;
             })+};
         }
-        budget!(throughput: ThroughputTrace, cwnd: CwndTrace, queue: QueueTrace, events: EventTrace, capture: CaptureTrace, milestones: MilestoneTrace, link_usage: LinkUsageTrace, measurements: MeasurementTrace, cc_state: CcStateTrace, rtt: RttTrace);
+        budget!(throughput: ThroughputTrace, cwnd: CwndTrace, queue: QueueTrace, events: EventTrace, capture: CaptureTrace, milestones: MilestoneTrace, link_usage: LinkUsageTrace, measurements: MeasurementTrace, cc_state: CcStateTrace, rtt: RttTrace, messages: MessageTrace);
     }
 
     /// The time of the first row a trace did not record for its budget (`None`: they hold the
@@ -411,6 +438,7 @@ impl Traces {
             self.measurements.as_ref().and_then(|t| t.stopped_s),
             self.cc_state.as_ref().and_then(|t| t.stopped_s),
             self.rtt.as_ref().and_then(|t| t.stopped_s),
+            self.messages.as_ref().and_then(|t| t.stopped_s),
         ]
         .into_iter()
         .flatten()
@@ -449,6 +477,9 @@ impl Traces {
         }
         if let Some(x) = &self.rtt {
             t.push((RttTrace::NAME, x.columns()));
+        }
+        if let Some(x) = &self.messages {
+            t.push((MessageTrace::NAME, x.columns()));
         }
         t
     }

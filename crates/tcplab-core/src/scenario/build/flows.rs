@@ -76,6 +76,7 @@ pub(super) fn build(r: &ResolvedScenario, net: &Network, seeds: &SeedTree, sim: 
             Traffic::Reservoir(t) => super::reservoir::reservoir(&mut b, sim, i, f, t)?,
             Traffic::FsCopy(t) => super::fs_copy::fs_copy(&mut b, sim, i, f, t)?,
             Traffic::Workload(t) => super::workload::workload(&mut b, sim, i, f, t)?,
+            Traffic::RequestResponse(t) => super::request_response::request_response(&mut b, sim, i, f, t)?,
         }
     }
     Ok(())

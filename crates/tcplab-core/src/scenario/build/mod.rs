@@ -14,6 +14,7 @@ mod flows;
 mod fs_copy;
 mod network;
 mod observe;
+mod request_response;
 mod reservoir;
 mod variant;
 mod workload;

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::network::Network;
 use crate::net::PipeId;
-use crate::scenario::resolve::{err, Res, ResolvedScenario, TracedQueues};
+use crate::scenario::resolve::{err, Res, ResolvedScenario, TracedQueues, Traffic};
 use crate::scenario::spec::LinkSelection::{self, Names};
 use crate::scenario::ScenarioError;
 use crate::sim::{Simulation, Tap};
@@ -33,6 +33,10 @@ pub(super) fn traces(r: &ResolvedScenario, net: &Network, sim: &mut Simulation) 
     }
     if r.trace.rtt {
         sim.trace_rtt();
+    }
+    // A request/response flow's messages are its result: recorded whenever there is one.
+    if r.flows.iter().any(|f| matches!(f.traffic, Traffic::RequestResponse(_))) {
+        sim.trace_messages();
     }
     if let Some(u) = &r.trace.link_usage {
         let pipes = link_usage_pipes(&u.links, sim)?;

@@ -46,44 +46,80 @@ impl PathTimes {
     }
 }
 
-/// The least time a transfer of `bytes` payload bytes can take from its start to its last
-/// byte's arrival: the handshake (an option-less SYN out and SYN-ACK back, one base RTT) and
-/// then every segment back to back, unlimited by any window, through the empty path — the
-/// first segment across every hop, the others behind it at the path's slowest hop, the last
-/// on from there. A lower bound of the flow-completion time on an idle network; `fct / ideal`
-/// is the flow's slowdown.
-pub(super) fn ideal_fct(fwd: &PathTimesRef, bytes: u64, tcp: &ResolvedTcp) -> SimDuration {
-    let (fwd, rev) = (&fwd.0, &fwd.1);
-    let cfg = tcp.config();
-    let ts = if cfg.timestamps { 12 } else { 0 };
-    let header = if cfg.ipv6 { IPV6_HEADER } else { IPV4_HEADER } + TCP_HEADER;
-    let per = (cfg.mss - ts) as u64;
-    let n = bytes.div_ceil(per).max(1);
-    let (full, last) = ((header + ts) as u64 + per, (header + ts) as u64 + (bytes - (n - 1) * per));
-    let first = if n == 1 { last } else { full };
-    let syn = header;
-    let mut t = fwd.propagation() + rev.propagation();
-    for i in 0..fwd.hops.len() {
-        t = t + fwd.tx(i, syn);
+/// A TCP transfer's segments on the wire: how many, and the IP bytes of a full one, the
+/// first and the last.
+#[derive(Clone, Copy, Debug)]
+struct Segments {
+    n: u64,
+    full: u32,
+    first: u32,
+    last: u32,
+}
+
+/// The wire format of a connection's segments: (payload per full segment, IP + TCP header
+/// bytes with options).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SegmentFormat {
+    per: u64,
+    header: u32,
+    /// IP + TCP header bytes of an option-less segment (a SYN here).
+    bare: u32,
+}
+
+impl SegmentFormat {
+    pub(super) fn of(tcp: &ResolvedTcp) -> SegmentFormat {
+        let cfg = tcp.config();
+        let ts = if cfg.timestamps { 12 } else { 0 };
+        let bare = if cfg.ipv6 { IPV6_HEADER } else { IPV4_HEADER } + TCP_HEADER;
+        SegmentFormat { per: (cfg.mss - ts) as u64, header: bare + ts, bare }
     }
-    for i in 0..rev.hops.len() {
-        t = t + rev.tx(i, syn);
+
+    fn segments(&self, bytes: u64) -> Segments {
+        let n = bytes.div_ceil(self.per).max(1);
+        let (full, last) = (self.header as u64 + self.per, self.header as u64 + (bytes - (n - 1) * self.per));
+        Segments { n, full: full as u32, first: if n == 1 { last as u32 } else { full as u32 }, last: last as u32 }
     }
-    t = t + fwd.propagation();
+}
+
+/// The least time from a transfer's first segment leaving to its last arriving: every
+/// segment back to back, unlimited by any window, through the empty path — the first across
+/// every hop, the others behind it at the path's slowest hop, the last on from there.
+fn transfer(path: &PathTimes, s: Segments) -> SimDuration {
+    let mut t = path.propagation();
     // The bottleneck: the first hop with the longest line time of a full segment.
-    let b = (0..fwd.hops.len()).fold(0, |b, i| if fwd.tx(i, full as u32) > fwd.tx(b, full as u32) { i } else { b });
-    for i in 0..fwd.hops.len() {
-        if i <= b {
-            t = t + fwd.tx(i, first as u32);
-        } else {
-            t = t + fwd.tx(i, last as u32);
-        }
+    let b = (0..path.hops.len()).fold(0, |b, i| if path.tx(i, s.full) > path.tx(b, s.full) { i } else { b });
+    for i in 0..path.hops.len() {
+        t = t + path.tx(i, if i <= b { s.first } else { s.last });
     }
-    if n > 1 && !fwd.hops.is_empty() {
-        let middle = SimDuration(fwd.tx(b, full as u32).as_ps() * (n - 2));
-        t = t + middle + fwd.tx(b, last as u32);
+    if s.n > 1 && !path.hops.is_empty() {
+        let middle = SimDuration(path.tx(b, s.full).as_ps() * (s.n - 2));
+        t = t + middle + path.tx(b, s.last);
     }
     t
+}
+
+/// The least time a transfer of `bytes` payload bytes can take from its start to its last
+/// byte's arrival: the handshake (an option-less SYN out and SYN-ACK back, one base RTT) and
+/// then the transfer (`transfer`). A lower bound of the flow-completion time on an idle
+/// network; `fct / ideal` is the flow's slowdown.
+pub(super) fn ideal_fct(paths: &PathTimesRef, bytes: u64, tcp: &ResolvedTcp) -> SimDuration {
+    let (fwd, rev) = (&paths.0, &paths.1);
+    let format = SegmentFormat::of(tcp);
+    let mut t = fwd.propagation() + rev.propagation();
+    for i in 0..fwd.hops.len() {
+        t = t + fwd.tx(i, format.bare);
+    }
+    for i in 0..rev.hops.len() {
+        t = t + rev.tx(i, format.bare);
+    }
+    t + transfer(fwd, format.segments(bytes))
+}
+
+/// The least time a request and its response can take on a connection's empty paths: the
+/// request's segments across, then the response's back (`transfer` each way; the connection
+/// is open).
+pub(super) fn ideal_message(paths: &PathTimesRef, format: SegmentFormat, request: u64, response: u64) -> SimDuration {
+    transfer(&paths.0, format.segments(request)) + transfer(&paths.1, format.segments(response))
 }
 
 /// A pair's forward and reverse path times.

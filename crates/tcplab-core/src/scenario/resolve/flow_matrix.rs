@@ -1,4 +1,4 @@
-//! The connections a `tcp` or `udp-cbr` flow between host groups stands for: member k to
+//! The connections a `tcp`, `udp-cbr` or `request-response` flow between host groups stands for: member k to
 //! member k (`pattern = "pairs"`), every member to every other (`"all-to-all"`), a group to one
 //! host (many-to-one, as incast) or one host to a group. Each becomes a flow of its own in
 //! the resolved scenario, named `name.j` in this order (source member, then destination).
@@ -11,9 +11,9 @@ use crate::scenario::spec::{FlowKind, FlowPattern, FlowSpec};
 pub(super) fn endpoints(f: &FlowSpec, names: &Names) -> Result<Vec<(String, String)>, (&'static str, String)> {
     let group = |n: &str| matches!(names.get(n), Some(NodeKind::Group(_)));
     let (gs, gd) = (group(&f.src), group(&f.dst));
-    if !matches!(f.kind, FlowKind::Tcp | FlowKind::UdpCbr) {
+    if !matches!(f.kind, FlowKind::Tcp | FlowKind::UdpCbr | FlowKind::RequestResponse) {
         if f.pattern.is_some() {
-            return Err(("pattern", "only for kind = \"tcp\" or \"udp-cbr\" flows between host groups".into()));
+            return Err(("pattern", "only for kind = \"tcp\", \"udp-cbr\" or \"request-response\" flows between host groups".into()));
         }
         return Ok(vec![(f.src.clone(), f.dst.clone())]);
     }

@@ -9,6 +9,7 @@ use serde::Serialize;
 pub use super::cbr::Cbr;
 use super::fs_copy::FsCopyTraffic;
 use super::nodes::{Names, NodeKind};
+use super::request_response::{resolve_request_response, RequestResponseTraffic};
 use super::reservoir::ReservoirTraffic;
 use super::run::ResolvedRun;
 use super::tcp::{resolve_tcp, ResolvedTcp};
@@ -52,6 +53,7 @@ impl ResolvedFlow {
             Traffic::Reservoir(r) => Some(&r.tcp),
             Traffic::FsCopy(c) => Some(&c.tcp),
             Traffic::Workload(w) => Some(&w.tcp),
+            Traffic::RequestResponse(r) => Some(&r.tcp),
             Traffic::UdpCbr(_) => None,
         }
     }
@@ -73,6 +75,8 @@ pub enum Traffic {
     FsCopy(FsCopyTraffic),
     /// TCP transfers arriving during the run.
     Workload(WorkloadTraffic),
+    /// Requests and responses over persistent connections.
+    RequestResponse(RequestResponseTraffic),
 }
 
 /// The most blocks a block-read flow reads (a TOML integer, and far beyond any run).
@@ -140,7 +144,7 @@ pub struct UdpCbrTraffic {
 
 /// The table of each kind (`[flows.bulk]`, `[flows.cbr]`, `[flows.block_read]`): a table
 /// given for another kind is an error naming it.
-fn kind_tables(f: &FlowSpec) -> [(&'static str, FlowKind, bool); 6] {
+fn kind_tables(f: &FlowSpec) -> [(&'static str, FlowKind, bool); 7] {
     [
         ("bulk", FlowKind::Tcp, f.bulk.is_some()),
         ("cbr", FlowKind::UdpCbr, f.cbr.is_some()),
@@ -148,6 +152,7 @@ fn kind_tables(f: &FlowSpec) -> [(&'static str, FlowKind, bool); 6] {
         ("reservoir", FlowKind::Reservoir, f.reservoir.is_some()),
         ("fs_copy", FlowKind::FsCopy, f.fs_copy.is_some()),
         ("workload", FlowKind::Workload, f.workload.is_some()),
+        ("request_response", FlowKind::RequestResponse, f.request_response.is_some()),
     ]
 }
 
@@ -159,6 +164,7 @@ fn kind_name(k: FlowKind) -> &'static str {
         FlowKind::Reservoir => "reservoir",
         FlowKind::FsCopy => "fs-copy",
         FlowKind::Workload => "workload",
+        FlowKind::RequestResponse => "request-response",
     }
 }
 
@@ -184,12 +190,12 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         for (field, n) in [("src", &f.src), ("dst", &f.dst)] {
             match names.get(n) {
                 Some(NodeKind::Host) => {}
-                Some(NodeKind::Group(_)) if matches!(f.kind, FlowKind::BlockRead | FlowKind::Reservoir | FlowKind::Tcp | FlowKind::UdpCbr | FlowKind::Workload) => {}
+                Some(NodeKind::Group(_)) if matches!(f.kind, FlowKind::BlockRead | FlowKind::Reservoir | FlowKind::Tcp | FlowKind::UdpCbr | FlowKind::Workload | FlowKind::RequestResponse) => {}
                 Some(NodeKind::Group(_)) => {
                     return err(
                         p(field),
                         format!(
-                            "'{n}' is a host group; name one member ('{n}.0') or use kind = \"tcp\", \"udp-cbr\", \"block-read\", \"reservoir\" or \"workload\", which use a group's members"
+                            "'{n}' is a host group; name one member ('{n}.0') or use kind = \"tcp\", \"udp-cbr\", \"block-read\", \"reservoir\", \"workload\" or \"request-response\", which use a group's members"
                         ),
                     )
                 }
@@ -327,6 +333,13 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
                 }
                 Traffic::Workload(WorkloadTraffic { workload: workload.expect("resolved above for this kind"), tcp })
             }
+            FlowKind::RequestResponse => {
+                let tcp = if f.tcp == TcpSpec::default() { resolved_tcp.clone() } else { resolve_tcp(defaults_tcp, &f.tcp, &p("tcp"))? };
+                if tcp.variant != super::ResolvedVariant::None {
+                    return err(p("tcp.variant"), "request-response connections are plain TCP");
+                }
+                Traffic::RequestResponse(RequestResponseTraffic { request_response: resolve_request_response(i, f, &tcp)?, tcp })
+            }
         };
         let start = f.start.map_or(SimDuration::ZERO, |d| d.0);
         if let Some(stop) = f.stop.filter(|s| s.0 <= start) {
@@ -346,13 +359,22 @@ pub(super) fn resolve_flows(flows: &[FlowSpec], names: &Names, defaults_tcp: &Tc
         if endless && matches!(&traffic, Traffic::Tcp(t) if t.bulk.bytes.is_none()) {
             return err(p("bulk.bytes"), format!("with run.stop = \"{rule}\" and no run.duration, every flow needs bulk.bytes or stop (or the run never ends)"));
         }
+        if endless && matches!(&traffic, Traffic::RequestResponse(r) if r.request_response.messages.is_none()) {
+            return err(
+                p("request_response.messages"),
+                format!("with run.stop = \"{rule}\" and no run.duration, a request-response flow needs messages or stop (or the run never ends)"),
+            );
+        }
         if endless && matches!(&traffic, Traffic::UdpCbr(u) if !u.cbr.ends_silent()) {
             return err(p("stop"), format!("with run.stop = \"{rule}\" and no run.duration, a udp-cbr flow needs stop (or the run never ends)"));
         }
         // A flow between groups is one flow per pair of members, each written out.
         let pair_names = super::flow_matrix::names(&f.name, ends.len());
-        let pairs =
-            if matches!(f.kind, FlowKind::Tcp | FlowKind::UdpCbr) { ends.into_iter().zip(pair_names).collect() } else { vec![((f.src.clone(), f.dst.clone()), f.name.clone())] };
+        let pairs = if matches!(f.kind, FlowKind::Tcp | FlowKind::UdpCbr | FlowKind::RequestResponse) {
+            ends.into_iter().zip(pair_names).collect()
+        } else {
+            vec![((f.src.clone(), f.dst.clone()), f.name.clone())]
+        };
         for ((src, dst), name) in pairs {
             out.push(ResolvedFlow {
                 name,

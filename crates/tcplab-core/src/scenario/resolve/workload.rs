@@ -54,7 +54,7 @@ impl ResolvedWorkload {
     }
 }
 
-fn size_dist(s: &SizesSpec) -> Result<SizeDist, (&'static str, String)> {
+pub(super) fn size_dist(s: &SizesSpec) -> Result<SizeDist, (&'static str, String)> {
     Ok(match s.dist {
         DistName::Fixed => SizeDist::Fixed(s.bytes.expect("checked").0),
         DistName::Exponential => SizeDist::Exponential { mean: s.mean.expect("checked").0 as f64 },
@@ -69,29 +69,10 @@ fn size_dist(s: &SizesSpec) -> Result<SizeDist, (&'static str, String)> {
     })
 }
 
-/// Resolve flow `i`'s `[flows.workload]`.
-pub(super) fn resolve_workload(i: usize, f: &FlowSpec) -> Res<ResolvedWorkload> {
-    let p = |x: &str| format!("flows[{i}].workload.{x}");
-    let Some(w) = &f.workload else {
-        return err(format!("flows[{i}].workload"), "a workload flow needs its table: workload = { flows = …, rate = … (or load = …), sizes = { dist = … } }");
-    };
-    let Some(flows) = w.flows else {
-        return err(p("flows"), "required: how many flows the workload makes");
-    };
-    if flows == 0 || flows > MAX_FLOWS {
-        return err(p("flows"), format!("{flows} is out of range (1..={MAX_FLOWS})"));
-    }
-    match (w.rate, w.load) {
-        (Some(_), Some(_)) => return err(p("load"), "give rate (flows per second) or load, not both"),
-        (None, None) => return err(p("rate"), "required: arrivals per second (rate = …) or the offered load (load = …)"),
-        (Some(r), None) if !(r.is_finite() && r > 0.0 && r <= 1e9) => return err(p("rate"), format!("{r} is out of range (0, 1e9] flows per second")),
-        (None, Some(l)) if !(l.is_finite() && l > 0.0 && l <= 10.0) => return err(p("load"), format!("{l} is out of range (0, 10]")),
-        _ => {}
-    }
-    let Some(sizes) = &w.sizes else {
-        return err(p("sizes"), "required: sizes = { dist = \"fixed\" | \"exponential\" | \"pareto\" | \"cdf\", … }");
-    };
-    let sp = |x: &str| format!("flows[{i}].workload.sizes.{x}");
+/// Check a sizes table (`workload.sizes`, `request_response.responses`) found at `at`: the keys
+/// of its family only, each in range, a CDF that is one.
+pub(super) fn check_sizes(sizes: &SizesSpec, at: &str) -> Res<()> {
+    let sp = |x: &str| format!("{at}.{x}");
     let family = match sizes.dist {
         DistName::Fixed => "fixed",
         DistName::Exponential => "exponential",
@@ -141,6 +122,32 @@ pub(super) fn resolve_workload(i: usize, f: &FlowSpec) -> Res<ResolvedWorkload> 
         DistName::Cdf => {}
     }
     size_dist(sizes).or_else(|(key, msg)| err(sp(key), msg))?;
+    Ok(())
+}
+
+/// Resolve flow `i`'s `[flows.workload]`.
+pub(super) fn resolve_workload(i: usize, f: &FlowSpec) -> Res<ResolvedWorkload> {
+    let p = |x: &str| format!("flows[{i}].workload.{x}");
+    let Some(w) = &f.workload else {
+        return err(format!("flows[{i}].workload"), "a workload flow needs its table: workload = { flows = …, rate = … (or load = …), sizes = { dist = … } }");
+    };
+    let Some(flows) = w.flows else {
+        return err(p("flows"), "required: how many flows the workload makes");
+    };
+    if flows == 0 || flows > MAX_FLOWS {
+        return err(p("flows"), format!("{flows} is out of range (1..={MAX_FLOWS})"));
+    }
+    match (w.rate, w.load) {
+        (Some(_), Some(_)) => return err(p("load"), "give rate (flows per second) or load, not both"),
+        (None, None) => return err(p("rate"), "required: arrivals per second (rate = …) or the offered load (load = …)"),
+        (Some(r), None) if !(r.is_finite() && r > 0.0 && r <= 1e9) => return err(p("rate"), format!("{r} is out of range (0, 1e9] flows per second")),
+        (None, Some(l)) if !(l.is_finite() && l > 0.0 && l <= 10.0) => return err(p("load"), format!("{l} is out of range (0, 10]")),
+        _ => {}
+    }
+    let Some(sizes) = &w.sizes else {
+        return err(p("sizes"), "required: sizes = { dist = \"fixed\" | \"exponential\" | \"pareto\" | \"cdf\", … }");
+    };
+    check_sizes(sizes, &format!("flows[{i}].workload.sizes"))?;
     let write_size = w.write_size.unwrap_or(Size(128 * 1024));
     if write_size.0 == 0 {
         return err(p("write_size"), "must be at least 1 byte");

@@ -527,6 +527,9 @@ pub enum FlowKind {
     /// TCP transfers arriving during the run (`[flows.workload]`): sizes drawn from a
     /// distribution, hosts drawn from `src` and `dst`, each flow made when it arrives.
     Workload,
+    /// Requests and responses over one persistent TCP connection per flow
+    /// (`[flows.request_response]`): a client at `src`, its server at `dst`.
+    RequestResponse,
 }
 
 /// `[[flows]]`.
@@ -580,6 +583,9 @@ pub struct FlowSpec {
     /// `kind = "workload"`: the arrivals, sizes and pairs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<WorkloadSpec>,
+    /// `kind = "request-response"`: the requests, their arrivals and the response sizes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_response: Option<RequestResponseSpec>,
     /// Per-flow TCP settings.
     #[serde(default, skip_serializing_if = "is_default_tcp")]
     pub tcp: TcpSpec,

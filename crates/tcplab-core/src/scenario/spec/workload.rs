@@ -110,6 +110,44 @@ pub struct WorkloadSpec {
     pub write_size: Option<Size>,
 }
 
+/// When a request/response client's requests come.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RequestArrivalsName {
+    /// Open loop, a Poisson process at `rate`: exponential gaps, the first after the start.
+    #[default]
+    Poisson,
+    /// Open loop, one every 1/`rate` seconds, the first at the start.
+    Periodic,
+    /// Closed loop: the first at the start, each next one `think` after the last answer.
+    Closed,
+}
+
+/// `[flows.request_response]` (`kind = "request-response"`): a client on each connection
+/// sends requests; its server answers each with a response of a drawn size.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestResponseSpec {
+    /// Payload bytes of each request, 1..=1MiB (default 100B: a small RPC or GET).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<Size>,
+    /// The response sizes (required): a table as `workload.sizes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responses: Option<SizesSpec>,
+    /// `"poisson"` (default), `"periodic"` or `"closed"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<RequestArrivalsName>,
+    /// Requests per second on each connection (poisson, periodic: required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// Closed loop: the pause between an answer and the next request (default 0s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think: Option<super::Dur>,
+    /// Requests each connection makes (default: until the flow's `stop` or the run's end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<u64>,
+}
+
 /// How an on/off source's periods are drawn.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
