@@ -232,6 +232,9 @@ mod tests_delay_occupancy;
 #[path = "tests_dummynet.rs"]
 mod tests_dummynet;
 #[cfg(test)]
+#[path = "tests_fat_tree.rs"]
+mod tests_fat_tree;
+#[cfg(test)]
 mod tests_flow_matrix;
 #[cfg(test)]
 #[path = "tests_freebsd410.rs"]

@@ -21,8 +21,13 @@ pub const MAX_SWITCHES: u32 = 1024;
 /// The most leaf–spine links one leaf-spine may have (leaves × spines).
 pub const MAX_FABRIC_LINKS: u64 = 65_536;
 
-/// The most hosts one leaf-spine may have (leaves × hosts_per_leaf).
+/// The most hosts one leaf-spine or fat tree may have (leaves × hosts_per_leaf; k²/2 edges ×
+/// hosts_per_edge).
 pub const MAX_TOPOLOGY_HOSTS: u64 = 1 << 20;
+
+/// The largest fat tree's k: the paper's own example of 48-port switches (27,648 hosts, 2,880
+/// switches, 55,296 switch–switch links, within `MAX_FABRIC_LINKS`).
+pub const MAX_FAT_TREE_K: u32 = 48;
 
 /// Where each generated element came from, to name it in errors.
 #[derive(Debug, Default)]
@@ -132,6 +137,7 @@ fn keys(kind: TopologyKind) -> &'static [&'static str] {
         TopologyKind::Dumbbell => &["senders", "receivers", "bottleneck"],
         TopologyKind::ParkingLot => &["hops", "bottleneck"],
         TopologyKind::LeafSpine => &["leaves", "spines", "hosts_per_leaf", "fabric_link"],
+        TopologyKind::FatTree => &["k", "hosts_per_edge", "fabric_link", "core_link"],
     }
 }
 
@@ -169,9 +175,12 @@ fn generate(t: &TopologySpec, at: &str) -> Res<Generated> {
         ("hosts_per_leaf", t.hosts_per_leaf.is_some()),
         ("bottleneck", t.bottleneck.is_some()),
         ("fabric_link", t.fabric_link.is_some()),
+        ("k", t.k.is_some()),
+        ("hosts_per_edge", t.hosts_per_edge.is_some()),
+        ("core_link", t.core_link.is_some()),
     ];
     if let Some((k, _)) = given.iter().find(|(k, set)| *set && !keys(t.kind).contains(k)) {
-        let owner = [TopologyKind::Dumbbell, TopologyKind::ParkingLot, TopologyKind::LeafSpine]
+        let owner = [TopologyKind::Dumbbell, TopologyKind::ParkingLot, TopologyKind::LeafSpine, TopologyKind::FatTree]
             .into_iter()
             .filter(|&o| keys(o).contains(k))
             .map(|o| format!("\"{}\"", o.name()))
@@ -249,8 +258,82 @@ fn generate(t: &TopologySpec, at: &str) -> Res<Generated> {
                 }
             }
         }
+        TopologyKind::FatTree => fat_tree(t, at, host_link, &mut g)?,
     }
     Ok(g)
+}
+
+/// A fat tree's k: required, even, 2..=`MAX_FAT_TREE_K`.
+fn fat_tree_k(k: Option<u32>, path: &str) -> Res<u32> {
+    let Some(k) = k else { return err(path, format!("required: the switches' port count (even, 2..={MAX_FAT_TREE_K})")) };
+    if k < 2 {
+        return err(path, format!("{k} is too few ports: a fat tree needs an even k of at least 2"));
+    }
+    if k > MAX_FAT_TREE_K {
+        return err(path, format!("{k} is more than {MAX_FAT_TREE_K}, the most tcplab generates (48-port switches: 27,648 hosts)"));
+    }
+    if k % 2 == 1 {
+        return err(path, format!("{k} is odd: a fat tree needs an even k (each switch has k/2 ports down and k/2 up)"));
+    }
+    Ok(k)
+}
+
+/// Generate a k-ary fat tree (Al-Fares et al. 2008) into `g`: per pod its edge switches then
+/// its aggregation switches, then the cores; host links, edge–aggregation links pod by pod,
+/// then aggregation–core links pod by pod.
+fn fat_tree(t: &TopologySpec, at: &str, host_link: &TopologyLinkSpec, g: &mut Generated) -> Res<()> {
+    let name = &t.name;
+    let k = fat_tree_k(t.k, &format!("{at}.k"))?;
+    let half = k / 2;
+    let per_edge = count(t.hosts_per_edge, Some(half), &format!("{at}.hosts_per_edge"), MAX_GROUP, "the hosts on each edge switch")?;
+    let fabric = needed(&t.fabric_link, format!("{at}.fabric_link"), "every edge-aggregation link (and aggregation-core link unless core_link is given)")?;
+    let (core_spec, core_role) = match &t.core_link {
+        Some(c) => (c, "core_link"),
+        None => (fabric, "fabric_link"),
+    };
+    if u64::from(k) * u64::from(half) * u64::from(per_edge) > MAX_TOPOLOGY_HOSTS {
+        return err(format!("{at}.hosts_per_edge"), format!("{} edge switches × {per_edge} hosts is more than {MAX_TOPOLOGY_HOSTS} hosts", k * half));
+    }
+    let edge = |p: u32, j: u32| format!("{name}.p{p}.edge{j}");
+    let agg = |p: u32, j: u32| format!("{name}.p{p}.agg{j}");
+    let core = |c: u32| format!("{name}.core{c}");
+    let hosts = |p: u32, j: u32| format!("{name}.p{p}.h{j}");
+    for p in 0..k {
+        for j in 0..half {
+            g.switch(edge(p, j));
+        }
+        for j in 0..half {
+            g.switch(agg(p, j));
+        }
+    }
+    for c in 0..half * half {
+        g.switch(core(c));
+    }
+    for p in 0..k {
+        for j in 0..half {
+            g.host(hosts(p, j), Some(per_edge));
+        }
+    }
+    for p in 0..k {
+        for j in 0..half {
+            g.link(hosts(p, j), edge(p, j), host_link, "host_link");
+        }
+    }
+    for p in 0..k {
+        for e in 0..half {
+            for a in 0..half {
+                g.link(edge(p, e), agg(p, a), fabric, "fabric_link");
+            }
+        }
+    }
+    for p in 0..k {
+        for a in 0..half {
+            for c in a * half..(a + 1) * half {
+                g.link(agg(p, a), core(c), core_spec, core_role);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `[routing]`, resolved. Written out only when something is on, so a scenario without it

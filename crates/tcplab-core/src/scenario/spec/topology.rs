@@ -22,6 +22,12 @@ pub enum TopologyKind {
     /// a link from every leaf to every spine, and `hosts_per_leaf` hosts (group
     /// `<name>.h<i>`) on each leaf.
     LeafSpine,
+    /// The k-ary fat tree of Al-Fares, Loukissas & Vahdat (SIGCOMM 2008): `k` pods, each of
+    /// k/2 edge switches `<name>.p<i>.edge<j>` and k/2 aggregation switches
+    /// `<name>.p<i>.agg<j>` (every edge linked to every aggregation switch of its pod);
+    /// (k/2)² core switches `<name>.core<c>`, aggregation switch j of every pod linked to cores
+    /// j·k/2 … j·k/2 + k/2 − 1; `hosts_per_edge` hosts (group `<name>.p<i>.h<j>`) on each edge.
+    FatTree,
 }
 
 impl TopologyKind {
@@ -31,6 +37,7 @@ impl TopologyKind {
             TopologyKind::Dumbbell => "dumbbell",
             TopologyKind::ParkingLot => "parking-lot",
             TopologyKind::LeafSpine => "leaf-spine",
+            TopologyKind::FatTree => "fat-tree",
         }
     }
 }
@@ -79,15 +86,26 @@ pub struct TopologySpec {
     /// Leaf-spine: hosts on each leaf (1..=65536).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts_per_leaf: Option<u32>,
+    /// Fat tree: the switches' port count k, which sets the pods (k), the switches per pod
+    /// layer (k/2) and the cores ((k/2)²); even, 2..=48.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<u32>,
+    /// Fat tree: hosts on each edge switch (1..=65536; default k/2, the paper's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts_per_edge: Option<u32>,
     /// Every host's link to its switch (all kinds; required).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_link: Option<TopologyLinkSpec>,
     /// Dumbbell, parking lot: the link (each link of the chain) between routers (required).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bottleneck: Option<TopologyLinkSpec>,
-    /// Leaf-spine: every leaf–spine link (required).
+    /// Leaf-spine: every leaf–spine link; fat tree: every edge–aggregation link, and every
+    /// aggregation–core link unless `core_link` is given (required).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fabric_link: Option<TopologyLinkSpec>,
+    /// Fat tree: every aggregation–core link (default: `fabric_link`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_link: Option<TopologyLinkSpec>,
 }
 
 /// `[routing]`.
