@@ -104,7 +104,7 @@ fn open_loop_messages_queue_behind_each_other_and_never_beat_the_ideal() {
     let mut fct = m.fct_s.clone();
     fct.sort_by(f64::total_cmp);
     assert_eq!(ms.count, n as u64);
-    assert_eq!((ms.fct_p50_s, ms.fct_p99_s, ms.fct_max_s), (Some(fct[(n + 1) / 2 - 1]), Some(fct[(0.99 * n as f64).ceil() as usize - 1]), Some(fct[n - 1])));
+    assert_eq!((ms.fct_p50_s, ms.fct_p99_s, ms.fct_max_s), (Some(fct[n.div_ceil(2) - 1]), Some(fct[(0.99 * n as f64).ceil() as usize - 1]), Some(fct[n - 1])));
     assert!(ms.slowdown_p99.unwrap() > ms.slowdown_p50.unwrap() && ms.slowdown_p50.unwrap() >= 1.0);
     let mean = m.response_bytes.iter().sum::<u64>() as f64 / n as f64;
     assert!((mean - 30_000.0).abs() < 3.0 * 30_000.0 / (n as f64).sqrt() + 30.0, "mean response {mean}");
