@@ -52,7 +52,7 @@ SCENARIOS = {  # name -> (file, one-line description)
     "M-dctcp-8": ("m-dctcp-8.toml", "8 DCTCP flows, 8 senders to 8 receivers, 1 Gb/s bottleneck, RTT 4 ms, 100-packet buffer marking CE at K = 20, MTU 1500, 10 s"),
     "M-dctcp-32": ("m-dctcp-32.toml", "32 DCTCP flows, 32 senders to 32 receivers, 1 Gb/s bottleneck, RTT 4 ms, 100-packet buffer marking CE at K = 20, MTU 1500, 10 s"),
     "M-bbr-4": ("m-bbr-4.toml", "4 BBR flows, 4 senders to 4 receivers, 1 Gb/s bottleneck, RTT 4 ms, 32-packet drop-tail buffer (BDP 333), MTU 1500, 10 s"),
-    "M-bbr-4-deep": ("m-bbr-4-deep.toml", "4 BBR flows, 4 senders to 4 receivers, 1 Gb/s bottleneck, RTT 4 ms, 333-packet drop-tail buffer (1 BDP), MTU 1500, 10 s"),
+    "M-bbr-4-deep": ("m-bbr-4-deep.toml", "4 BBR flows, 4 senders to 4 receivers, 1 Gb/s bottleneck, RTT 4 ms, 666-packet drop-tail buffer (2 BDP), MTU 1500, 10 s"),
 }
 # Scenarios of many identical flows started together: their per-flow table is by rank (each
 # simulator's flows sorted by goodput), since which flow gets which fate depends on how each
