@@ -378,6 +378,8 @@ double QueueMean(int64_t end_ns)
 // (default 4 for every socket, so every flow draws the same phases). g_bbr_stream >= 0 gives
 // flow i the stream g_bbr_stream + i instead (independent draws, as tcplab and Linux hosts).
 int64_t g_bbr_stream = -1;
+// A diagnostic variant's own hook on each sender socket (HookLinuxRecovery below), or none.
+bool (*g_hook_extra)(Ptr<Socket>) = nullptr;
 // BBR's pacing rate, per flow, for --events (event "pacing": a = bit/s)
 void OnPacing(uint64_t i, DataRate, DataRate now) { Ev(i, "pacing", (int64_t)now.GetBitRate(), g_cwnd[i], 0); }
 
@@ -427,6 +429,7 @@ void HookSockets(ApplicationContainer apps)
             if (g_ev_pacing)
                 ok = ok && s->TraceConnectWithoutContext("PacingRate", MakeBoundCallback(&OnPacing, (uint64_t)i));
         }
+        if (g_hook_extra) ok = ok && g_hook_extra(s);
         NS_ABORT_MSG_IF(!ok, "cannot hook the TCP socket traces");
         if (g_bbr_stream >= 0)
         {
@@ -592,8 +595,114 @@ void AttachDeviceQueue(Ptr<NetDevice> dev)
     qd->SetDeviceQueue(DynamicCast<PointToPointNetDevice>(dev)->GetQueue());
 }
 
+// Diagnostic only (--variant bbr-loss-log): TcpBbr as it is, counting the bytes its rate samples
+// report as lost (TcpRateSample::m_bytesLoss, which TcpSocketBase::ReceivedAck computes as the
+// absolute change of the send buffer's lost count over the ACK), in all and in CA_RECOVERY,
+// where TcpBbr::ModulateCwndForRecovery takes them off cwnd.
+double g_bbr_loss_bytes = 0, g_bbr_loss_bytes_recovery = 0;
+class TcpBbrLossLog : public TcpBbr
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpBbrLossLog")
+                                .SetParent<TcpBbr>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpBbrLossLog>();
+        return tid;
+    }
+    TcpBbrLossLog() : TcpBbr() {}
+    TcpBbrLossLog(const TcpBbrLossLog& sock) : TcpBbr(sock) {}
+    std::string GetName() const override { return "TcpBbrLossLog"; }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<TcpBbrLossLog>(this); }
+    void CongControl(Ptr<TcpSocketState> tcb, const TcpRateOps::TcpRateConnection& rc,
+                     const TcpRateOps::TcpRateSample& rs) override
+    {
+        g_bbr_loss_bytes += rs.m_bytesLoss;
+        if (tcb->m_congState == TcpSocketState::CA_RECOVERY) g_bbr_loss_bytes_recovery += rs.m_bytesLoss;
+        TcpBbr::CongControl(tcb, rc, rs);
+    }
+};
+
+// Diagnostic only (--variant bbr-linux-recovery): TcpBbr with three of its loss rules made
+// Linux's (tcp_bbr.c, bbr_set_cwnd_to_recover_or_restore), to test how much of a difference
+// they make: (1) an ACK takes off cwnd only the bytes newly deemed lost (the send buffer's lost
+// count grew over the ACK; Linux: rs->losses = tp->lost - prior_lost, a counter that never
+// falls), where ns-3 passes the absolute change, so that the ACK of a retransmission counts as
+// a new loss; (2) leaving recovery restores cwnd to at least the one saved on entering it,
+// which TcpSocketBase overwrites with ssthresh (BBR's: one BDP at DRAIN's entry) right after
+// TcpBbr::RestoreCwnd; (3) so does leaving a timeout's repair (CA_LOSS), where TcpBbr restores
+// nothing. The cwnd saved is tcplab's (bbr.rs save_cwnd): the cwnd on entering recovery or a
+// timeout from Open or Disorder, else the larger of it and the one saved before.
+class TcpBbrLinuxRecovery : public TcpBbr
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpBbrLinuxRecovery")
+                                .SetParent<TcpBbr>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpBbrLinuxRecovery>();
+        return tid;
+    }
+    TcpBbrLinuxRecovery() : TcpBbr() {}
+    TcpBbrLinuxRecovery(const TcpBbrLinuxRecovery& sock) : TcpBbr(sock) {}
+    std::string GetName() const override { return "TcpBbrLinuxRecovery"; }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<TcpBbrLinuxRecovery>(this); }
+    void CongestionStateSet(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCongState_t newState) override
+    {
+        if (newState == TcpSocketState::CA_RECOVERY || newState == TcpSocketState::CA_LOSS)
+        {
+            if (tcb->m_congState < TcpSocketState::CA_RECOVERY && GetBbrState() != 3)
+                m_saved = tcb->m_cWnd;
+            else
+                m_saved = std::max(m_saved, tcb->m_cWnd.Get());
+        }
+        TcpBbr::CongestionStateSet(tcb, newState);
+    }
+    void CongControl(Ptr<TcpSocketState> tcb, const TcpRateOps::TcpRateConnection& rc,
+                     const TcpRateOps::TcpRateSample& rs) override
+    {
+        TcpRateOps::TcpRateSample r = rs;
+        if (m_txb)
+        {
+            uint32_t now = m_txb->GetLost();
+            r.m_bytesLoss = now > m_lostAtAck ? now - m_lostAtAck : 0;
+        }
+        if (m_prev >= TcpSocketState::CA_RECOVERY && tcb->m_congState < TcpSocketState::CA_RECOVERY)
+            tcb->m_cWnd = std::max(tcb->m_cWnd.Get(), m_saved);
+        m_prev = tcb->m_congState;
+        TcpBbr::CongControl(tcb, rc, r);
+    }
+    Ptr<TcpTxBuffer> m_txb;   // the socket's send buffer (set by HookSockets)
+    uint32_t m_lostAtAck = 0; // its lost bytes when the segment being processed arrived
+    uint32_t m_saved = 0;
+    TcpSocketState::TcpCongState_t m_prev = TcpSocketState::CA_OPEN;
+};
+void OnRxForBbr(Ptr<TcpBbrLinuxRecovery> b, Ptr<const Packet>, const TcpHeader&, Ptr<const TcpSocketBase>)
+{
+    b->m_lostAtAck = b->m_txb->GetLost();
+}
+bool HookLinuxRecovery(Ptr<Socket> s)
+{
+    PointerValue cc;
+    s->GetAttribute("CongestionOps", cc);
+    Ptr<TcpBbrLinuxRecovery> b = cc.Get<TcpBbrLinuxRecovery>();
+    if (!b) return true;
+    PointerValue tb;
+    s->GetAttribute("TxBuffer", tb);
+    b->m_txb = tb.Get<TcpTxBuffer>();
+    return s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnRxForBbr, b));
+}
+
 std::string RegisterVariant(const std::string& name)
 {
+    if (name == "bbr-linux-recovery")
+    {
+        g_hook_extra = &HookLinuxRecovery;
+        return TcpBbrLinuxRecovery::GetTypeId().GetName();
+    }
+    if (name == "bbr-loss-log") return TcpBbrLossLog::GetTypeId().GetName();
     if (name == "newreno-flightsize") return TcpNewRenoFlightSize::GetTypeId().GetName();
     if (name == "dctcp-per-ack") return TcpDctcpPerAck::GetTypeId().GetName();
     NS_ABORT_MSG("unknown variant " << name);
@@ -872,6 +981,8 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
         "bottleneck_queue_mean_pkts": float(helpers.QueueMean(duration_ns)),
         "bottleneck_queue_max_pkts": int(helpers.g_q_max),
         "bbr_stream": bbr_stream if cc == "bbr" else None,
+        **({"bbr_loss_bytes": float(helpers.g_bbr_loss_bytes),
+            "bbr_loss_bytes_recovery": float(helpers.g_bbr_loss_bytes_recovery)} if variant == "bbr-loss-log" else {}),
         "flows": out_flows, "total_goodput_bps": sum(f["goodput_bps"] for f in out_flows),
         "total_retransmits": sum(f["retransmits"] for f in out_flows),
         "wall_time_s": wall, "cpu_time_s": cpu, "setup_time_s": t_run - t_setup, "import_time_s": t_setup - t_import,
@@ -916,11 +1027,15 @@ def main(argv=None) -> int:
                          "flow, so that every flow draws the same phases")
     ap.add_argument("--events-pacing", action="store_true",
                     help="with --events, also every change of the pacing rate (pacing: a = bit/s, b = cwnd)")
-    ap.add_argument("--variant", choices=["none", "newreno-flightsize", "dctcp-per-ack"], default="none",
+    ap.add_argument("--variant", choices=["none", "newreno-flightsize", "dctcp-per-ack", "bbr-loss-log", "bbr-linux-recovery"],
+                    default="none",
                     help="diagnostic, not the translation: change one ns-3 behaviour to tcplab's to test "
                          "an explanation of a difference (README.md): newreno-flightsize halves FlightSize "
                          "at a loss instead of BytesInFlight (the RFC 6675 pipe); dctcp-per-ack grows "
-                         "MSS*MSS/cwnd per ACK in congestion avoidance instead of one segment per window")
+                         "MSS*MSS/cwnd per ACK in congestion avoidance instead of one segment per window; "
+                         "bbr-loss-log changes nothing and reports the bytes TcpBbr's rate samples call lost; "
+                         "bbr-linux-recovery makes TcpBbr's loss rules Linux's (newly lost bytes only, cwnd "
+                         "restored after recovery and after a timeout; README.md, \"BBR\")")
     args = ap.parse_args(argv)
     path, sc = load(args.scenario)
     tcp = check(sc)
