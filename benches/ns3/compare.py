@@ -51,11 +51,14 @@ SCENARIOS = {  # name -> (file, one-line description)
     "M-cubic-32": ("m-cubic-32.toml", "32 CUBIC flows, 32 senders to 32 receivers, 1 Gb/s bottleneck, RTT 4 ms, 64-packet drop-tail buffer (BDP 333), MTU 1500, 10 s"),
     "M-dctcp-8": ("m-dctcp-8.toml", "8 DCTCP flows, 8 senders to 8 receivers, 1 Gb/s bottleneck, RTT 4 ms, 100-packet buffer marking CE at K = 20, MTU 1500, 10 s"),
     "M-dctcp-32": ("m-dctcp-32.toml", "32 DCTCP flows, 32 senders to 32 receivers, 1 Gb/s bottleneck, RTT 4 ms, 100-packet buffer marking CE at K = 20, MTU 1500, 10 s"),
+    "M-bbr-4": ("m-bbr-4.toml", "4 BBR flows, 4 senders to 4 receivers, 1 Gb/s bottleneck, RTT 4 ms, 32-packet drop-tail buffer (BDP 333), MTU 1500, 10 s"),
+    "M-bbr-4-deep": ("m-bbr-4-deep.toml", "4 BBR flows, 4 senders to 4 receivers, 1 Gb/s bottleneck, RTT 4 ms, 666-packet drop-tail buffer (2 BDP), MTU 1500, 10 s"),
 }
 # Scenarios of many identical flows started together: their per-flow table is by rank (each
 # simulator's flows sorted by goodput), since which flow gets which fate depends on how each
 # simulator orders simultaneous events (README.md).
-RANKED = {"M-newreno-8", "M-newreno-32", "M-cubic-8", "M-cubic-32", "M-dctcp-8", "M-dctcp-32"}
+RANKED = {"M-newreno-8", "M-newreno-32", "M-cubic-8", "M-cubic-32", "M-dctcp-8", "M-dctcp-32",
+          "M-bbr-4", "M-bbr-4-deep"}
 # Simulated time for ns-3 where the full scenario would take too long under `make bench-ns3`
 # (keeps the whole run near 20 minutes on 2 cores; README.md has the measured rates).
 DEFAULT_NS3_DURATION = {"S3-10": "2s", "S3-100": "2s"}
@@ -190,6 +193,11 @@ def totals(tl: dict, n3: dict) -> list[str]:
         rows.append((f"CE marks at {bn}", q.get("marked", 0), n3.get("bottleneck_marks", 0), "{}"))
         rows.append(("window cuts for ECN-Echo", sum(f.get("ecn_reductions", 0) for f in tf),
                      sum(f.get("ecn_reductions", 0) for f in nf), "{}"))
+    if "bottleneck_queue_mean_pkts" in n3 and q.get("mean_waiting_packets") is not None:
+        # Packets waiting at the bottleneck (the one being serialized not counted, on both sides).
+        rows.append((f"mean queue at {bn} (packets, time-weighted)", q["mean_waiting_packets"],
+                     n3["bottleneck_queue_mean_pkts"], "{:.2f}"))
+        rows.append((f"largest queue at {bn} (packets)", q.get("max_packets", 0), n3["bottleneck_queue_max_pkts"], "{}"))
     out = ["| total | tcplab | ns-3 | Δ % |", "|---|---:|---:|---:|"]
     for label, a, b, fmt in rows:
         out.append(f"| {label} | {fmt.format(a)} | {fmt.format(b)} | {pct(b, a)} |")

@@ -45,6 +45,8 @@ SCENARIOS = {
     "M-cubic-32": "m-cubic-32.toml",
     "M-dctcp-8": "m-dctcp-8.toml",
     "M-dctcp-32": "m-dctcp-32.toml",
+    "M-bbr-4": "m-bbr-4.toml",
+    "M-bbr-4-deep": "m-bbr-4-deep.toml",
 }
 
 # --- units (the tcplab syntax) -------------------------------------------------------------
@@ -103,17 +105,17 @@ _FIXED_BEHAVIOUR = {
                           "ns-3's TcpSocketBase::NewAck recomputes the RTO from the estimator on every ACK "
                           "of new data, which forgets the backoff without an RTT sample"),
     "recovery": ("auto", ("auto", "sack"), "ns-3 uses its SACK scoreboard; see --recovery"),
-    "abc_limit": (1, {"newreno": 1, "bic": 1, "dctcp": 2, "cubic": (1, 2)},
+    "abc_limit": (1, {"newreno": 1, "bic": 1, "dctcp": 2, "cubic": (1, 2), "bbr": (1, 2)},
                   "slow start per ACK: ns-3 TcpNewReno adds one segment; TcpLinuxReno (under TcpDctcp) "
-                  "every segment the ACK covers, 2 with DelAckCount 2; tcplab's cubic ignores abc_limit"),
+                  "every segment the ACK covers, 2 with DelAckCount 2; tcplab's cubic and bbr ignore abc_limit"),
     "profile": ("rfc", "rfc", "the linux-2.6.16 profile brings behaviour ns-3 does not have"),
     "quickack": (0, 1, "ns-3 acknowledges the first data segment at once (TcpSocketBase::ProcessSynRcvd), later ones by DelAckCount"),
     "rcv_window_growth": (False, False, "ns-3 advertises its whole receive buffer from the start"),
-    "cwnd_validation": (True, {"newreno": False, "bic": False, "dctcp": False, "cubic": True},
+    "cwnd_validation": (True, {"newreno": False, "bic": False, "dctcp": False, "cubic": True, "bbr": (True, False)},
                         "ns-3 TcpNewReno, TcpBic and TcpDctcp grow cwnd on every ACK; TcpCubic only while "
-                        "m_isCwndLimited"),
+                        "m_isCwndLimited; BBR sets cwnd itself on every ACK in both (no effect)"),
     "cwnd_limited": ("flight", "flight", "ns-3 sets m_isCwndLimited = cwnd < BytesInFlight + MSS after each send"),
-    "ecn": (None, {"newreno": False, "bic": False, "cubic": False, "dctcp": True},
+    "ecn": (None, {"newreno": False, "bic": False, "cubic": False, "dctcp": True, "bbr": False},
             "ECN is translated for DCTCP only (TcpDctcp turns it on; the others keep UseEcn = Off)"),
 }
 # BIC parameters: tcplab's defaults (Linux 2.6.16's module parameters), each mapped onto ns-3's
@@ -127,6 +129,34 @@ CUBIC_DEFAULTS = {"beta": 717, "bic_scale": 41, "fast_convergence": True, "tcp_f
                   "hystart": True, "hystart_low_window": 16, "hystart_ack_delta": "2ms"}
 # DCTCP parameters: tcplab's defaults (Linux tcp_dctcp.c's), mapped onto ns-3's TcpDctcp.
 DCTCP_DEFAULTS = {"shift_g": 4, "alpha_on_init": 1024}
+# BBR parameters: tcplab's defaults (Linux tcp_bbr.c's constants), the keys of `[defaults.tcp.bbr]`.
+# ns-3's TcpBbr has attributes for four of them (HighGain, BwWindowLength, RttWindowLength,
+# ProbeRttDuration), mapped in run(); the others it hard-codes, and check() refuses any value but
+# the one it hard-codes (BBR_NS3_FIXED). drain_gain: ns-3 uses 1/HighGain (0.3464), tcplab Linux's
+# 88/256 (0.3438), which its 1/256 steps cannot make 0.3464; accepted, and documented (README.md).
+BBR_DEFAULTS = {"high_gain": 2.885, "drain_gain": 1 / 2.885, "cwnd_gain": 2.0, "bw_rtts": 10,
+                "min_rtt_win": "10s", "probe_rtt_time": "200ms", "cwnd_min_target": 4,
+                "full_bw_thresh": 1.25, "full_bw_cnt": 3, "pacing_margin_percent": 1}
+BBR_NS3_FIXED = {
+    "drain_gain": (lambda v: int(v * 256) == int(BBR_DEFAULTS["drain_gain"] * 256),
+                   "ns-3 drains at 1/HighGain; only tcplab's default (88/256) is accepted"),
+    "cwnd_gain": (lambda v: float(v) == 2.0, "ns-3 TcpBbr::EnterProbeBW hard-codes m_cWndGain = 2"),
+    "cwnd_min_target": (lambda v: int(v) == 4, "ns-3 TcpBbr hard-codes m_minPipeCwnd = 4 segments"),
+    "full_bw_thresh": (lambda v: float(v) == 1.25, "ns-3 TcpBbr::CheckFullPipe hard-codes 1.25"),
+    "full_bw_cnt": (lambda v: int(v) == 3, "ns-3 TcpBbr::CheckFullPipe hard-codes 3 rounds"),
+    "pacing_margin_percent": (lambda v: int(v) == 1, "ns-3 TcpBbr hard-codes m_pacingMargin = 0.01"),
+}
+
+
+# --bbr-stream per-flow: flow i's TcpBbr draws from stream BBR_STREAM_BASE + i (ns-3's default
+# Stream attribute, 4, for every flow with --bbr-stream same).
+BBR_STREAM_BASE = 4
+
+
+def bbr_unit(g: float) -> int:
+    """A BBR gain as tcplab keeps it: Linux's 1/256, rounded down, with 2.885 -> 739 (Linux's
+    bbr_high_gain = 2885 * 256 / 1000 + 1; tcplab's bbr.rs `to_unit`)."""
+    return 739 if g == 2.885 else int(g * 256)
 # tcplab's HyStart delay threshold is Linux's clamp(delay_min/8, 4 ms, 16 ms); ns-3's is
 # clamp(delay_min, HyStartDelayMin, HyStartDelayMax). Both are 4 ms (ns-3 with Min = Max = 4 ms)
 # while delay_min stays below 32 ms, which check() makes sure of.
@@ -136,11 +166,11 @@ _TCP_KEYS = {
     "cc", "mss", "sack", "timestamps", "window_scaling", "nagle", "sndbuf", "rcvbuf",
     "initial_cwnd", "initial_cwnd_rule", "initial_ssthresh", "delack_segments",
     "delack_timeout", "rto_min", "rto_granularity", "limited_transmit", "dupthresh",
-    "rto_initial", "hz", "bic", "cubic", "dctcp", *_FIXED_BEHAVIOUR,
+    "rto_initial", "hz", "bic", "cubic", "dctcp", "bbr", *_FIXED_BEHAVIOUR,
 }
 CC_TYPES = {"newreno": "ns3::TcpNewReno", "bic": "ns3::TcpBic", "cubic": "ns3::TcpCubic",
-            "dctcp": "ns3::TcpDctcp", "reno": None}
-_CC_TABLES = {"bic": BIC_DEFAULTS, "cubic": CUBIC_DEFAULTS, "dctcp": DCTCP_DEFAULTS}
+            "dctcp": "ns3::TcpDctcp", "bbr": "ns3::TcpBbr", "reno": None}
+_CC_TABLES = {"bic": BIC_DEFAULTS, "cubic": CUBIC_DEFAULTS, "dctcp": DCTCP_DEFAULTS, "bbr": BBR_DEFAULTS}
 
 
 def load(name_or_path: str) -> tuple[str, dict]:
@@ -167,6 +197,9 @@ def check(sc: dict) -> dict:
                 raise ValueError(f"defaults.tcp.{table}.{key}: not translated to ns-3")
         if table in tcp and table != cc:
             raise ValueError(f"[defaults.tcp.{table}] needs cc = \"{table}\"")
+    for key, (ok, why) in BBR_NS3_FIXED.items():
+        if key in tcp.get("bbr", {}) and not ok(tcp["bbr"][key]):
+            raise ValueError(f"defaults.tcp.bbr.{key} = {tcp['bbr'][key]!r}: {why}")
     for key, (default, want, why) in _FIXED_BEHAVIOUR.items():
         if isinstance(want, dict):
             want = want[cc]
@@ -296,6 +329,7 @@ using namespace ns3;
 std::FILE* g_ev = nullptr;
 std::vector<uint32_t> g_cwnd, g_ssth;  // last traced values, per flow
 bool g_ev_cwnd = false;               // also every change of cwnd (--events-cwnd)
+bool g_ev_pacing = false;             // also every change of the pacing rate (--events-pacing)
 void Ev(int64_t flow, const char* what, int64_t a, int64_t b, int64_t c)
 {
     if (g_ev) std::fprintf(g_ev, "%lld,%lld,%s,%lld,%lld,%lld\n", (long long)Simulator::Now().GetNanoSeconds(),
@@ -322,6 +356,32 @@ std::vector<uint64_t> g_cwr;       // entries into CA_CWR (window cuts for ECN-E
 std::vector<uint64_t> g_rto;       // retransmission timeouts, each one (the RTO doubled), per flow
 uint64_t g_bottleneck_drops = 0;
 uint64_t g_bottleneck_marks = 0;
+// The bottleneck device queue's occupancy (packets waiting, the one being serialized not
+// counted, as tcplab counts), integrated over time for its time-weighted mean, and its maximum.
+double g_q_area = 0;  // packet·ns
+int64_t g_q_since = 0;
+uint32_t g_q_len = 0, g_q_max = 0;
+void OnQlen(uint32_t, uint32_t now)
+{
+    int64_t t = Simulator::Now().GetNanoSeconds();
+    g_q_area += double(g_q_len) * double(t - g_q_since);
+    g_q_since = t;
+    g_q_len = now;
+    if (now > g_q_max) g_q_max = now;
+}
+double QueueMean(int64_t end_ns)
+{
+    double area = g_q_area + double(g_q_len) * double(end_ns - g_q_since);
+    return end_ns > 0 ? area / double(end_ns) : 0.0;
+}
+// TcpBbr draws PROBE_BW's first phase from a UniformRandomVariable on its `Stream` attribute
+// (default 4 for every socket, so every flow draws the same phases). g_bbr_stream >= 0 gives
+// flow i the stream g_bbr_stream + i instead (independent draws, as tcplab and Linux hosts).
+int64_t g_bbr_stream = -1;
+// A diagnostic variant's own hook on each sender socket (HookLinuxRecovery below), or none.
+bool (*g_hook_extra)(Ptr<Socket>) = nullptr;
+// BBR's pacing rate, per flow, for --events (event "pacing": a = bit/s)
+void OnPacing(uint64_t i, DataRate, DataRate now) { Ev(i, "pacing", (int64_t)now.GetBitRate(), g_cwnd[i], 0); }
 
 void OnRetx(uint64_t i, Ptr<const Packet>, const TcpHeader& h, const Address&, const Address&,
             Ptr<const TcpSocketBase>)
@@ -366,8 +426,19 @@ void HookSockets(ApplicationContainer apps)
         {
             ok = ok && s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, (uint64_t)i));
             ok = ok && s->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&OnSsth, (uint64_t)i));
+            if (g_ev_pacing)
+                ok = ok && s->TraceConnectWithoutContext("PacingRate", MakeBoundCallback(&OnPacing, (uint64_t)i));
         }
+        if (g_hook_extra) ok = ok && g_hook_extra(s);
         NS_ABORT_MSG_IF(!ok, "cannot hook the TCP socket traces");
+        if (g_bbr_stream >= 0)
+        {
+            PointerValue cc;
+            s->GetAttribute("CongestionOps", cc);
+            Ptr<TcpBbr> bbr = cc.Get<TcpBbr>();
+            NS_ABORT_MSG_IF(!bbr, "--bbr-stream: the socket's congestion control is not TcpBbr");
+            bbr->SetAttribute("Stream", UintegerValue(g_bbr_stream + i));
+        }
     }
 }
 void ScheduleHook(ApplicationContainer apps, uint64_t at_ns)
@@ -390,6 +461,7 @@ void HookBottleneck(Ptr<NetDevice> dev)
     bool ok = p2p->GetQueue()->TraceConnectWithoutContext("Drop", MakeCallback(&OnDrop));
     Ptr<TrafficControlLayer> tc = dev->GetNode()->GetObject<TrafficControlLayer>();
     ok = ok && tc->TraceConnectWithoutContext("TcDrop", MakeCallback(&OnDrop));
+    ok = ok && p2p->GetQueue()->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&OnQlen));
     Ptr<QueueDisc> qd = tc->GetRootQueueDiscOnDevice(dev);
     if (qd)
     {
@@ -523,8 +595,114 @@ void AttachDeviceQueue(Ptr<NetDevice> dev)
     qd->SetDeviceQueue(DynamicCast<PointToPointNetDevice>(dev)->GetQueue());
 }
 
+// Diagnostic only (--variant bbr-loss-log): TcpBbr as it is, counting the bytes its rate samples
+// report as lost (TcpRateSample::m_bytesLoss, which TcpSocketBase::ReceivedAck computes as the
+// absolute change of the send buffer's lost count over the ACK), in all and in CA_RECOVERY,
+// where TcpBbr::ModulateCwndForRecovery takes them off cwnd.
+double g_bbr_loss_bytes = 0, g_bbr_loss_bytes_recovery = 0;
+class TcpBbrLossLog : public TcpBbr
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpBbrLossLog")
+                                .SetParent<TcpBbr>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpBbrLossLog>();
+        return tid;
+    }
+    TcpBbrLossLog() : TcpBbr() {}
+    TcpBbrLossLog(const TcpBbrLossLog& sock) : TcpBbr(sock) {}
+    std::string GetName() const override { return "TcpBbrLossLog"; }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<TcpBbrLossLog>(this); }
+    void CongControl(Ptr<TcpSocketState> tcb, const TcpRateOps::TcpRateConnection& rc,
+                     const TcpRateOps::TcpRateSample& rs) override
+    {
+        g_bbr_loss_bytes += rs.m_bytesLoss;
+        if (tcb->m_congState == TcpSocketState::CA_RECOVERY) g_bbr_loss_bytes_recovery += rs.m_bytesLoss;
+        TcpBbr::CongControl(tcb, rc, rs);
+    }
+};
+
+// Diagnostic only (--variant bbr-linux-recovery): TcpBbr with three of its loss rules made
+// Linux's (tcp_bbr.c, bbr_set_cwnd_to_recover_or_restore), to test how much of a difference
+// they make: (1) an ACK takes off cwnd only the bytes newly deemed lost (the send buffer's lost
+// count grew over the ACK; Linux: rs->losses = tp->lost - prior_lost, a counter that never
+// falls), where ns-3 passes the absolute change, so that the ACK of a retransmission counts as
+// a new loss; (2) leaving recovery restores cwnd to at least the one saved on entering it,
+// which TcpSocketBase overwrites with ssthresh (BBR's: one BDP at DRAIN's entry) right after
+// TcpBbr::RestoreCwnd; (3) so does leaving a timeout's repair (CA_LOSS), where TcpBbr restores
+// nothing. The cwnd saved is tcplab's (bbr.rs save_cwnd): the cwnd on entering recovery or a
+// timeout from Open or Disorder, else the larger of it and the one saved before.
+class TcpBbrLinuxRecovery : public TcpBbr
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpBbrLinuxRecovery")
+                                .SetParent<TcpBbr>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpBbrLinuxRecovery>();
+        return tid;
+    }
+    TcpBbrLinuxRecovery() : TcpBbr() {}
+    TcpBbrLinuxRecovery(const TcpBbrLinuxRecovery& sock) : TcpBbr(sock) {}
+    std::string GetName() const override { return "TcpBbrLinuxRecovery"; }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<TcpBbrLinuxRecovery>(this); }
+    void CongestionStateSet(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCongState_t newState) override
+    {
+        if (newState == TcpSocketState::CA_RECOVERY || newState == TcpSocketState::CA_LOSS)
+        {
+            if (tcb->m_congState < TcpSocketState::CA_RECOVERY && GetBbrState() != 3)
+                m_saved = tcb->m_cWnd;
+            else
+                m_saved = std::max(m_saved, tcb->m_cWnd.Get());
+        }
+        TcpBbr::CongestionStateSet(tcb, newState);
+    }
+    void CongControl(Ptr<TcpSocketState> tcb, const TcpRateOps::TcpRateConnection& rc,
+                     const TcpRateOps::TcpRateSample& rs) override
+    {
+        TcpRateOps::TcpRateSample r = rs;
+        if (m_txb)
+        {
+            uint32_t now = m_txb->GetLost();
+            r.m_bytesLoss = now > m_lostAtAck ? now - m_lostAtAck : 0;
+        }
+        if (m_prev >= TcpSocketState::CA_RECOVERY && tcb->m_congState < TcpSocketState::CA_RECOVERY)
+            tcb->m_cWnd = std::max(tcb->m_cWnd.Get(), m_saved);
+        m_prev = tcb->m_congState;
+        TcpBbr::CongControl(tcb, rc, r);
+    }
+    Ptr<TcpTxBuffer> m_txb;   // the socket's send buffer (set by HookSockets)
+    uint32_t m_lostAtAck = 0; // its lost bytes when the segment being processed arrived
+    uint32_t m_saved = 0;
+    TcpSocketState::TcpCongState_t m_prev = TcpSocketState::CA_OPEN;
+};
+void OnRxForBbr(Ptr<TcpBbrLinuxRecovery> b, Ptr<const Packet>, const TcpHeader&, Ptr<const TcpSocketBase>)
+{
+    b->m_lostAtAck = b->m_txb->GetLost();
+}
+bool HookLinuxRecovery(Ptr<Socket> s)
+{
+    PointerValue cc;
+    s->GetAttribute("CongestionOps", cc);
+    Ptr<TcpBbrLinuxRecovery> b = cc.Get<TcpBbrLinuxRecovery>();
+    if (!b) return true;
+    PointerValue tb;
+    s->GetAttribute("TxBuffer", tb);
+    b->m_txb = tb.Get<TcpTxBuffer>();
+    return s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnRxForBbr, b));
+}
+
 std::string RegisterVariant(const std::string& name)
 {
+    if (name == "bbr-linux-recovery")
+    {
+        g_hook_extra = &HookLinuxRecovery;
+        return TcpBbrLinuxRecovery::GetTypeId().GetName();
+    }
+    if (name == "bbr-loss-log") return TcpBbrLossLog::GetTypeId().GetName();
     if (name == "newreno-flightsize") return TcpNewRenoFlightSize::GetTypeId().GetName();
     if (name == "dctcp-per-ack") return TcpDctcpPerAck::GetTypeId().GetName();
     NS_ABORT_MSG("unknown variant " << name);
@@ -567,7 +745,8 @@ def _import_ns3():
 
 def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: str | None = None,
         events: str | None = None, variant: str = "none", events_cwnd: bool = False,
-        ecn_queue: str = "threshold", conn_timeout: str = "ns3") -> dict:
+        ecn_queue: str = "threshold", conn_timeout: str = "ns3", bbr_stream: str = "per-flow",
+        events_pacing: bool = False) -> dict:
     t_import = time.perf_counter()
     ns, cppyy = _import_ns3()
 
@@ -576,6 +755,7 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
     if events:
         helpers.OpenEvents(str(Path(events).resolve()))
         helpers.g_ev_cwnd = events_cwnd
+        helpers.g_ev_pacing = events_pacing
     t_setup = time.perf_counter()
 
     # -- TCP: every value comes from the scenario; absent keys take tcplab's defaults --------
@@ -630,6 +810,24 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
         # jiffies); ns-3's own default is 10 ms.
         D("ns3::TcpCubic::CubicDelta", ns.TimeValue(ns.Seconds(1)))
         D("ns3::TcpCubic::CntClamp", ns.UintegerValue(20))  # Linux: cnt at most 20 before the first loss
+    elif cc == "bbr":
+        bb = {k: tcp.get("bbr", {}).get(k, v) for k, v in BBR_DEFAULTS.items()}
+        # STARTUP's gain as tcplab (and Linux) keep it, 739/256 = 2.8867 (ns-3's own: 2.89). ns-3's
+        # DRAIN gain is 1/HighGain, Linux's 88/256 (0.3438 against 0.3464; README.md, "BBR").
+        D("ns3::TcpBbr::HighGain", ns.DoubleValue(bbr_unit(float(bb["high_gain"])) / 256))
+        D("ns3::TcpBbr::BwWindowLength", ns.UintegerValue(int(bb["bw_rtts"])))
+        D("ns3::TcpBbr::RttWindowLength", ns.TimeValue(ns.NanoSeconds(time_ns(bb["min_rtt_win"]))))
+        D("ns3::TcpBbr::ProbeRttDuration", ns.TimeValue(ns.NanoSeconds(time_ns(bb["probe_rtt_time"]))))
+        # BBR paces in both. ns-3 needs pacing switched on (TcpBbr::InitPacingRate switches it on
+        # with a warning); tcplab, like Linux, paces every data segment, the first window
+        # included, which ns-3 leaves unpaced unless PaceInitialWindow. Both pace payload bytes
+        # (ns-3: the gap is the segment's payload over the rate; tcplab likewise), and ns-3 caps
+        # the rate at MaxPacingRate (4 Gb/s), which tcplab has not: raised out of reach.
+        D("ns3::TcpSocketState::EnablePacing", ns.BooleanValue(True))
+        D("ns3::TcpSocketState::PaceInitialWindow", ns.BooleanValue(True))
+        D("ns3::TcpSocketState::MaxPacingRate", ns.DataRateValue(ns.DataRate(10**15)))
+        if bbr_stream == "per-flow":
+            helpers.g_bbr_stream = BBR_STREAM_BASE
     elif cc == "dctcp":
         dc = {k: tcp.get("dctcp", {}).get(k, v) for k, v in DCTCP_DEFAULTS.items()}
         D("ns3::TcpDctcp::DctcpShiftG", ns.DoubleValue(2.0 ** -int(dc["shift_g"])))
@@ -780,6 +978,11 @@ def run(path: str, sc: dict, tcp: dict, duration_ns: int, recovery: str, pcap: s
         "ecn_queue": ecn_queue if ecn_devices else None, "conn_timeout": conn_timeout, "segment_size": seg, "mtu": mtu,
         "bottleneck": bottleneck[2], "bottleneck_drops": int(helpers.g_bottleneck_drops),
         "bottleneck_marks": int(helpers.g_bottleneck_marks),
+        "bottleneck_queue_mean_pkts": float(helpers.QueueMean(duration_ns)),
+        "bottleneck_queue_max_pkts": int(helpers.g_q_max),
+        "bbr_stream": bbr_stream if cc == "bbr" else None,
+        **({"bbr_loss_bytes": float(helpers.g_bbr_loss_bytes),
+            "bbr_loss_bytes_recovery": float(helpers.g_bbr_loss_bytes_recovery)} if variant == "bbr-loss-log" else {}),
         "flows": out_flows, "total_goodput_bps": sum(f["goodput_bps"] for f in out_flows),
         "total_retransmits": sum(f["retransmits"] for f in out_flows),
         "wall_time_s": wall, "cpu_time_s": cpu, "setup_time_s": t_run - t_setup, "import_time_s": t_setup - t_import,
@@ -817,11 +1020,22 @@ def main(argv=None) -> int:
                          "simultaneous arrivals and departures")
     ap.add_argument("--conn-timeout", choices=["ns3", "rto-initial"], default="ns3",
                     help="SYN and SYN-ACK timeout: ns-3's ConnTimeout (3 s, default) or tcplab's rto_initial")
-    ap.add_argument("--variant", choices=["none", "newreno-flightsize", "dctcp-per-ack"], default="none",
+    ap.add_argument("--bbr-stream", choices=["per-flow", "same"], default="per-flow",
+                    help="TcpBbr's random stream (PROBE_BW's first phase): 'per-flow' (default) gives flow i "
+                         f"stream {BBR_STREAM_BASE} + i, independent draws as in tcplab (a seeded stream per "
+                         "flow) and Linux (one per host); 'same' keeps ns-3's default, stream 4 for every "
+                         "flow, so that every flow draws the same phases")
+    ap.add_argument("--events-pacing", action="store_true",
+                    help="with --events, also every change of the pacing rate (pacing: a = bit/s, b = cwnd)")
+    ap.add_argument("--variant", choices=["none", "newreno-flightsize", "dctcp-per-ack", "bbr-loss-log", "bbr-linux-recovery"],
+                    default="none",
                     help="diagnostic, not the translation: change one ns-3 behaviour to tcplab's to test "
                          "an explanation of a difference (README.md): newreno-flightsize halves FlightSize "
                          "at a loss instead of BytesInFlight (the RFC 6675 pipe); dctcp-per-ack grows "
-                         "MSS*MSS/cwnd per ACK in congestion avoidance instead of one segment per window")
+                         "MSS*MSS/cwnd per ACK in congestion avoidance instead of one segment per window; "
+                         "bbr-loss-log changes nothing and reports the bytes TcpBbr's rate samples call lost; "
+                         "bbr-linux-recovery makes TcpBbr's loss rules Linux's (newly lost bytes only, cwnd "
+                         "restored after recovery and after a timeout; README.md, \"BBR\")")
     args = ap.parse_args(argv)
     path, sc = load(args.scenario)
     tcp = check(sc)
@@ -829,7 +1043,7 @@ def main(argv=None) -> int:
     if not duration:
         raise SystemExit("the scenario has no run.duration; give --duration")
     res = run(path, sc, tcp, time_ns(duration), args.recovery, args.pcap, args.events, args.variant, args.events_cwnd,
-              args.ecn_queue, args.conn_timeout)
+              args.ecn_queue, args.conn_timeout, args.bbr_stream, args.events_pacing)
     res["full_duration_s"] = time_ns(sc["run"]["duration"]) / 1e9 if "duration" in sc.get("run", {}) else None
     sys.stdout.write(json.dumps(res) + "\n")
     sys.stdout.flush()

@@ -25,8 +25,9 @@
 //!   with the cwnd from before restored (`bbr_check_probe_rtt_done`).
 //!
 //! Pacing rate = pacing_gain × BtlBw × (100 − 1) % (`bbr_rate_bytes_per_sec`), raised only
-//! until the pipe is full; before the first RTT sample cwnd/1 ms, then cwnd/srtt, × high_gain
-//! (`bbr_init_pacing_rate_from_rtt`). cwnd (`bbr_set_cwnd`): target = ⌈BtlBw·min_rtt·gain⌉ +
+//! until the pipe is full; at first high_gain × cwnd/srtt, srtt from the handshake's RTT sample
+//! (`bbr_init_pacing_rate_from_rtt` in `bbr_init`, which Linux runs once the handshake is over),
+//! or over 1 ms without one until the first RTT sample. cwnd (`bbr_set_cwnd`): target = ⌈BtlBw·min_rtt·gain⌉ +
 //! 3 quanta (one segment each: `bbr_quantization_budget` with a one-segment TSO goal), rounded
 //! up to even, +2 in the 5/4 phase; below the target cwnd grows by what each ACK delivered,
 //! once the pipe is full it is min(cwnd + delivered, target); never below 4 packets.
@@ -676,6 +677,14 @@ impl CongestionControl for Bbr {
     }
     fn seed(&mut self, rng: Rng) {
         self.rng = rng;
+    }
+    /// `bbr_init` runs once the handshake is over (Linux `tcp_init_congestion_control`), when
+    /// the SYN or SYN-ACK has given srtt: the first window is paced at high_gain × cwnd / srtt
+    /// (`bbr_init_pacing_rate_from_rtt`), not over the 1 ms it assumes without a sample.
+    fn on_established(&mut self, srtt: Option<SimDuration>) {
+        if srtt.is_some() && !self.has_seen_rtt {
+            self.init_pacing_rate(srtt);
+        }
     }
     fn probe_names(&self) -> &'static [&'static str] {
         &PROBE_NAMES

@@ -365,3 +365,24 @@ fn the_rule_checker_catches_a_cwnd_beyond_the_gain() {
     d.pacing_gain = BBR_UNIT * 2;
     assert!(d.check_rules(&before).is_err(), "a gain that is not the mode's");
 }
+
+#[test]
+fn the_handshake_rtt_sets_the_first_pacing_rate() {
+    // bbr_init (Linux tcp_init_congestion_control, once the handshake is over) paces the first
+    // window at high_gain × cwnd / srtt when the SYN or SYN-ACK gave srtt, less the 1 % margin;
+    // without a sample over 1 ms, until the first one.
+    let gain_rate = |cwnd_bytes: u64, rtt: SimDuration| {
+        let bw = cwnd_bytes as u128 * 1_000_000_000_000 / rtt.as_ps() as u128;
+        (bw * 739 / 256 * 99 / 100) as u64
+    };
+    let mut b = bbr();
+    assert_eq!(b.pacing_bytes_per_sec(), gain_rate(10 * MSS as u64, SimDuration::from_millis(1)));
+    b.on_established(Some(RTT));
+    assert_eq!(b.pacing_bytes_per_sec(), gain_rate(10 * MSS as u64, RTT));
+    // Only once: a later call (or one without a sample) changes nothing.
+    b.on_established(Some(part(2)));
+    assert_eq!(b.pacing_bytes_per_sec(), gain_rate(10 * MSS as u64, RTT));
+    let mut c = bbr();
+    c.on_established(None);
+    assert_eq!(c.pacing_bytes_per_sec(), gain_rate(10 * MSS as u64, SimDuration::from_millis(1)));
+}

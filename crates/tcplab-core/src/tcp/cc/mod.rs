@@ -252,6 +252,12 @@ pub trait CongestionControl {
     fn seed(&mut self, rng: Rng) {
         let _ = rng;
     }
+    /// The handshake is over, with `srtt` from its RTT sample if it gave one (Linux calls the
+    /// controller's `init` then, in `tcp_init_congestion_control`: BBR starts pacing from that
+    /// RTT). Ignored by default.
+    fn on_established(&mut self, srtt: Option<SimDuration>) {
+        let _ = srtt;
+    }
 }
 
 macro_rules! define_controllers {
@@ -377,6 +383,9 @@ macro_rules! define_controllers {
             }
             fn seed(&mut self, rng: Rng) {
                 match self { $( Controller::$v(c) => c.seed(rng), )* }
+            }
+            fn on_established(&mut self, srtt: Option<SimDuration>) {
+                match self { $( Controller::$v(c) => c.on_established(srtt), )* }
             }
         }
     };

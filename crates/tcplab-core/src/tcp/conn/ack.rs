@@ -39,11 +39,15 @@ impl Connection {
                 }
             }
         }
-        if self.state == State::SynReceived && seg.ack >= 1 {
+        let established = self.state == State::SynReceived && seg.ack >= 1;
+        if established {
             self.state = State::Established;
             self.snd_wnd = seg.window;
         }
         self.on_ack(now, seg, out);
+        if established {
+            self.cc.on_established(self.rtt.srtt());
+        }
         if seg.len > 0 || seg.has(flags::FIN) {
             self.on_data(now, seg, out);
         } else if seg.seq < self.rcv_nxt && seg.len == 0 && !seg.has(flags::SYN) && self.state_has_ack() {

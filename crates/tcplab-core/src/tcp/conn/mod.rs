@@ -729,6 +729,7 @@ impl Connection {
                     self.snd_wnd = seg.window;
                     self.max_snd_wnd = seg.window;
                     self.handle_new_ack(now, seg, 0, out);
+                    self.cc.on_established(self.rtt.srtt());
                     self.send_ack(now, out);
                     self.try_send(now, out);
                 }

@@ -39,6 +39,28 @@ fn a_paced_sender_releases_segments_len_over_rate_apart() {
 }
 
 #[test]
+fn a_bbr_sender_paces_its_first_window_from_the_handshake_rtt() {
+    // Linux runs bbr_init when the handshake is over (tcp_init_congestion_control), after the
+    // SYN-ACK's RTT sample: the first window leaves at high_gain × IW / srtt (less the 1 %
+    // margin), not at IW over the 1 ms BBR assumes before any sample.
+    let mut w = Wire::new(bbr(), bbr(), 10 * MS);
+    w.open();
+    w.run_until(SimTime(25 * MS.as_ps()));
+    let srtt = w.a.srtt().expect("the SYN-ACK gives an RTT sample");
+    let iw = w.a.controller().cwnd();
+    let bw = iw as u128 * 1_000_000_000_000 / srtt.as_ps() as u128;
+    let want = (bw * 739 / 256 * 99 / 100) as u64;
+    assert_eq!(w.a.controller().pacing_rate(), Some(want));
+    let t0 = w.now;
+    w.write(100_000);
+    w.run_until(t0 + SimDuration::from_millis(15));
+    let times = data_times(&w);
+    assert_eq!(times.len(), 10, "the initial window");
+    let gap = SimDuration(1000 * 1_000_000_000_000 / want);
+    assert_eq!(times[9], t0 + SimDuration(9 * gap.as_ps()), "nine gaps of len/rate");
+}
+
+#[test]
 fn without_a_pacing_rate_the_window_goes_at_once_and_no_pacing_timer_runs() {
     let c = TcpConfig { cc: CcConfig::Cubic(CubicConfig::default()), initial_cwnd: 10, ..cfg() };
     let mut w = Wire::new(c.clone(), c, 10 * MS);
