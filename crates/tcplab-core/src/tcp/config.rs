@@ -55,6 +55,21 @@ pub enum InitialWindowRule {
     BsdLocal,
 }
 
+/// Which rule Nagle's algorithm holds a short segment by (when `nagle` is on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NagleRule {
+    /// RFC 896 / RFC 1122 §4.2.3.4: a short segment waits while any data is unacknowledged
+    /// (ns-3's `TcpSocketBase`).
+    Rfc896,
+    /// 4.4BSD/FreeBSD `tcp_output`: RFC 896's, but the closing tail goes at once with the FIN
+    /// (`flags & TH_FIN ... goto send`).
+    Bsd,
+    /// Linux 2.4 to 6.x (`tcp_nagle_test`, `tcp_nagle_check`, `tcp_minshall_check`; Minshall's
+    /// draft-minshall-nagle-01): a short segment waits only while an earlier *short* segment
+    /// is unacknowledged, and the one that carries the FIN never waits.
+    Linux,
+}
+
 /// Which Linux's receive-window rules `rcv_window_growth` follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RcvWindowRule {
@@ -87,6 +102,8 @@ pub struct TcpConfig {
     pub window_scaling: bool,
     /// Nagle's algorithm (RFC 896 / RFC 1122 §4.2.3.4).
     pub nagle: bool,
+    /// Which segments Nagle's algorithm holds (default RFC 896's).
+    pub nagle_rule: NagleRule,
     /// Send socket buffer in bytes: unacknowledged plus unsent data never exceeds it.
     pub sndbuf: u64,
     /// Receive socket buffer in bytes: bounds the advertised window.
@@ -251,6 +268,7 @@ impl Default for TcpConfig {
             timestamps: false,
             window_scaling: true,
             nagle: true,
+            nagle_rule: NagleRule::Rfc896,
             sndbuf: 4_000_000,
             rcvbuf: 4_000_000,
             initial_cwnd: 0,

@@ -14,7 +14,7 @@ pub(crate) mod scoreboard;
 pub mod stage_rtt;
 pub mod timers;
 
-pub use config::{CwndLimitedRule, CwrReduction, InitialWindowRule, LocalCongestion, RcvWindowRule, RecoveryKind, TcpConfig};
+pub use config::{CwndLimitedRule, CwrReduction, InitialWindowRule, LocalCongestion, NagleRule, RcvWindowRule, RecoveryKind, TcpConfig};
 pub use conn::{ConnStats, Connection, Measurement, Output, RangeFlag, State, TcpEvent, TcpEventKind};
 pub use endpoint::{Arrival, Endpoint, Variant, Wake};
 pub use host_clock::HostClock;

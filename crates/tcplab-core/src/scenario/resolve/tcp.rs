@@ -8,11 +8,13 @@ use super::cc::{CcLayers, ResolvedCc};
 use super::variant::{ResolvedVariant, VariantLayers};
 use super::{err, Res};
 use crate::scenario::spec::{
-    BackoffName, BackoffResetName, CcName, CwndLimitedName, CwrReductionName, Dur, EstimatorName, IwRuleName, LocalCongestionName, PartialAckTimerName, ProfileName,
+    BackoffName, BackoffResetName, CcName, CwndLimitedName, CwrReductionName, Dur, EstimatorName, IwRuleName, LocalCongestionName, NagleRuleName, PartialAckTimerName, ProfileName,
     RcvWindowRuleName, RecoveryName, TcpSettings, TcpSpec, TimerGridName,
 };
 use crate::tcp::cc::CcContext;
-use crate::tcp::{Backoff, BackoffReset, CwndLimitedRule, CwrReduction, InitialWindowRule, LocalCongestion, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig};
+use crate::tcp::{
+    Backoff, BackoffReset, CwndLimitedRule, CwrReduction, InitialWindowRule, LocalCongestion, NagleRule, RcvWindowRule, RecoveryKind, RtoPolicy, RttEstimatorKind, TcpConfig,
+};
 use crate::units::{SimDuration, PS_PER_SEC};
 
 /// The host's clock tick, 1/HZ rounded to whole picoseconds (below 1 ps of error per tick).
@@ -153,6 +155,7 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             window_scaling: Some(true),
             initial_cwnd: Some(0),
             initial_cwnd_rule: Some(IwRuleName::Linux),
+            nagle_rule: Some(NagleRuleName::Linux),
             quickack: Some(16),
             rcv_window_growth: Some(true),
             rcv_window_rule: Some(RcvWindowRuleName::Linux2616),
@@ -232,6 +235,7 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             timestamps: Some(true),
             window_scaling: Some(true),
             initial_cwnd: Some(10),
+            nagle_rule: Some(NagleRuleName::Linux),
             quickack: Some(16),
             rcv_window_growth: Some(true),
             rcv_window_rule: Some(RcvWindowRuleName::Linux420),
@@ -269,6 +273,7 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             window_scaling: Some(true),
             initial_cwnd: Some(0),
             initial_cwnd_rule: Some(IwRuleName::BsdLocal),
+            nagle_rule: Some(NagleRuleName::Bsd),
             delack_segments: Some(2),
             delack_timeout: Some(Dur(SimDuration::from_millis(200))),
             rtt_estimator: Some(EstimatorName::Bsd),
@@ -310,6 +315,7 @@ pub fn profile_tcp(p: ProfileName) -> TcpSpec {
             timestamps: Some(true),
             window_scaling: Some(true),
             initial_cwnd: Some(1),
+            nagle_rule: Some(NagleRuleName::Bsd),
             delack_segments: Some(2),
             delack_timeout: Some(Dur(SimDuration::from_millis(100))),
             rtt_estimator: Some(EstimatorName::Bsd),
@@ -369,7 +375,7 @@ impl ResolvedTcp {
     pub fn config(&self) -> TcpConfig {
         #[rustfmt::skip]
         let TcpSettings {
-            mss, sack, timestamps, window_scaling, nagle, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
+            mss, sack, timestamps, window_scaling, nagle, nagle_rule, sndbuf, rcvbuf, initial_cwnd, initial_cwnd_rule, quickack,
             rcv_window_growth, rcv_window_rule, rx_truesize, tcp_rmem_max, initial_ssthresh, delack_segments, delack_timeout, rtt_estimator,
             rto_min, rto_max, rto_initial, rto_granularity, rto_backoff, rto_hybrid_switch, rto_backoff_reset, rto_randomize, ecn,
             limited_transmit, cwnd_validation, cwnd_limited, timer_ticks, timer_grid, rto_slop, round_buffers_to_mss, window_update_on_read, dupthresh, partial_ack_timer, recovery, abc_limit: _, ts_tick, hz,
@@ -382,6 +388,11 @@ impl ResolvedTcp {
             timestamps,
             window_scaling,
             nagle,
+            nagle_rule: match nagle_rule {
+                NagleRuleName::Rfc896 => NagleRule::Rfc896,
+                NagleRuleName::Bsd => NagleRule::Bsd,
+                NagleRuleName::Linux => NagleRule::Linux,
+            },
             sndbuf: sndbuf.0,
             rcvbuf: rcvbuf.0,
             initial_cwnd,

@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::scenario::spec::{
-    BackoffName, BackoffResetName, CwndLimitedName, CwrReductionName, Dur, EstimatorName, IwRuleName, LocalCongestionName, PartialAckTimerName, ProfileName, RcvWindowRuleName,
-    RecoveryName, Size, TcpSpec, Threshold, TimerGridName,
+    BackoffName, BackoffResetName, CwndLimitedName, CwrReductionName, Dur, EstimatorName, IwRuleName, LocalCongestionName, NagleRuleName, PartialAckTimerName, ProfileName,
+    RcvWindowRuleName, RecoveryName, Size, TcpSpec, Threshold, TimerGridName,
 };
 use crate::scenario::{parse_json, parse_toml, Run};
 use crate::tcp::cc::bic::BicParams as ResolvedBic;
@@ -60,6 +60,7 @@ fn every_setting_changed() -> TcpSettings {
         timestamps: true,
         window_scaling: false,
         nagle: false,
+        nagle_rule: NagleRuleName::Linux,
         sndbuf: Size(123_456),
         rcvbuf: Size(654_321),
         initial_cwnd: 7,

@@ -70,6 +70,19 @@ pub enum IwRuleName {
     BsdLocal,
 }
 
+/// Nagle rules by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NagleRuleName {
+    /// RFC 896: a short segment waits while anything is unacknowledged.
+    Rfc896,
+    /// BSD: RFC 896's, but the closing tail goes with the FIN.
+    Bsd,
+    /// Linux (Minshall's variant): a short segment waits only while an earlier short one is
+    /// unacknowledged; the closing tail goes with the FIN.
+    Linux,
+}
+
 /// Receive-window rules by name (Linux versions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RcvWindowRuleName {
@@ -518,6 +531,9 @@ crate::tcp::cc::registry::with_controllers!(tcp_table {
         window_scaling: bool = d.window_scaling,
         /// Nagle's algorithm (default true).
         nagle: bool = d.nagle,
+        /// Which short segments Nagle holds: `"rfc896"`, `"bsd"` or `"linux"` (default
+        /// `"rfc896"`; `"linux"` in the Linux profiles, `"bsd"` in the FreeBSD ones).
+        nagle_rule: NagleRuleName = NagleRuleName::Rfc896,
         /// Send buffer, bytes, at least one MSS (default 4MB).
         sndbuf: Size = Size(d.sndbuf),
         /// Receive buffer, bytes, at least one MSS (default 4MB).

@@ -122,6 +122,8 @@ pub struct Connection {
     fin_sent: bool,
     snd_wnd: u64,
     max_snd_wnd: u64,
+    /// End of the last short new-data segment sent (Linux `snd_sml`, for Minshall's Nagle).
+    snd_sml: u64,
     cc: Controller,
     recovery: Option<Recovery>,
     recovery_kind: RecoveryKind,
@@ -221,6 +223,7 @@ impl Connection {
             fin_sent: false,
             snd_wnd: 0,
             max_snd_wnd: 0,
+            snd_sml: 0,
             cc,
             recovery: None,
             recovery_kind: cfg.recovery,

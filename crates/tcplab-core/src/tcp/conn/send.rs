@@ -4,7 +4,7 @@
 
 use crate::net::packet::flags;
 use crate::tcp::cc::CongestionControl;
-use crate::tcp::config::{CwndLimitedRule, RecoveryKind};
+use crate::tcp::config::{CwndLimitedRule, NagleRule, RecoveryKind};
 use crate::tcp::timers::TimerKind;
 use crate::units::{SimDuration, SimTime};
 
@@ -323,18 +323,32 @@ impl Connection {
         let wnd_room = (self.snd_una + self.snd_wnd).saturating_sub(start);
         let len = avail.min(mss).min(wnd_room);
         if len > 0 && len < mss && !force {
-            // RFC 1122 §4.2.3.4 sender SWS avoidance with Nagle (RFC 896): a short segment
-            // goes only if it is all the data and nothing is outstanding (or Nagle is off),
-            // or the window would allow at least half the peer's largest window.
+            // RFC 1122 §4.2.3.4 sender SWS avoidance with Nagle: a short segment goes only if
+            // it is all the data and Nagle does not hold it, or the window would allow at
+            // least half the peer's largest window.
             let is_all = len == avail;
-            let idle = self.snd_max == self.snd_una;
             let half_window = len >= self.max_snd_wnd / 2 && self.max_snd_wnd > 0;
-            let ok = (is_all && (idle || !self.cfg.nagle)) || half_window;
+            let ok = (is_all && !self.nagle_holds(start + len)) || half_window;
             if !ok {
                 return (start, 0);
             }
         }
         (start, len)
+    }
+
+    /// Whether Nagle's algorithm holds a short segment that is all the data and ends at
+    /// `end`, by the configured rule.
+    fn nagle_holds(&self, end: u64) -> bool {
+        if !self.cfg.nagle || self.snd_max == self.snd_una {
+            return false;
+        }
+        let closing_tail = self.close_requested && end == self.stream_end;
+        match self.cfg.nagle_rule {
+            NagleRule::Rfc896 => true,
+            NagleRule::Bsd => !closing_tail,
+            // tcp_minshall_check: snd_sml after snd_una and not after snd_nxt.
+            NagleRule::Linux => !closing_tail && self.snd_sml > self.snd_una && self.snd_sml <= self.snd_max,
+        }
     }
 
     pub(super) fn send_new_inner(&mut self, now: SimTime, out: &mut Output, room: u64, force: bool) -> bool {
@@ -352,6 +366,9 @@ impl Connection {
         self.pacing_sent(now, len);
         self.snd_nxt = start + len;
         self.snd_max = self.snd_max.max(self.snd_nxt);
+        if len < self.smss as u64 {
+            self.snd_sml = self.snd_nxt;
+        }
         self.sent.push_back(SentRecord { end: self.snd_nxt, at: now, retransmitted: false, rate });
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len;

@@ -551,21 +551,6 @@ fn send_buffer_bounds_unacknowledged_data() {
 }
 
 #[test]
-fn nagle_holds_small_segments_while_data_is_outstanding() {
-    for nagle in [true, false] {
-        let c = TcpConfig { nagle, delack_segments: 2, ..no_sack() };
-        let mut w = Wire::new(c.clone(), c, 10 * MS);
-        w.open();
-        w.run_until(SimTime(30 * MS.as_ps()));
-        w.write(100);
-        w.write(100);
-        w.write(100);
-        let sent = w.data_from_a().count();
-        assert_eq!(sent, if nagle { 1 } else { 3 }, "nagle={nagle}");
-    }
-}
-
-#[test]
 fn syn_loss_is_retransmitted_after_initial_rto() {
     let mut w = Wire::new(cfg(), cfg(), 10 * MS);
     let mut first = true;
@@ -946,3 +931,6 @@ mod karn;
 
 #[path = "tests_rate.rs"]
 mod rate_pacing;
+
+#[path = "tests_nagle.rs"]
+mod nagle;
