@@ -122,7 +122,9 @@ def machine() -> list[str]:
     lines.append(f"- load average when the runs began: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     lines.append(f"- g++: {sh(['g++', '--version']).splitlines()[0]}; rustc: {sh(['rustc', '--version'])}")
     commit = sh(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"])
-    dirty = " (with uncommitted changes)" if sh(["git", "-C", str(REPO), "status", "--porcelain", "--", "crates", "benches/htsim"]) else ""
+    # What the two binaries are built from (not the results or the README).
+    built_from = ["crates", "Cargo.toml", "Cargo.lock", "benches/htsim/htsim_dumbbell.cpp", "benches/htsim/setup.sh"]
+    dirty = " (with uncommitted changes)" if sh(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no", "--"] + built_from) else ""
     lines.append(f"- tcplab: commit {commit}{dirty}")
     src = HERE / "build" / "SOURCE"
     flags = HERE / "build" / "CXXFLAGS"
