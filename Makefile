@@ -10,7 +10,7 @@ MATURIN := VIRTUAL_ENV=$(VENV_ABS) $(VENV)/bin/maturin
 BUILD_INPUTS := pyproject.toml Cargo.toml Cargo.lock \
 	$(shell find crates -name '*.rs' -o -name Cargo.toml -o -name build.rs)
 
-.PHONY: demo test test-wheel bench bench-memory bench-ns3 tshark
+.PHONY: demo test test-wheel bench bench-memory bench-ns3 bench-htsim tshark
 
 demo: $(VENV)/.built
 	$(VENV)/bin/tcplab run scenarios/dumbbell/dumbbell.toml
@@ -44,6 +44,12 @@ bench-memory:
 bench-ns3: $(VENV)/.built
 	bash benches/ns3/setup.sh
 	$(VPY) benches/ns3/compare.py
+
+# tcplab beside htsim on the 10 Gb/s dumbbell: data packets per wall second and, where valgrind
+# is installed, instructions per data packet (htsim built from its source; see benches/htsim/).
+bench-htsim:
+	bash benches/htsim/setup.sh
+	$(PYTHON) benches/htsim/compare.py $(if $(shell command -v valgrind 2>/dev/null),--callgrind)
 
 # A venv with current pip and maturin. Falls back to a pip-less venv bootstrapped by the
 # system pip where the venv module lacks ensurepip (e.g. Debian without python3-venv).
