@@ -172,8 +172,15 @@ def test_tshark_reads_the_ecn_bits_as_tcplab_counts_them(dctcp_run):
     assert set(data["ip.dsfield.ecn"].unique()) == {"2", "3"}
     ce = data.filter(pl.col("ip.dsfield.ecn") == "3").height
     assert ce == flows["ce_received"].sum() > 0
-    # Every window reduction sends CWR once, on new data.
-    assert data.filter(pl.col("tcp.flags.cwr") == "1").height == flows["ecn_reductions"].sum() > 0
+    # Every window reduction sends CWR once, on the next new data segment (Linux tcp_ecn_send:
+    # never on a retransmission, a pure ACK or a bare FIN). So per flow as many CWRs as
+    # reductions, but for a last reduction made after the flow's last new segment had left
+    # (an ECE still in flight when the transfer's tail went), which has nothing to carry it.
+    assert flows["ecn_reductions"].sum() > 0
+    senders = {"s0": "10.0.0.1", "s1": "10.0.0.2"}
+    for name, src, reductions in flows.select("name", "src", "ecn_reductions").iter_rows():
+        cwrs = data.filter((pl.col("ip.src") == senders[src]) & (pl.col("tcp.flags.cwr") == "1")).height
+        assert reductions - cwrs in (0, 1), (name, reductions, cwrs)
     # The receiver's ACKs (DCTCP: ECT too) echo with ECE.
     acks = seen.filter((pl.col("ip.src") == receiver) & (pl.col("tcp.flags.syn") == "0"))
     assert (acks["ip.dsfield.ecn"] == "2").all()
