@@ -166,19 +166,25 @@ impl RequestClient {
         self.collect(io);
     }
 
+    /// Whether a request may still be made at `at`: neither the limit nor the stop time has
+    /// come.
+    fn may_issue(&self, at: SimTime) -> bool {
+        !(self.limit.is_some_and(|l| self.issued >= l) || self.stop_at.is_some_and(|s| at >= s))
+    }
+
     /// Set the timer for a request at `at`, or, past the limit or the stop time, make no more.
     fn arm(&mut self, at: SimTime, io: &mut impl Sockets) {
-        if self.limit.is_some_and(|l| self.issued >= l) || self.stop_at.is_some_and(|s| at >= s) {
-            self.no_more = true;
-        } else {
+        if self.may_issue(at) {
             io.set_timer(at);
+        } else {
+            self.no_more = true;
         }
     }
 
     /// Make one request now (unless the limit or the stop time has come).
     fn issue(&mut self, io: &mut impl Sockets) {
         let now = io.now();
-        if self.limit.is_some_and(|l| self.issued >= l) || self.stop_at.is_some_and(|s| now >= s) {
+        if !self.may_issue(now) {
             self.no_more = true;
             return;
         }
