@@ -62,7 +62,7 @@ def test_an_unknown_document_is_one_line_naming_the_shipped_ones(capsys):
     assert main(["docs", "nope"]) == 2
     err = capsys.readouterr().err
     assert err == ("error: no document 'nope' (shipped: core-interface, "
-                   f"{', '.join(sorted(shipped.study_readmes()))}, readme, scenario-format, sweeps)\n")
+                   f"{', '.join(sorted(shipped.study_readmes()))}, readme, scenario-format, sweeps, tcp-settings)\n")
 
 
 def test_an_error_citing_a_document_says_how_to_read_it(smoke_path, capsys):

@@ -93,7 +93,7 @@ fn moved_key(path: &str) -> Option<String> {
             _ => {}
         }
     }
-    Some(format!("moved to [{header}.{table}] {new} (docs/scenario-format.md)"))
+    Some(format!("moved to [{header}.{table}] {new} (docs/tcp-settings.md)"))
 }
 
 /// A line of toml's source excerpt: `17 | key = …`, a bare `|`, or `|   ^^^` (a message may

@@ -267,15 +267,15 @@ fn moved_keys_are_errors_naming_their_new_place() {
     ] {
         let key = old.split(' ').next().unwrap();
         let got = error_of(&with(&format!("[defaults.tcp]\n{old}")));
-        assert_eq!(got, format!("defaults.tcp.{key}: moved to {new} (docs/scenario-format.md)"));
+        assert_eq!(got, format!("defaults.tcp.{key}: moved to {new} (docs/tcp-settings.md)"));
     }
     // In a flow's table, and through JSON (the form Python dicts take).
     let got = error_of(&with("[flows.tcp]\nbic_beta = 819"));
-    assert_eq!(got, "flows[0].tcp.bic_beta: moved to [flows.tcp.bic] beta (docs/scenario-format.md)");
+    assert_eq!(got, "flows[0].tcp.bic_beta: moved to [flows.tcp.bic] beta (docs/tcp-settings.md)");
     let mut v = serde_json::to_value(parse_toml(TINY).unwrap()).unwrap();
     v["defaults"]["tcp"] = serde_json::json!({ "bic_initial_ssthresh": 0 });
     let e = parse_json(&v.to_string()).unwrap_err().to_string();
-    assert_eq!(e, "defaults.tcp.bic_initial_ssthresh: moved to [defaults.tcp.bic] initial_ssthresh (docs/scenario-format.md)");
+    assert_eq!(e, "defaults.tcp.bic_initial_ssthresh: moved to [defaults.tcp.bic] initial_ssthresh (docs/tcp-settings.md)");
     // Only in a tcp table: elsewhere an unknown key is just unknown.
     assert!(error_of(&with("[run]\nbic_beta = 3")).contains("run.bic_beta: unknown field `bic_beta`"));
 }

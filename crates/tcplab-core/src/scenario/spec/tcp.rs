@@ -502,7 +502,7 @@ macro_rules! tcp_table {
         }
 
         impl TcpSettings {
-            /// The built-in defaults (docs/scenario-format.md lists them): mostly
+            /// The built-in defaults (docs/tcp-settings.md lists them): mostly
             /// `TcpConfig::default()`'s.
             pub fn builtin() -> Self {
                 let $d = $dinit;
