@@ -232,6 +232,8 @@ mod tests_delay_occupancy;
 #[path = "tests_dummynet.rs"]
 mod tests_dummynet;
 #[cfg(test)]
+mod tests_fabric_plan;
+#[cfg(test)]
 #[path = "tests_fat_tree.rs"]
 mod tests_fat_tree;
 #[cfg(test)]
