@@ -204,6 +204,20 @@ impl Fabric {
         self.observed[p.0 as usize] = true;
     }
 
+    /// The pipes whose arrivals are admitted through a merge (see `plan`), in merge order.
+    pub fn merged_pipes(&self) -> impl Iterator<Item = PipeId> + '_ {
+        self.merges.iter().map(|m| m.pipe)
+    }
+
+    /// The pipes that some route enters through an arrival event (neither passed on nor
+    /// merged; see `plan`), each once, in id order.
+    pub fn event_fed_pipes(&self) -> Vec<PipeId> {
+        let mut out: Vec<PipeId> = self.hops.iter().flat_map(|r| r.windows(2).filter(|w| w[0].next == NextHop::Event).map(|w| w[1].pipe)).collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// True once `plan` or `hop_by_hop` has built the hop tables.
     pub fn is_planned(&self) -> bool {
         self.planned
@@ -331,9 +345,11 @@ impl Fabric {
     /// merge (`net::merge`) when it is unobserved and decides on admission, and on every route
     /// that uses it the packet gets there from its host without any event: every pipe before it
     /// decides on admission, keeps order and is unobserved, and all but the first are pass-on
-    /// pipes. A packet is then registered, with its arrival time, when its host sends it, at
-    /// least `lead` (the smallest sum of propagation delays in front of the pipe) before it
-    /// arrives, so a flush at time g admits every arrival before g + lead in exact time order.
+    /// pipes or merged pipes. A packet is then registered, with its arrival time, at least
+    /// `lead` before it arrives: when its host sends it (the lead is the smallest sum of
+    /// propagation delays in front of the pipe), or when the last merged pipe in front of it
+    /// admits it (a spine port fed by merged leaf uplinks; see `chain_lead`). So a flush at
+    /// time g admits every arrival before g + lead in exact time order.
     /// Nothing sees the pipe's state but its own later admissions, and whatever it sends on
     /// arrives after its delay, so a flush may wait until the earliest held packet's arrival
     /// plus the pipe's delay: one event per batch instead of one per packet. Equal arrival
@@ -384,41 +400,74 @@ impl Fabric {
                 entered[route[h].0 as usize].push((r as u32, h as u16));
             }
         }
-        for p in 0..n {
-            if pass_on[p] || from_host[p] || feeder[p].is_none() || !self.pipes[p].decides_on_admission() || self.observed[p] {
-                continue;
-            }
-            let mut lead = SimDuration(u64::MAX);
-            let mut fed_by: Vec<PipeId> = Vec::new();
-            let mut known = std::collections::HashSet::new();
-            let mut eligible = true;
-            for &(r, h) in &entered[p] {
-                let chain = &self.routes[r as usize][..h as usize];
-                eligible &= chain.iter().all(|q| steady(q.0 as usize)) && chain[1..].iter().all(|q| pass_on[q.0 as usize]);
-                lead = lead.min(SimDuration(chain.iter().map(|q| self.pipes[q.0 as usize].delay().as_ps()).sum()));
-                let last = chain[chain.len() - 1];
-                if known.insert(last) {
-                    fed_by.push(last);
+        // Rounds: a pipe whose feeders' chains cross merged pipes qualifies once those are
+        // merged (a spine port fed by leaf uplinks that are merges themselves), so merges are
+        // made in rounds until none is added; each round's are appended, so the merges are in
+        // an order where every merge comes after those in front of it (`settle_merges`).
+        let mut merged: Vec<Option<SimDuration>> = vec![None; n];
+        loop {
+            let mut added = Vec::new();
+            for p in 0..n {
+                if merged[p].is_some() || pass_on[p] || from_host[p] || feeder[p].is_none() || !self.pipes[p].decides_on_admission() || self.observed[p] {
+                    continue;
+                }
+                let mut lead = SimDuration(u64::MAX);
+                let mut fed_by: Vec<PipeId> = Vec::new();
+                let mut known = std::collections::HashSet::new();
+                let mut eligible = true;
+                for &(r, h) in &entered[p] {
+                    let chain = &self.routes[r as usize][..h as usize];
+                    eligible &= chain.iter().all(|q| steady(q.0 as usize)) && chain[1..].iter().all(|q| pass_on[q.0 as usize] || merged[q.0 as usize].is_some());
+                    if !eligible {
+                        break;
+                    }
+                    lead = lead.min(Self::chain_lead(&self.pipes, chain, &merged));
+                    let last = chain[chain.len() - 1];
+                    if known.insert(last) {
+                        fed_by.push(last);
+                    }
+                }
+                // A port fed by more pipes than a merge has slots for takes its arrivals as events.
+                eligible &= fed_by.len() <= MAX_FEEDERS;
+                let pipe = &self.pipes[p];
+                // A rate-limited pipe sends nothing on before arrival + serialization + delay; an
+                // unlimited one before arrival + delay: the flush must come strictly earlier.
+                let hold = match pipe.egress().rate() {
+                    Some(_) => Some(pipe.delay()),
+                    None => pipe.delay().as_ps().checked_sub(1).map(SimDuration),
+                };
+                match hold {
+                    Some(hold) if eligible && lead.as_ps() + hold.as_ps() >= 1 => added.push((p, fed_by, lead, hold)),
+                    _ => {}
                 }
             }
-            // A port fed by more pipes than a merge has slots for takes its arrivals as events.
-            eligible &= fed_by.len() <= MAX_FEEDERS;
-            let pipe = &self.pipes[p];
-            // A rate-limited pipe sends nothing on before arrival + serialization + delay; an
-            // unlimited one before arrival + delay: the flush must come strictly earlier.
-            let hold = match pipe.egress().rate() {
-                Some(_) => Some(pipe.delay()),
-                None => pipe.delay().as_ps().checked_sub(1).map(SimDuration),
-            };
-            match hold {
-                Some(hold) if eligible && lead.as_ps() + hold.as_ps() >= 1 => {
-                    self.merges.push(Merge::new(PipeId(p as u32), fed_by.clone(), lead, hold, self.order));
-                    feeders.push(fed_by);
-                }
-                _ => {}
+            if added.is_empty() {
+                break;
+            }
+            for (p, fed_by, lead, hold) in added {
+                merged[p] = Some(hold);
+                self.merges.push(Merge::new(PipeId(p as u32), fed_by.clone(), lead, hold, self.order));
+                feeders.push(fed_by);
             }
         }
         self.set_pass_on(&pass_on, &feeders);
+    }
+
+    /// How long before its arrival at the end of `chain` (a route's pipes in front of a merged
+    /// pipe) a packet is registered there at the latest: from its host (no pipe of the chain is
+    /// merged), the sum of the chain's delays; else from the flush of the last merged pipe
+    /// `k` in the chain, which admits a packet arriving there at `a` by `a + hold_k` while it
+    /// reaches the chain's end no sooner than `a + delay_k` plus the delays after `k`
+    /// (`merged[q]`: the hold of pipe `q`'s merge, if it has one).
+    fn chain_lead(pipes: &[Pipe], chain: &[PipeId], merged: &[Option<SimDuration>]) -> SimDuration {
+        let delay = |q: &PipeId| pipes[q.0 as usize].delay().as_ps();
+        match chain.iter().rposition(|q| merged[q.0 as usize].is_some()) {
+            None => SimDuration(chain.iter().map(delay).sum()),
+            Some(k) => {
+                let hold = merged[chain[k].0 as usize].expect("merged").as_ps();
+                SimDuration(delay(&chain[k]) - hold + chain[k + 1..].iter().map(delay).sum::<u64>())
+            }
+        }
     }
 
     /// Admit a merge's packets that are due at `now` (a flush event), and schedule the next.

@@ -187,3 +187,77 @@ cbr = { rate = "20Mbps", packet_size = "700B" }"#,
     assert!(merged.sim.fabric.packets.random_drops > 0);
     assert!(merged.sim.events() * 10 < slow.sim.events() * 7, "{} vs {} events", merged.sim.events(), slow.sim.events());
 }
+
+/// A 3-leaf, 2-spine fabric with ECMP and small fabric buffers, every host sending to every
+/// host on the other leaves: each leaf uplink merges its hosts' packets, each spine port its
+/// leaves' uplinks (merged pipes), each leaf downlink its spine ports (merged too).
+fn small_leaf_spine(stop: &str, fabric_delay: &str) -> String {
+    format!(
+        r#"
+name = "ls"
+[run]
+{stop}
+[routing]
+ecmp = true
+[defaults.tcp]
+cc = "cubic"
+[[topologies]]
+kind = "leaf-spine"
+name = "ls"
+leaves = 3
+spines = 2
+hosts_per_leaf = 3
+host_link = {{ rate = "10Gbps", delay = "1us", queue = "15pkts" }}
+fabric_link = {{ rate = "10Gbps", delay = "{fabric_delay}", queue = "12pkts" }}
+[[flows]]
+name = "f"
+src = "ls.h0"
+dst = "ls.h1"
+pattern = "all-to-all"
+bulk = {{ bytes = "150KB" }}
+[[flows]]
+name = "g"
+src = "ls.h2"
+dst = "ls.h0"
+pattern = "all-to-all"
+bulk = {{ bytes = "90KB" }}
+start = "37us"
+[trace]
+throughput_interval = "200us"
+cwnd = true
+events = true
+"#
+    )
+}
+
+#[test]
+fn merges_behind_merges_change_no_result() {
+    for fabric_delay in ["3us", "700ns"] {
+        let text = small_leaf_spine("duration = \"2ms\"", fabric_delay);
+        let (merged, slow) = same_as_hop_by_hop(&text, 7);
+        // Every fabric pipe (leaf uplink, spine port, leaf downlink) is merged or passed on:
+        // uplinks merge their hosts' packets, spine ports and downlinks merged pipes' packets.
+        let fabric = &merged.sim.fabric;
+        assert_eq!(fabric.event_fed_pipes(), vec![], "every pipe is entered without an event");
+        assert!(slow.sim.fabric.event_fed_pipes().len() > 15);
+        let merged_pipes: Vec<_> = fabric.merged_pipes().collect();
+        let names: Vec<&str> = merged_pipes.iter().map(|p| fabric.pipes[p.0 as usize].name.as_str()).collect();
+        assert!(names.iter().any(|n| n.starts_with("ls.spine")) && names.iter().any(|n| n.starts_with("ls.leaf0->ls.h")), "{names:?}");
+        let s = merged.sim.summary();
+        // Ports behind merged pipes drop: the leaf downlinks where three senders meet one host.
+        assert!(s.queues.iter().any(|q| q.name.starts_with("ls.leaf0->ls.h") && q.dropped > 0), "a downlink drops: {:?}", s.queues);
+        assert!(merged.sim.events() * 10 < slow.sim.events() * 7, "{} vs {} events", merged.sim.events(), slow.sim.events());
+        let mut stepped = Run::from_toml(&text, Some(7)).unwrap();
+        let mut t = crate::units::SimTime::ZERO;
+        while !stepped.sim.finished() {
+            t += crate::units::SimDuration(123_457_000);
+            stepped.sim.advance(t);
+        }
+        assert_eq!(outcome(&merged), outcome(&stepped));
+        assert_eq!(merged.sim.traces.digest(), stepped.sim.traces.digest());
+    }
+    // A run that stops when its flows are done, with packets still held in merges.
+    let text = small_leaf_spine("stop = \"flows-done\"", "3us");
+    let (merged, _) = same_as_hop_by_hop(&text, 7);
+    assert!(merged.sim.summary().flows.iter().all(|f| f.finish_s.is_some()));
+}
