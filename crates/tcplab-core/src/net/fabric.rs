@@ -482,6 +482,17 @@ impl Fabric {
         }
     }
 
+    /// At the end of instant `t` (after every other event at `t`): admit what the merge of
+    /// pipe `p`, if it has one, holds that arrives by `t`. Every such packet is registered by
+    /// then (each is registered no later than it arrives, by an event at or before its
+    /// arrival), so these are the admissions its flushes would make, in the same order, only
+    /// sooner: what an observer that reads the pipe at `t` needs (the `link_usage` trace).
+    pub fn admit_arrived_by<E: From<NetEvent> + Copy>(&mut self, p: PipeId, t: SimTime, q: &mut EventQueue<E>, obs: &mut impl PipeObserver) {
+        if let Some(m) = self.merges.iter().position(|m| m.pipe == p) {
+            self.admit_held(m, t + SimDuration(1), q, obs);
+        }
+    }
+
     /// At the stop time: admit every held packet that arrives by then, so the counters at the
     /// stop are those of a run with an event per hop.
     pub fn settle_merges<E: From<NetEvent> + Copy>(&mut self, stop: SimTime, q: &mut EventQueue<E>, obs: &mut impl PipeObserver) {
@@ -560,7 +571,7 @@ impl Fabric {
                 }
                 break hop.pipe;
             }
-            match pipe.offer_through(now, pkt.size) {
+            match pipe.offer_through(now, pkt.flow, pkt.size) {
                 Ok(at) if stop_time.is_none_or(|s| at <= s) => {
                     // Straight into the next pipe at its arrival time.
                     now = at;
@@ -590,7 +601,7 @@ impl Fabric {
     #[inline(never)]
     fn register_in_merge<E: From<NetEvent> + Copy>(&mut self, now: SimTime, mut pkt: Packet, q: &mut EventQueue<E>) {
         let hop = self.hops[pkt.route.0 as usize][pkt.hop as usize];
-        match self.pipes[hop.pipe.0 as usize].offer_through(now, pkt.size) {
+        match self.pipes[hop.pipe.0 as usize].offer_through(now, pkt.flow, pkt.size) {
             Ok(at) => {
                 pkt.hop += 1;
                 if let Some(t) = self.merges[hop.merge as usize].push(hop.merge_slot as u32, at, pkt) {

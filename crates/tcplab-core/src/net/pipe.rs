@@ -138,11 +138,11 @@ impl Pipe {
         }
     }
 
-    /// Count what this pipe carries: every packet that finishes serialization is kept, with
-    /// its end of serialization, flow and size, for `take_departures`. Runs the pipe event by
-    /// event, so the end is known when it happens. Call before use.
+    /// Count what this pipe carries: every packet is kept, with its end of serialization, flow
+    /// and size, for `take_departures`, when that end is known — at admission for a drop-tail
+    /// FIFO (lazy or not, offered or passed on: `offer_through`) and an ATM port, at the end
+    /// itself for a queue run event by event. Call before use.
     pub fn set_counted(&mut self) {
-        self.set_event_driven();
         self.departures = Some(Vec::new());
     }
 
@@ -157,8 +157,14 @@ impl Pipe {
     /// Keep a packet whose serialization ends at `end` for the observer, if one counts.
     #[inline(always)]
     fn departed(&mut self, end: SimTime, pkt: &Packet) {
+        self.departed_as(end, pkt.flow, pkt.size);
+    }
+
+    /// `departed` for a packet of `flow` and `size` bytes.
+    #[inline(always)]
+    fn departed_as(&mut self, end: SimTime, flow: FlowId, size: u32) {
         if let Some(v) = self.departures.as_mut() {
-            v.push((end, pkt.flow, pkt.size));
+            v.push((end, flow, size));
         }
     }
 
@@ -275,13 +281,12 @@ impl Pipe {
         self.stats.bytes_transmitted += size as u64;
     }
 
-    /// Offer a packet of `size` IP bytes at `now` without handing it over: if it is accepted,
-    /// get its arrival time at the far end, the caller keeping the packet. Only for pipes that
-    /// `decides_on_admission`; the arrival times returned never decrease.
+    /// Offer a packet of `flow` and `size` IP bytes at `now` without handing it over: if it is
+    /// accepted, get its arrival time at the far end, the caller keeping the packet. Only for
+    /// pipes that `decides_on_admission`; the arrival times returned never decrease.
     #[inline(always)]
-    pub fn offer_through(&mut self, now: SimTime, size: u32) -> Result<SimTime, Offer> {
+    pub fn offer_through(&mut self, now: SimTime, flow: FlowId, size: u32) -> Result<SimTime, Offer> {
         debug_assert!(self.decides_on_admission());
-        debug_assert!(self.departures.is_none(), "a counted pipe is observed, so never passed on");
         if self.lost() {
             return Err(Offer::RandomDrop);
         }
@@ -290,6 +295,7 @@ impl Pipe {
             _ => now,
         };
         self.count(size);
+        self.departed_as(end, flow, size);
         Ok(self.arrival_time(end))
     }
 

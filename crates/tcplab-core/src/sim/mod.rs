@@ -357,15 +357,15 @@ impl Simulation {
         self.traces.events = Some(Default::default());
     }
 
-    /// Turn on the `link_usage` trace: count what `pipes` carry per flow (each runs event by
-    /// event), written every `interval`. Call once, before running.
+    /// Turn on the `link_usage` trace: count what `pipes` carry per flow, written every
+    /// `interval` (the pipes keep what they carried and are read at each row; they may still
+    /// be passed on or merged). Call once, before running.
     pub fn trace_link_usage(&mut self, pipes: &[PipeId], interval: SimDuration) {
         assert!(self.traces.link_usage.is_none(), "the link_usage trace is turned on once");
         self.traces.link_usage = Some(Default::default());
         for &p in pipes {
             self.observers.usage.watch(p, interval);
             self.fabric.pipes[p.0 as usize].set_counted();
-            self.fabric.observe(p);
         }
         self.schedule(Lane::Timer, SimTime::ZERO + interval, Event::UsageSample);
     }
@@ -827,8 +827,15 @@ impl Simulation {
     }
 
     fn usage_sample(&mut self, now: SimTime) {
-        let (Some(interval), Some(tr)) = (self.observers.usage.interval(), self.traces.link_usage.as_mut()) else { return };
-        self.observers.usage.sample(now, tr);
+        let Some(interval) = self.observers.usage.interval() else { return };
+        // What a merge holds for a watched pipe and arrives by now is admitted first, so every
+        // packet whose serialization ended by now is counted.
+        for i in 0..self.observers.usage.watched().len() {
+            let p = self.observers.usage.watched()[i];
+            self.fabric.admit_arrived_by(p, now, &mut self.q, &mut view!(self));
+        }
+        let tr = self.traces.link_usage.as_mut().expect("an interval implies the trace");
+        self.observers.usage.sample(now, &mut self.fabric.pipes, tr);
         let next = now + interval;
         if self.stop_time.is_none_or(|s| next <= s) {
             self.schedule(Lane::Timer, next, Event::UsageSample);

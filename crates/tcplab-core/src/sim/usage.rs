@@ -1,10 +1,12 @@
 //! The `link_usage` trace: what watched pipes carry. Each watched pipe keeps its departures
-//! (`Pipe::set_counted`: the pipe runs event by event, so a packet is reported when its
-//! serialization ends); this observer adds them up per (pipe, flow) and, at every interval's
-//! end (a `Sample`-rank event, after everything else at its instant, as the throughput bins),
-//! writes one row per pipe and flow with bytes in the interval (t − Δ, t]. It reads the
-//! pipes and writes only its own state and the trace, so a run with it gives the results of
-//! a run without (`tests/observers.rs`).
+//! with their end of serialization (`Pipe::set_counted`) as soon as that end is known; this
+//! observer takes them at every interval's end (a `Sample`-rank event, after everything else
+//! at its instant, as the throughput bins; a merge holding packets for a watched pipe admits
+//! those that arrived by then first), adds them up per (pipe, flow), and writes one row per
+//! pipe and flow with bytes in the interval (t − Δ, t], keeping later ends for later rows.
+//! The pipes are not observed packet by packet, so they may still be passed on or merged. It
+//! reads the pipes and writes only its own state and the trace, so a run with it gives the
+//! results of a run without (`tests/observers.rs`).
 
 use std::collections::BTreeMap;
 
@@ -123,7 +125,11 @@ impl LinkUsage {
 
     /// The interval ending at `now`: one row per (pipe, flow) with bytes in it, in pipe and
     /// then flow order; the counts start again from zero.
-    pub(super) fn sample(&mut self, now: SimTime, tr: &mut LinkUsageTrace) {
+    pub(super) fn sample(&mut self, now: SimTime, pipes: &mut [Pipe], tr: &mut LinkUsageTrace) {
+        for i in 0..self.watched.len() {
+            let p = self.watched[i];
+            self.pipe_changed(now, p, &mut pipes[p.0 as usize]);
+        }
         let bytes = &mut self.bytes;
         self.ahead.retain(|&(end, w, flow, size)| {
             if end <= now {
