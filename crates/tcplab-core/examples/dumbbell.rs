@@ -6,6 +6,17 @@
 //! `dumbbell FLOWS SECONDS [DELACK]`: DELACK is `delack_segments` (default 2, tcplab's; 1
 //! ACKs every segment, as htsim's TcpSink does: benches/htsim/).
 
+use std::io::Write as _;
+
+/// `println!` that ends the program quietly when stdout is closed (`| head`).
+macro_rules! say {
+    ($($t:tt)*) => {
+        if writeln!(std::io::stdout(), $($t)*).is_err() {
+            std::process::exit(0)
+        }
+    };
+}
+
 use tcplab_core::Run;
 
 fn main() {
@@ -28,12 +39,12 @@ fn main() {
     let wall = t0.elapsed().as_secs_f64();
     let s = run.sim.summary();
     let data: u64 = s.flows.iter().map(|f| f.segments_sent).sum();
-    println!("flows {flows} sim {duration}s data pkts {data} events {} wall {wall:.3}s {:.2} M data pkts/s", s.events, data as f64 / wall / 1e6);
+    say!("flows {flows} sim {duration}s data pkts {data} events {} wall {wall:.3}s {:.2} M data pkts/s", s.events, data as f64 / wall / 1e6);
     let goodput: f64 = s.flows.iter().map(|f| f.goodput_bps).sum();
     let (lo, hi) = s.flows.iter().fold((f64::MAX, 0.0f64), |(lo, hi), f| (lo.min(f.goodput_bps), hi.max(f.goodput_bps)));
     let bottleneck: u64 = s.queues.iter().filter(|q| q.name == "l->r").map(|q| q.dropped).sum();
     let sum = |f: fn(&tcplab_core::sim::FlowSummary) -> u64| -> u64 { s.flows.iter().map(f).sum() };
-    println!(
+    say!(
         "goodput {:.1} Mb/s per-flow {:.1}-{:.1} Mb/s bottleneck drops {bottleneck} other drops {} retransmits {} fast retransmits {} timeouts {}",
         goodput / 1e6,
         lo / 1e6,

@@ -3,6 +3,17 @@
 //! `target/release/examples/fingerprint scenarios/**/*.toml`. With `FP_TIME=N` each scenario
 //! is also run N more times and the fastest and median wall times of `run()` are printed.
 
+use std::io::Write as _;
+
+/// `println!` that ends the program quietly when stdout is closed (`| head`).
+macro_rules! say {
+    ($($t:tt)*) => {
+        if writeln!(std::io::stdout(), $($t)*).is_err() {
+            std::process::exit(0)
+        }
+    };
+}
+
 use tcplab_core::Run;
 
 fn main() {
@@ -11,7 +22,7 @@ fn main() {
         let sc = match tcplab_core::scenario::parse_toml(&text) {
             Ok(sc) => sc,
             Err(e) => {
-                println!("{path}: not a scenario ({e})");
+                say!("{path}: not a scenario ({e})");
                 continue;
             }
         };
@@ -27,13 +38,13 @@ fn main() {
                 .collect();
             walls.sort_by(f64::total_cmp);
             if let (Some(min), Some(med)) = (walls.first(), walls.get(walls.len() / 2)) {
-                println!("{path}: run wall min {:.2} ms, median {:.2} ms ({} runs)", min * 1e3, med * 1e3, walls.len());
+                say!("{path}: run wall min {:.2} ms, median {:.2} ms ({} runs)", min * 1e3, med * 1e3, walls.len());
             }
         }
         let mut run = match Run::with_capture_dir(&sc, None, None) {
             Ok(r) => r,
             Err(e) => {
-                println!("{path}: invalid ({e})");
+                say!("{path}: invalid ({e})");
                 continue;
             }
         };
@@ -43,8 +54,8 @@ fn main() {
         s["wall_time_s"].take();
         let text = s.to_string();
         if std::env::var("FP_DUMP").is_ok() {
-            println!("{}", serde_json::to_string_pretty(&s).unwrap());
+            say!("{}", serde_json::to_string_pretty(&s).unwrap());
         }
-        println!("{path}: summary {:016x} traces {:016x} events {events}", tcplab_core::engine::rng::fnv1a64(text.as_bytes()), run.sim.traces.digest());
+        say!("{path}: summary {:016x} traces {:016x} events {events}", tcplab_core::engine::rng::fnv1a64(text.as_bytes()), run.sim.traces.digest());
     }
 }

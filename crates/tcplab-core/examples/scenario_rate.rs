@@ -2,6 +2,17 @@
 //! second, then each flow's goodput and the queues whose name contains a filter:
 //! `target/release/examples/scenario_rate scenarios/topologies/leaf_spine.toml spine`.
 
+use std::io::Write as _;
+
+/// `println!` that ends the program quietly when stdout is closed (`| head`).
+macro_rules! say {
+    ($($t:tt)*) => {
+        if writeln!(std::io::stdout(), $($t)*).is_err() {
+            std::process::exit(0)
+        }
+    };
+}
+
 use tcplab_core::Run;
 
 fn main() {
@@ -15,13 +26,13 @@ fn main() {
     let wall = t0.elapsed().as_secs_f64();
     let s = run.sim.summary();
     let data: u64 = s.flows.iter().map(|f| f.segments_sent).sum();
-    println!("{path}: flows {} sim {}s data pkts {data} events {} wall {wall:.3}s {:.2} M data pkts/s", s.flows.len(), s.sim_time_s, s.events, data as f64 / wall / 1e6);
+    say!("{path}: flows {} sim {}s data pkts {data} events {} wall {wall:.3}s {:.2} M data pkts/s", s.flows.len(), s.sim_time_s, s.events, data as f64 / wall / 1e6);
     for f in &s.flows {
-        println!("  flow {:>8} {:>10} -> {:<10} {:8.1} Mb/s  retransmits {}", f.name, f.src, f.dst, f.goodput_bps / 1e6, f.retransmits);
+        say!("  flow {:>8} {:>10} -> {:<10} {:8.1} Mb/s  retransmits {}", f.name, f.src, f.dst, f.goodput_bps / 1e6, f.retransmits);
     }
     if let Some(filter) = filter {
         for q in s.queues.iter().filter(|q| q.name.contains(&filter)) {
-            println!("  queue {:>24} departed {:>9} dropped {:>6} max {:>5} pkts", q.name, q.departed, q.dropped, q.max_packets);
+            say!("  queue {:>24} departed {:>9} dropped {:>6} max {:>5} pkts", q.name, q.departed, q.dropped, q.max_packets);
         }
     }
 }

@@ -107,6 +107,8 @@ pub struct Fabric {
     planned: bool,
     /// Merges of multi-feeder pipes (see `plan`).
     merges: Vec<Merge>,
+    /// Per pipe: the index of its merge, if it has one.
+    merge_of: Vec<Option<u32>>,
     /// Per pipe: an observer watches it (it takes an event per packet and is never passed
     /// over).
     observed: Vec<bool>,
@@ -129,6 +131,7 @@ impl Fabric {
             hops: Vec::new(),
             planned: false,
             merges: Vec::new(),
+            merge_of: Vec::new(),
             observed: Vec::new(),
             stop_time,
             order,
@@ -302,6 +305,7 @@ impl Fabric {
         for (m, merge) in self.merges.iter().enumerate() {
             merge_of[merge.pipe.0 as usize] = Some(m as u32);
         }
+        self.merge_of = merge_of.clone();
         // Each merge's slot of each of its feeders (a merge has at most MAX_FEEDERS).
         let slot_of: Vec<std::collections::HashMap<PipeId, u16>> =
             feeders.iter().map(|f| f.iter().enumerate().map(|(i, &p)| (p, u16::try_from(i).expect("a merge has at most MAX_FEEDERS feeders"))).collect()).collect();
@@ -488,8 +492,8 @@ impl Fabric {
     /// arrival), so these are the admissions its flushes would make, in the same order, only
     /// sooner: what an observer that reads the pipe at `t` needs (the `link_usage` trace).
     pub fn admit_arrived_by<E: From<NetEvent> + Copy>(&mut self, p: PipeId, t: SimTime, q: &mut EventQueue<E>, obs: &mut impl PipeObserver) {
-        if let Some(m) = self.merges.iter().position(|m| m.pipe == p) {
-            self.admit_held(m, t + SimDuration(1), q, obs);
+        if let Some(m) = self.merge_of.get(p.0 as usize).copied().flatten() {
+            self.admit_held(m as usize, t + SimDuration(1), q, obs);
         }
     }
 
