@@ -301,11 +301,11 @@ impl Fabric {
     /// feeders (`feeders[m]`: the pipes feeding `self.merges[m]`, in slot order).
     fn set_pass_on(&mut self, pass_on: &[bool], feeders: &[Vec<PipeId>]) {
         self.planned = true;
-        let mut merge_of = vec![None; self.pipes.len()];
+        self.merge_of = vec![None; self.pipes.len()];
         for (m, merge) in self.merges.iter().enumerate() {
-            merge_of[merge.pipe.0 as usize] = Some(m as u32);
+            self.merge_of[merge.pipe.0 as usize] = Some(m as u32);
         }
-        self.merge_of = merge_of.clone();
+        let merge_of = &self.merge_of;
         // Each merge's slot of each of its feeders (a merge has at most MAX_FEEDERS).
         let slot_of: Vec<std::collections::HashMap<PipeId, u16>> =
             feeders.iter().map(|f| f.iter().enumerate().map(|(i, &p)| (p, u16::try_from(i).expect("a merge has at most MAX_FEEDERS feeders"))).collect()).collect();
